@@ -1,0 +1,176 @@
+# Makefile - the one, non-recursive build of pfisim.
+#
+#   make             build/pfisim and build/libpfisim.a
+#   make run         install what is missing, build, run the default demonstration
+#   make test        install what is missing, build, run every test
+#   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
+#   make bench       benchmark drivers (bench/)
+#   make lint        clang-format check, cppcheck, the banned-function list
+#   make format      apply clang-format
+#   make install     PREFIX (default /usr/local) and DESTDIR honoured; make uninstall
+#   make deps        apt-get the Debian packages the build and tests need
+#
+# V=1 prints full commands; WERROR=1 turns warnings into errors (CI sets it).
+# Only sim/main.c is outside the library: libpfisim.a never prints, exits or reads argv.
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+DESTDIR ?=
+
+CC      ?= cc
+BUILD   ?= build
+PKGS    := gsl libconfig cairo sqlite3
+
+# pkg-config is asked once, and only when a recipe needs the flags, so that `make deps`
+# can install the packages first within the same make run.
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null))$(PKG_LIBS)
+
+WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+           -Wdouble-promotion -Wfloat-equal -Wvla -Wpointer-arith -Wcast-qual
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
+             -Isim -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRC  := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c) \
+            $(wildcard traces/*.c) $(wildcard policies/*.c) $(wildcard plots/*.c))
+GEN_SRC  := $(BUILD)/gen/gpus_embed.c
+TEST_SRC := $(sort $(wildcard tests/*.c))
+GPU_CFG  := $(sort $(wildcard configs/gpus/*.cfg))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_embed.o
+MAIN_OBJ := $(BUILD)/sim/main.o
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+LIB      := $(BUILD)/libpfisim.a
+BIN      := $(BUILD)/pfisim
+TESTBIN  := $(BUILD)/pfisim-tests
+
+.PHONY: all run test check check-asan bench lint format install uninstall clean deps
+.DEFAULT_GOAL := all
+
+all: $(BIN) $(LIB)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The GPU profiles in configs/gpus/ are the source of truth; they are embedded into the
+# library so that the binary needs no install-time path to find them.
+$(GEN_SRC): $(GPU_CFG) Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  EMBED   configs/gpus")
+	$(Q){ echo '/* generated from the files in configs/gpus by the Makefile; do not edit */'; \
+	  echo '#include "internal.h"'; \
+	  echo 'const struct pfs__embedded_file pfs__gpu_embedded[] = {'; \
+	  for f in $(GPU_CFG); do \
+	    n=$$(basename $$f .cfg); echo "    {\"$$n\","; \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/        "/' -e 's/$$/\\n"/' $$f; \
+	    echo '    },'; \
+	  done; \
+	  echo '    {0, 0}'; echo '};'; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/gpus_embed.o: $(GEN_SRC)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -Isim -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(TESTBIN): $(TEST_OBJ) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# `make run` and `make test` first install what is missing, then build in a second make
+# so that the pkg-config flags are read after the install.
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh configs/run-default.sh $(BIN)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN)
+	$(Q)PFISIM_BIN=$(BIN) $(TESTBIN)
+
+check: test
+
+# Same tests, separate build tree, sanitizers on. Leaks are errors (LeakSanitizer).
+check-asan: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
+	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    build/asan/pfisim-tests build/asan/pfisim
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    PFISIM_BIN=build/asan/pfisim build/asan/pfisim-tests
+
+bench: all
+	$(Q)sh bench/run.sh $(BIN)
+
+DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core
+deps:
+	$(Q)missing=""; \
+	pkg-config --version >/dev/null 2>&1 || missing="pkg-config"; \
+	for p in gsl libconfig cairo sqlite3; do \
+	  pkg-config --exists $$p 2>/dev/null || missing="$$missing $$p"; done; \
+	[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$$missing fonts"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing cc"; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: missing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "deps: apt-get install $(DEB_PKGS) gcc make"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PKGS) gcc make >/dev/null || \
+	    { echo "deps: apt-get failed; run it yourself and retry"; exit 1; }; \
+	  else \
+	    echo "deps: not root; run: sudo apt-get install $(DEB_PKGS) gcc make"; exit 1; \
+	  fi; \
+	fi
+
+LINT_SRC = $(wildcard sim/*.[ch] models/*.[ch] traces/*.[ch] policies/*.[ch] plots/*.[ch] \
+           tests/*.[ch] bench/*.[ch])
+BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:space:]]*\(
+
+lint:
+	$(Q)command -v clang-format >/dev/null || { echo "lint: clang-format not found"; exit 1; }
+	$(Q)command -v cppcheck >/dev/null || { echo "lint: cppcheck not found"; exit 1; }
+	$(Q)clang-format --dry-run -Werror $(LINT_SRC)
+	$(Q)if grep -nE '$(BANNED)' $(LINT_SRC); then echo "lint: banned function (STYLE.md)"; exit 1; fi
+	$(Q)cppcheck --quiet --error-exitcode=1 --std=c11 --enable=warning,portability,performance \
+	    --inline-suppr --suppress=missingIncludeSystem -Isim $(LINT_SRC)
+	@echo "lint: ok"
+
+format:
+	$(Q)clang-format -i $(LINT_SRC)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/pfisim
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libpfisim.a
+	install -m 644 sim/pfisim.h $(DESTDIR)$(INCDIR)/pfisim.h
+	install -m 644 docs/pfisim.1 $(DESTDIR)$(MANDIR)/man1/pfisim.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/pfisim $(DESTDIR)$(LIBDIR)/libpfisim.a \
+	      $(DESTDIR)$(INCDIR)/pfisim.h $(DESTDIR)$(MANDIR)/man1/pfisim.1
+
+clean:
+	rm -rf build results
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,38 @@
+#!/bin/sh
+# configs/run-default.sh - what `make run` runs: the built-in demonstration.
+#
+# Without real data: the DVFS model's curves for a compute-bound and a memory-bound job on
+# the H100 and H200 profiles. With the data directory ($PFISIM_DATA, default ../shared/data):
+# the three real power-cap data sets imported into curves and fitted. Outputs go under
+# results/ and their paths are printed at the end.
+set -eu
+bin=${1:-build/pfisim}
+data=${PFISIM_DATA:-../shared/data}
+out=results
+mkdir -p "$out/curves" "$out/fits"
+
+for gpu in h100-sxm h200-sxm; do
+    echo "== model: $gpu, compute-bound dense pre-training (alpha 0.9, activity 0.95)"
+    "$bin" model "$gpu" --alpha 0.9 --activity 0.95 --mem-w 60 --step 100
+    echo "== model: $gpu, memory-bound job (alpha 0.35, activity 0.55)"
+    "$bin" model "$gpu" --alpha 0.35 --activity 0.55 --mem-w 90 --step 100
+done
+
+if [ -d "$data/power" ]; then
+    "$bin" import perseus --gpu a100-pcie \
+        "$data/power/perseus-sosp24/zeus_csv_A100_zeus_global.csv" -o "$out/curves/perseus.csv"
+    "$bin" import zeus "$data/power/zeus-nsdi23/summary_power_a40.csv" -o "$out/curves/zeus-a40.csv"
+    "$bin" import emerald --gpu a100-sxm "$data/emerald-phoenix/dvfs_sweep.csv" \
+        -o "$out/curves/emerald.csv"
+    for s in perseus emerald zeus-a40; do
+        echo "== fit: real curves, $s"
+        "$bin" fit "$out/curves/$s.csv" | tee "$out/fits/$s.txt"
+        "$bin" fit --csv "$out/curves/$s.csv" > "$out/fits/$s.csv"
+    done
+    echo
+    echo "outputs: $out/curves/{perseus,emerald,zeus-a40}.csv (real data, imported)"
+    echo "         $out/fits/*.txt, $out/fits/*.csv (fits and PFI)"
+else
+    echo
+    echo "no real data at $data (set PFISIM_DATA): showed the model only"
+fi

@@ -1,0 +1,289 @@
+/*
+ * models/fit.c - fitting the DVFS model to measured power-cap curves.
+ *
+ * Job fit. The four job parameters of models/dvfs.c are fitted by nonlinear least squares
+ * (GSL multifit_nlinear, trust region with Levenberg-Marquardt steps, finite-difference
+ * Jacobian) to both measured series at once:
+ *
+ *   r_i       = (T_model(cap_i) - T_i) / t0           relative throughput, t0 = T at top cap
+ *   r_{n + i} = (P_model(cap_i) - P_i) / P_default    power as a fraction of the limit
+ *
+ * Bounds keep the parameters physical without a constrained solver: the solver works on
+ * unbounded theta and the model sees
+ *
+ *   t_max = t0 exp(theta0),  alpha = s(theta1),  activity = A_MAX s(theta2),
+ *   mem_w = (max limit - idle) s(theta3),
+ *   cap_fill = FILL_MIN + (1 - FILL_MIN) s(theta4),  s the logistic function,
+ *
+ * so alpha stays in (0, 1), activity in (0, PFS_DVFS_ACTIVITY_MAX), the clock-independent
+ * draw between zero and the whole budget, and the mean draw under a binding cap between
+ * 70% and 100% of the cap (the A40 ResNet-50 of Zeus averages 88% of a 200 W cap). The model has kinks (where the cap crosses the
+ * uncapped draw, and at the voltage knee), and least squares on it has local minima, so the
+ * fit runs from a small fixed grid of starts and keeps the best: deterministic, and the same
+ * answer for the same data.
+ *
+ * Profile fit. The voltage shape (v_min, f_knee) is a property of the GPU, not of a job;
+ * where several jobs were measured on one GPU it is fitted by a grid search over the two
+ * profile parameters, re-fitting every job at each grid point and summing the squared
+ * residuals. The job and profile parameters are otherwise degenerate (dyn_w only appears
+ * times activity, idle_w only plus mem_w), so dyn_w and idle_w stay as the profile says.
+ */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define N_PARAMS 5
+
+struct fit_data {
+    const struct pfs_gpu *g;
+    const struct pfs_job_curve *jc;
+    double t0; /* throughput normaliser */
+};
+
+static double
+logistic(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+static double
+logit(double p)
+{
+    return log(p / (1.0 - p));
+}
+
+static void
+theta_to_job(const struct fit_data *d, const double *theta, struct pfs_dvfs_job *j)
+{
+    j->t_max = d->t0 * exp(theta[0]);
+    j->alpha = logistic(theta[1]);
+    j->activity = PFS_DVFS_ACTIVITY_MAX * logistic(theta[2]);
+    j->mem_w = (d->g->max_limit_w - d->g->idle_w) * logistic(theta[3]);
+    j->cap_fill = PFS_DVFS_FILL_MIN + (1.0 - PFS_DVFS_FILL_MIN) * logistic(theta[4]);
+}
+
+static int
+residuals(const gsl_vector *theta, void *params, gsl_vector *f)
+{
+    const struct fit_data *d = params;
+    const struct pfs_job_curve *jc = d->jc;
+    double th[N_PARAMS];
+    struct pfs_dvfs_job j;
+
+    for (size_t i = 0; i < N_PARAMS; i++)
+        th[i] = gsl_vector_get(theta, i);
+    theta_to_job(d, th, &j);
+    for (size_t i = 0; i < jc->n_points; i++) {
+        struct pfs_dvfs_point pt;
+
+        pfs_dvfs_eval(d->g, &j, jc->cap_w[i], &pt);
+        gsl_vector_set(f, i, (pt.throughput - jc->throughput[i]) / d->t0);
+        gsl_vector_set(f, jc->n_points + i,
+                       (pt.power_w - jc->power_w[i]) / d->g->default_limit_w);
+    }
+    return GSL_SUCCESS;
+}
+
+/* One solve from theta_start. Returns 0 with the solution, its cost (half the sum of
+ * squared residuals) and iterations, or PFS_ENUMERIC. */
+static int
+fit_from(struct fit_data *d, const double *theta_start, double *theta_out, double *cost,
+         size_t *n_iter)
+{
+    const size_t n = 2 * d->jc->n_points;
+    gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_fdf fdf;
+    gsl_multifit_nlinear_workspace *w;
+    double start[N_PARAMS];
+    gsl_vector_view x0;
+    int info, status, rc = PFS_ENUMERIC;
+
+    memcpy(start, theta_start, sizeof start);
+    memset(&fdf, 0, sizeof fdf);
+    fdf.f = residuals;
+    fdf.n = n;
+    fdf.p = N_PARAMS;
+    fdf.params = d;
+    w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, n, N_PARAMS);
+    if (!w)
+        return PFS_ENOMEM;
+    x0 = gsl_vector_view_array(start, N_PARAMS);
+    if (gsl_multifit_nlinear_init(&x0.vector, &fdf, w) == GSL_SUCCESS) {
+        /* A stop for lack of progress or at the iteration limit still leaves the best
+         * point found, which is what we want at a boundary of the logistic box. */
+        status = gsl_multifit_nlinear_driver(200, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, w);
+        (void)status;
+        {
+            const gsl_vector *x = gsl_multifit_nlinear_position(w);
+            const gsl_vector *f = gsl_multifit_nlinear_residual(w);
+            double norm = gsl_blas_dnrm2(f);
+            bool finite = isfinite(norm);
+
+            for (size_t i = 0; i < N_PARAMS; i++) {
+                theta_out[i] = gsl_vector_get(x, i);
+                finite = finite && isfinite(theta_out[i]);
+            }
+            if (finite) {
+                *cost = 0.5 * norm * norm;
+                *n_iter = gsl_multifit_nlinear_niter(w);
+                rc = 0;
+            }
+        }
+    }
+    gsl_multifit_nlinear_free(w);
+    return rc;
+}
+
+/* Fits one job on g; fills out (parameters, RMSEs) and *cost. */
+static int
+fit_job(const struct pfs_gpu *g, const struct pfs_job_curve *jc, struct pfs_fit *out,
+        double *cost_out)
+{
+    static const double alpha0[] = {0.2, 0.5, 0.8, 0.95};
+    static const double mem_frac0[] = {0.05, 0.3};
+    static const double fill0[] = {0.9, 0.995};
+    const size_t top = jc->n_points - 1;
+    struct fit_data d = {g, jc, jc->throughput[top]};
+    double best[N_PARAMS], best_cost = HUGE_VAL;
+    size_t best_iter = 0;
+    int rc = PFS_ENUMERIC;
+
+    for (size_t a = 0; a < sizeof alpha0 / sizeof alpha0[0]; a++) {
+        for (size_t m = 0; m < 2 * sizeof mem_frac0 / sizeof mem_frac0[0]; m++) {
+            /* Start where the top measured point says: its draw split into a
+             * clock-independent part and dynamic power at f_max. */
+            double budget = g->max_limit_w - g->idle_w;
+            double above_idle = fmax(jc->power_w[top] - g->idle_w, 0.02 * budget);
+            double mem = mem_frac0[m / 2] * above_idle;
+            double act = (above_idle - mem) / g->dyn_w;
+            double th[N_PARAMS], sol[N_PARAMS], cost;
+            size_t it;
+
+            act = fmin(fmax(act, 0.02), 0.98 * PFS_DVFS_ACTIVITY_MAX);
+            th[0] = 0.0;
+            th[1] = logit(alpha0[a]);
+            th[2] = logit(act / PFS_DVFS_ACTIVITY_MAX);
+            th[3] = logit(fmin(fmax(mem / budget, 1e-3), 0.999));
+            th[4] = logit((fill0[m % 2] - PFS_DVFS_FILL_MIN) / (1.0 - PFS_DVFS_FILL_MIN));
+            if (fit_from(&d, th, sol, &cost, &it) == 0 && cost < best_cost) {
+                best_cost = cost;
+                memcpy(best, sol, sizeof best);
+                best_iter = it;
+                rc = 0;
+            }
+        }
+    }
+    if (rc)
+        return rc;
+
+    memset(out, 0, sizeof *out);
+    theta_to_job(&d, best, &out->job);
+    out->t0 = d.t0;
+    out->n_points = jc->n_points;
+    out->n_iter = best_iter;
+    {
+        double st = 0, sp = 0;
+        struct pfs_dvfs_point pt;
+
+        for (size_t i = 0; i < jc->n_points; i++) {
+            pfs_dvfs_eval(g, &out->job, jc->cap_w[i], &pt);
+            st += pow((pt.throughput - jc->throughput[i]) / d.t0, 2);
+            sp += pow((pt.power_w - jc->power_w[i]) / g->default_limit_w, 2);
+        }
+        out->rmse_throughput = sqrt(st / (double)jc->n_points);
+        out->rmse_power = sqrt(sp / (double)jc->n_points);
+    }
+    out->uncapped_w = pfs_dvfs_power_w(g, &out->job, g->f_max_mhz);
+    *cost_out = best_cost;
+    return 0;
+}
+
+static int
+check_job(const struct pfs_job_curve *jc, struct pfs_diag *diag)
+{
+    if (jc->n_points < PFS_FIT_MIN_POINTS)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "job_id",
+                             "job '%s': %zu measured point%s, a fit needs at least %d",
+                             jc->job_id, jc->n_points, jc->n_points == 1 ? "" : "s",
+                             PFS_FIT_MIN_POINTS);
+    if (!(jc->throughput[jc->n_points - 1] > 0))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "throughput",
+                             "job '%s': zero throughput at the highest cap, nothing to fit",
+                             jc->job_id);
+    return 0;
+}
+
+int
+pfs_fit_job(const struct pfs_gpu *g, const struct pfs_job_curve *jc, struct pfs_fit *out,
+            struct pfs_diag *diag)
+{
+    double cost;
+    int rc = check_job(jc, diag);
+
+    if (rc)
+        return rc;
+    rc = fit_job(g, jc, out, &cost);
+    if (rc)
+        return pfs__diag_set(diag, rc, NULL, jc->line, 0, NULL,
+                             "job '%s': the fit did not converge from any start", jc->job_id);
+    return 0;
+}
+
+int
+pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
+                struct pfs_profile_fit *out, struct pfs_diag *diag)
+{
+    /* v_min 0.50..1.00 and knee 0.30..0.80 of f_max, steps of 0.025: 21 x 21 points. */
+    const int steps = 21;
+    double best = HUGE_VAL;
+    struct pfs_gpu trial = *g;
+    int rc;
+
+    if (n_jobs == 0)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "a profile fit needs at least one job");
+    for (size_t i = 0; i < n_jobs; i++)
+        if ((rc = check_job(jobs[i], diag)) != 0)
+            return rc;
+    for (int a = 0; a < steps; a++) {
+        for (int b = 0; b < steps; b++) {
+            double sum = 0, st = 0, sp = 0;
+            size_t n_pts = 0;
+
+            trial.v_min = 0.50 + 0.025 * a;
+            trial.f_knee_mhz = (0.30 + 0.025 * b) * g->f_max_mhz;
+            if (!(trial.f_knee_mhz > trial.f_min_mhz))
+                continue;
+            for (size_t i = 0; i < n_jobs; i++) {
+                struct pfs_fit f;
+                double cost;
+
+                if (fit_job(&trial, jobs[i], &f, &cost) != 0) {
+                    sum = HUGE_VAL;
+                    break;
+                }
+                sum += cost;
+                st += f.rmse_throughput * f.rmse_throughput * (double)f.n_points;
+                sp += f.rmse_power * f.rmse_power * (double)f.n_points;
+                n_pts += f.n_points;
+            }
+            if (sum < best) {
+                best = sum;
+                out->v_min = trial.v_min;
+                out->f_knee_mhz = trial.f_knee_mhz;
+                out->rmse_throughput = sqrt(st / (double)n_pts);
+                out->rmse_power = sqrt(sp / (double)n_pts);
+            }
+        }
+    }
+    if (!isfinite(best))
+        return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "profile fit: no grid point fitted every job");
+    g->v_min = out->v_min;
+    g->f_knee_mhz = out->f_knee_mhz;
+    return 0;
+}

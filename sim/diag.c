@@ -1,0 +1,117 @@
+/*
+ * sim/diag.c - error codes, their messages, and the diagnostic record.
+ *
+ * The first error recorded in a struct pfs_diag wins: a reader that fails deep inside a
+ * helper reports the innermost, most precise cause, and callers above it that add context
+ * cannot overwrite it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *
+pfs_strerror(int code)
+{
+    switch (code) {
+    case PFS_OK:
+        return "success";
+#define PFS__ERR_CASE(name, value, text)                                                   \
+    case name:                                                                             \
+        return text;
+        PFS_ERRORS(PFS__ERR_CASE)
+#undef PFS__ERR_CASE
+    }
+    return "unknown error";
+}
+
+void
+pfs_diag_clear(struct pfs_diag *diag)
+{
+    if (diag)
+        memset(diag, 0, sizeof *diag);
+}
+
+int
+pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, long column,
+              const char *field, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!diag || diag->code != 0)
+        return code;
+    diag->code = code;
+    pfs__strlcpy(diag->file, file ? file : "", sizeof diag->file);
+    diag->line = line;
+    diag->column = column;
+    pfs__strlcpy(diag->field, field ? field : "", sizeof diag->field);
+    va_start(ap, fmt);
+    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void
+pfs__diag_text(struct pfs_diag *diag, const char *text)
+{
+    if (diag && diag->text[0] == '\0' && text)
+        pfs__strlcpy(diag->text, text, sizeof diag->text);
+}
+
+bool
+pfs__strlcpy(char *dst, const char *src, size_t dst_size)
+{
+    size_t n = strlen(src);
+
+    if (n >= dst_size) {
+        memcpy(dst, src, dst_size - 1);
+        dst[dst_size - 1] = '\0';
+        return false;
+    }
+    memcpy(dst, src, n + 1);
+    return true;
+}
+
+bool
+pfs__parse_double(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    if (!s || *s == '\0' || *s == ' ' || *s == '\t')
+        return false;
+    errno = 0;
+    v = strtod(s, &end);
+    /* ERANGE on underflow still gives a usable (tiny) value; overflow gives HUGE_VAL, which
+     * the isfinite check rejects. NaN and "inf" parse but are rejected here too. */
+    if (end == s || *end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool
+pfs__parse_long(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    if (!s || *s == '\0' || *s == ' ' || *s == '\t')
+        return false;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE)
+        return false;
+    *out = v;
+    return true;
+}
+
+const char *
+pfs_data_dir(void)
+{
+    const char *d = getenv("PFISIM_DATA");
+
+    return (d && *d) ? d : "../shared/data";
+}

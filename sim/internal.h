@@ -1,0 +1,88 @@
+/*
+ * sim/internal.h - symbols shared between the library's files, not part of the public API.
+ *
+ * Everything here is named pfs__<module>_<verb>. The CSV reader keeps the line it is on and
+ * the byte column of every field so that every error can point at the input the way a
+ * compiler does (STYLE.md, "Errors").
+ */
+#ifndef PFISIM_INTERNAL_H
+#define PFISIM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "pfisim.h"
+
+#if defined(__GNUC__)
+#define PFS__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PFS__PRINTF(a, b)
+#endif
+
+/* sim/diag.c: records the first error into diag (which may be NULL) and returns code, so
+ * that `return pfs__diag_set(...)` reports and fails in one statement. file may be NULL;
+ * line/column 0 mean none; field may be NULL. */
+int pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, long column,
+                  const char *field, const char *fmt, ...) PFS__PRINTF(7, 8);
+
+/* Copies the offending input line into diag->text, if diag holds no text yet. */
+void pfs__diag_text(struct pfs_diag *diag, const char *text);
+
+/* Bounded copy that always terminates dst (dst_size > 0). Returns false when truncated. */
+bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
+
+/* Parses a whole string as a finite double / an integer, nothing else allowed. */
+bool pfs__parse_double(const char *s, double *out);
+bool pfs__parse_long(const char *s, long *out);
+
+/* traces/csv.c: a strict, line-oriented CSV reader (RFC 4180 quoting, no newlines inside
+ * quotes, CRLF accepted). Fields point into the reader's buffer and live until the next
+ * call of pfs__csv_next. */
+struct pfs__csv {
+    FILE *fp;
+    char path[256];
+    char *buf;        /* the current line, unquoted in place */
+    size_t buf_cap;
+    char *raw;        /* a copy of the current line as read, for error display */
+    size_t raw_cap;
+    long line;        /* 1-based number of the current line */
+    size_t n_fields;
+    char **fields;
+    long *columns;    /* 1-based byte column where each field starts */
+    size_t fields_cap;
+    struct pfs_diag *diag; /* where errors go; set by pfs__csv_open */
+};
+
+/* Opens path. Returns 0 or PFS_EIO. */
+int pfs__csv_open(struct pfs__csv *csv, const char *path, struct pfs_diag *diag);
+/* Reads the next non-blank line. Returns 1 with a row, 0 at the end, or PFS_EINVAL
+ * (unterminated quote), PFS_EIO, PFS_ENOMEM. */
+int pfs__csv_next(struct pfs__csv *csv);
+void pfs__csv_close(struct pfs__csv *csv);
+
+/* Reads the header row and finds each of the n names in it: idx[i] is its field index.
+ * Fails on an empty file, a missing column or a duplicated one. Returns 0 or PFS_EINVAL. */
+int pfs__csv_header(struct pfs__csv *csv, const char *const *names, size_t n, size_t *idx);
+
+/* Field idx of the current row, checked: present (else error naming the field), a finite
+ * number / an integer. name is the column's name for messages. Return 0 or PFS_EINVAL. */
+int pfs__csv_str(struct pfs__csv *csv, size_t idx, const char *name, const char **out);
+int pfs__csv_double(struct pfs__csv *csv, size_t idx, const char *name, double *out);
+int pfs__csv_long(struct pfs__csv *csv, size_t idx, const char *name, long *out);
+
+/* Records an error at field idx of the current row: file:line:column, field name, the
+ * line's text. Returns code. */
+int pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code,
+                   const char *fmt, ...) PFS__PRINTF(5, 6);
+
+/* models/gpu.c: the profiles embedded from configs/gpus/ at build time (build/gen/). */
+struct pfs__embedded_file {
+    const char *name; /* file name without .cfg */
+    const char *text; /* its contents */
+};
+extern const struct pfs__embedded_file pfs__gpu_embedded[];
+
+/* The fitting model's residual for one job on one profile, shared by the job and profile
+ * fits of models/fit.c; see there. */
+
+#endif /* PFISIM_INTERNAL_H */

@@ -1,0 +1,690 @@
+/*
+ * sim/main.c - the pfisim command line: subcommands, options, tables and exit codes.
+ *
+ * The only file outside libpfisim: it parses argv, calls the library, prints, and turns
+ * the library's PFS_E* codes into exit codes (0 ok, 1 run-time failure, 2 usage, 3 invalid
+ * input, 4 I/O). Errors are printed the way compilers print them, with the offending input
+ * line and a caret under the column (STYLE.md). Output that a command writes is built
+ * completely before any of it is printed, so a failing command prints no half table.
+ */
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_IO = 4 };
+
+static int
+exit_code(int rc)
+{
+    switch (rc) {
+    case 0:
+        return EXIT_OK;
+    case PFS_EINVAL:
+    case PFS_ENOTFOUND:
+    case PFS_ERANGE:
+        return EXIT_INPUT;
+    case PFS_EIO:
+        return EXIT_IO;
+    case PFS_EUSAGE:
+        return EXIT_USAGE;
+    default:
+        return EXIT_FAIL;
+    }
+}
+
+/* Prints diag as file:line:column: error: message, then the line and a caret. Returns the
+ * exit code for rc. */
+static int
+report(const struct pfs_diag *d, int rc)
+{
+    if (d->file[0] && d->line > 0 && d->column > 0)
+        fprintf(stderr, "%s:%ld:%ld: error: %s\n", d->file, d->line, d->column, d->message);
+    else if (d->file[0] && d->line > 0)
+        fprintf(stderr, "%s:%ld: error: %s\n", d->file, d->line, d->message);
+    else if (d->file[0])
+        fprintf(stderr, "%s: error: %s\n", d->file, d->message);
+    else
+        fprintf(stderr, "pfisim: error: %s\n", d->message[0] ? d->message : pfs_strerror(rc));
+    if (d->text[0]) {
+        fprintf(stderr, "    %s\n", d->text);
+        if (d->column > 0)
+            fprintf(stderr, "    %*s^\n", (int)(d->column - 1), "");
+    }
+    return exit_code(rc);
+}
+
+static int usage_error(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
+
+/* Prints a usage error for subcommand cmd and returns the usage exit code. */
+static int
+usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "pfisim %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'pfisim help %s'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Help texts
+ */
+
+struct command {
+    const char *name;
+    const char *summary;
+    const char *usage; /* full help text, printed by --help and `pfisim help NAME` */
+    int (*run)(int argc, char **argv);
+};
+
+static const struct command *find_command(const char *name);
+
+static const char help_fit[] =
+    "usage: pfisim fit CURVES.csv [--csv] [--profile]\n"
+    "\n"
+    "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
+    "the fit error and PFI at 10-50% cuts.\n"
+    "\n"
+    "  --csv       one row per job: job_id,gpu,n_gpus,rmse_throughput,rmse_power,\n"
+    "              pfi_10..pfi_50 (measured; empty where the cut is outside the measured\n"
+    "              caps), then the fitted parameters t_max,unit,alpha,activity,mem_w,\n"
+    "              cap_fill,uncapped_w, model_pfi_10..model_pfi_50 and the profile's v_min,f_knee_mhz\n"
+    "  --profile   first fit the GPU's voltage shape (v_min, knee) jointly to all jobs on\n"
+    "              that GPU, then fit the jobs with it\n"
+    "\n"
+    "rmse_throughput is the RMSE of T/T0 (T0: throughput at the highest measured cap),\n"
+    "rmse_power the RMSE of per-GPU power as a fraction of the default limit. In the table a\n"
+    "PFI marked * comes from the fitted model because the cut is outside the measured caps.\n";
+
+static const char help_import[] =
+    "usage: pfisim import FORMAT FILE... [--gpu NAME] [-o CURVES.csv]\n"
+    "\n"
+    "Converts real power-cap measurements into a curves CSV (docs/formats.md); without -o\n"
+    "it writes to standard output. FORMAT is one of:\n";
+
+static const char help_import_tail[] =
+    "\n"
+    "  --gpu NAME   GPU profile of the measurements (see 'pfisim gpus'); required where the\n"
+    "               file does not say it (perseus, emerald)\n"
+    "  -o FILE      write here (atomically: nothing is written if any input is bad)\n"
+    "\n"
+    "Real data lives in the data directory: $PFISIM_DATA, default ../shared/data.\n";
+
+static const char help_model[] =
+    "usage: pfisim model GPU [--alpha A] [--activity A] [--mem-w W] [--t-max T]\n"
+    "                        [--step W] [--csv]\n"
+    "\n"
+    "Prints the DVFS model's curve for one job on one GPU profile: per cap, the SM clock,\n"
+    "the per-GPU draw and the throughput, then PFI at 10-50% cuts.\n"
+    "\n"
+    "  --alpha A     compute-bound share of a step at f_max, 0..1 (default 0.8)\n"
+    "  --activity A  dynamic-power activity factor, 0..1.5 (default 0.9)\n"
+    "  --mem-w W     per-GPU draw above idle that does not scale with the clock (default 40)\n"
+    "  --t-max T     throughput at f_max (default 1, i.e. relative)\n"
+    "  --step W      cap step in W (default 50)\n";
+
+static const char help_gpus[] = "usage: pfisim gpus [--csv]\n"
+                                "\n"
+                                "Lists the GPU profiles built in from configs/gpus/.\n";
+
+static const char help_planned[] =
+    "usage: pfisim COMMAND ...\n"
+    "\n"
+    "Not implemented yet: this command belongs to a later part of pfisim (see docs/ and\n"
+    "DESIGN.md section 7). It exits with status 1.\n";
+
+/* ---------------------------------------------------------------------------------------
+ * pfisim gpus
+ */
+
+static int
+cmd_gpus(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    bool csv = false;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'c')
+            csv = true;
+        else if (c == 'h')
+            return fputs(help_gpus, stdout), EXIT_OK;
+        else
+            return usage_error("gpus", "%s", "bad option");
+    }
+    if (optind != argc)
+        return usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+    if (csv)
+        puts("name,model,min_limit_w,default_limit_w,max_limit_w,idle_w,f_min_mhz,f_max_mhz,"
+             "f_knee_mhz,v_min,mem_bw_tbs,mem_gb,tflops_bf16,extrapolated");
+    else
+        printf("%-10s %-32s %15s %6s %6s %8s %5s\n", "name", "model", "limit_w min/def/max",
+               "idle_w", "f_max", "mem_TB/s", "v_min");
+    for (size_t i = 0; pfs_gpu_name(i); i++) {
+        struct pfs_diag d = {0};
+        struct pfs_gpu g;
+        int rc = pfs_gpu_find(pfs_gpu_name(i), &g, &d);
+
+        if (rc)
+            return report(&d, rc);
+        if (csv)
+            printf("%s,\"%s\",%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n", g.name, g.model,
+                   g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_min_mhz,
+                   g.f_max_mhz, g.f_knee_mhz, g.v_min, g.mem_bw_tbs, g.mem_gb, g.tflops_bf16,
+                   g.extrapolated);
+        else
+            printf("%-10s %-32s %4.0f/%4.0f/%4.0f %6.0f %6.0f %8.3g %5.3g\n", g.name, g.model,
+                   g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_max_mhz,
+                   g.mem_bw_tbs, g.v_min);
+    }
+    return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * pfisim model
+ */
+
+static const double cuts[] = {0.1, 0.2, 0.3, 0.4, 0.5};
+#define N_CUTS (sizeof cuts / sizeof cuts[0])
+
+static int
+cmd_model(int argc, char **argv)
+{
+    static const struct option opts[] = {{"alpha", required_argument, 0, 'a'},
+                                         {"activity", required_argument, 0, 'A'},
+                                         {"mem-w", required_argument, 0, 'm'},
+                                         {"t-max", required_argument, 0, 't'},
+                                         {"step", required_argument, 0, 's'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_dvfs_job j = {
+        .t_max = 1.0, .alpha = 0.8, .activity = 0.9, .mem_w = 40.0, .cap_fill = 1.0};
+    struct pfs_diag d = {0};
+    struct pfs_gpu g;
+    struct pfs_curve *curve;
+    double step = 50.0, *dst;
+    bool csv = false;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+        case 'A':
+        case 'm':
+        case 't':
+        case 's':
+            dst = c == 'a' ? &j.alpha
+                  : c == 'A' ? &j.activity
+                  : c == 'm' ? &j.mem_w
+                  : c == 't' ? &j.t_max
+                             : &step;
+            if (!pfs__parse_double(optarg, dst))
+                return usage_error("model", "expected a number, got '%s'", optarg);
+            break;
+        case 'c':
+            csv = true;
+            break;
+        case 'h':
+            return fputs(help_model, stdout), EXIT_OK;
+        default:
+            return usage_error("model", "%s", "bad option");
+        }
+    }
+    if (optind + 1 != argc)
+        return usage_error("model", "%s", "expected one GPU profile name");
+    if (!(step > 0))
+        return usage_error("model", "%s", "--step must be positive");
+    if ((rc = pfs_gpu_find(argv[optind], &g, &d)) != 0)
+        return report(&d, rc);
+    if (j.activity > PFS_DVFS_ACTIVITY_MAX)
+        return usage_error("model", "%s", "--activity must be at most 1.5");
+    if ((rc = pfs_curve_model_new(&g, &j, &curve, &d)) != 0)
+        return report(&d, rc);
+
+    if (csv)
+        puts("cap_w,f_mhz,power_w,throughput,rel_throughput");
+    else
+        printf("# %s, model job: alpha %g, activity %g, mem_w %g W (uncapped draw %.1f W)\n"
+               "%8s %8s %9s %12s %8s\n",
+               g.name, j.alpha, j.activity, j.mem_w, pfs_dvfs_power_w(&g, &j, g.f_max_mhz),
+               "cap_w", "f_mhz", "power_w", "throughput", "T/T0");
+    for (double cap = g.min_limit_w; cap <= g.max_limit_w + 1e-9; cap += step) {
+        struct pfs_dvfs_point pt, top;
+
+        pfs_dvfs_eval(&g, &j, cap, &pt);
+        pfs_dvfs_eval(&g, &j, g.default_limit_w, &top);
+        printf(csv ? "%g,%.6g,%.6g,%.6g,%.6g\n" : "%8g %8.1f %9.1f %12.6g %8.4f\n", cap,
+               pt.f_mhz, pt.power_w, pt.throughput,
+               top.throughput > 0 ? pt.throughput / top.throughput : 0.0);
+    }
+    if (!csv) {
+        printf("PFI (P0 = %g W):", g.default_limit_w);
+        for (size_t k = 0; k < N_CUTS; k++) {
+            double pfi;
+
+            if (pfs_pfi(curve, g.default_limit_w, cuts[k], &pfi) == 0)
+                printf("  %.0f%%: %.3f", cuts[k] * 100, pfi);
+            else
+                printf("  %.0f%%: -", cuts[k] * 100);
+        }
+        putchar('\n');
+    }
+    pfs_curve_free(curve);
+    return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * pfisim import
+ */
+
+static int
+cmd_import(int argc, char **argv)
+{
+    static const struct option opts[] = {{"gpu", required_argument, 0, 'g'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *gpu_opt = NULL, *output = NULL;
+    const struct pfs_importer_ops *imp;
+    struct pfs_curveset *cs = NULL;
+    struct pfs_diag d = {0};
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        if (c == 'g')
+            gpu_opt = optarg;
+        else if (c == 'o')
+            output = optarg;
+        else if (c == 'h') {
+            fputs(help_import, stdout);
+            for (size_t i = 0; pfs_importers[i]; i++)
+                printf("  %-9s %s\n", pfs_importers[i]->name, pfs_importers[i]->summary);
+            fputs(help_import_tail, stdout);
+            return EXIT_OK;
+        } else
+            return usage_error("import", "%s", "bad option");
+    }
+    if (argc - optind < 2)
+        return usage_error("import", "%s", "expected FORMAT and at least one FILE");
+    imp = pfs_importer_find(argv[optind]);
+    if (!imp) {
+        fprintf(stderr, "pfisim import: unknown format '%s' (known:", argv[optind]);
+        for (size_t i = 0; pfs_importers[i]; i++)
+            fprintf(stderr, " %s", pfs_importers[i]->name);
+        fprintf(stderr, ")\n");
+        return EXIT_USAGE;
+    }
+    if (gpu_opt) {
+        struct pfs_gpu g;
+
+        if ((rc = pfs_gpu_find(gpu_opt, &g, &d)) != 0) {
+            fprintf(stderr, "pfisim import: %s\n", d.message);
+            return EXIT_USAGE;
+        }
+    }
+    if ((rc = pfs_curveset_new(&cs)) != 0)
+        return report(&d, rc);
+    for (int i = optind + 1; i < argc; i++) {
+        const char *gpu = gpu_opt;
+
+        if (!gpu && imp->gpu_from_path)
+            gpu = imp->gpu_from_path(argv[i]);
+        if (!gpu) {
+            pfs_curveset_free(cs);
+            fprintf(stderr,
+                    "pfisim import: %s: the file does not say which GPU it measured; "
+                    "give --gpu NAME (see 'pfisim gpus')\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        if ((rc = imp->read(argv[i], gpu, cs, &d)) != 0) {
+            pfs_curveset_free(cs);
+            return report(&d, rc);
+        }
+    }
+    if (cs->n_jobs == 0) {
+        pfs_curveset_free(cs);
+        fprintf(stderr, "pfisim import: no data rows in the input\n");
+        return EXIT_INPUT;
+    }
+    if (output && strcmp(output, "-") != 0)
+        rc = pfs_curveset_write_path(cs, output, &d);
+    else
+        rc = pfs_curveset_write(cs, stdout, &d);
+    if (rc && !d.file[0] && output)
+        pfs__strlcpy(d.file, output, sizeof d.file);
+    pfs_curveset_free(cs);
+    return rc ? report(&d, rc) : EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * pfisim fit
+ */
+
+struct fit_row {
+    const struct pfs_job_curve *jc;
+    struct pfs_gpu gpu; /* the profile used, with a fitted shape under --profile */
+    struct pfs_fit fit;
+    double pfi[N_CUTS];       /* measured, NAN where out of range */
+    double model_pfi[N_CUTS]; /* from the fit */
+};
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static double
+median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Fits the voltage shape of every GPU named in the set, jointly over its jobs. */
+static int
+fit_profiles(struct pfs_curveset *cs, struct fit_row *rows, struct pfs_diag *d)
+{
+    const struct pfs_job_curve **jobs = malloc(cs->n_jobs * sizeof *jobs);
+    int rc = 0;
+
+    if (!jobs)
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < cs->n_jobs && rc == 0; i++) {
+        struct pfs_profile_fit pf;
+        size_t n = 0;
+        bool seen = false;
+
+        for (size_t k = 0; k < i; k++)
+            seen = seen || strcmp(cs->jobs[k].gpu, cs->jobs[i].gpu) == 0;
+        if (seen)
+            continue;
+        for (size_t k = i; k < cs->n_jobs; k++)
+            if (strcmp(cs->jobs[k].gpu, cs->jobs[i].gpu) == 0)
+                jobs[n++] = &cs->jobs[k];
+        rc = pfs_fit_profile(&rows[i].gpu, jobs, n, &pf, d);
+        if (rc == 0) {
+            fprintf(stderr,
+                    "pfisim fit: %s voltage shape over %zu jobs: v_min %.3f, knee %.0f MHz "
+                    "(%.3f of f_max); RMSE T/T0 %.4f, P/limit %.4f\n",
+                    rows[i].gpu.name, n, pf.v_min, pf.f_knee_mhz,
+                    pf.f_knee_mhz / rows[i].gpu.f_max_mhz, pf.rmse_throughput, pf.rmse_power);
+            for (size_t k = i; k < cs->n_jobs; k++)
+                if (strcmp(cs->jobs[k].gpu, cs->jobs[i].gpu) == 0)
+                    rows[k].gpu = rows[i].gpu;
+        }
+    }
+    free(jobs);
+    return rc;
+}
+
+static void
+print_fit_csv(const struct fit_row *rows, size_t n)
+{
+    puts("job_id,gpu,n_gpus,rmse_throughput,rmse_power,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50,"
+         "t_max,unit,alpha,activity,mem_w,cap_fill,uncapped_w,model_pfi_10,model_pfi_20,model_pfi_30,"
+         "model_pfi_40,model_pfi_50,v_min,f_knee_mhz");
+    for (size_t i = 0; i < n; i++) {
+        const struct fit_row *r = &rows[i];
+        const struct pfs_fit *f = &r->fit;
+
+        printf("%s,%s,%d,%.6g,%.6g", r->jc->job_id, r->jc->gpu, r->jc->n_gpus,
+               f->rmse_throughput, f->rmse_power);
+        for (size_t k = 0; k < N_CUTS; k++) {
+            if (isnan(r->pfi[k]))
+                fputs(",", stdout);
+            else
+                printf(",%.6g", r->pfi[k]);
+        }
+        printf(",%.6g,%s,%.6g,%.6g,%.6g,%.6g,%.6g", f->job.t_max, r->jc->unit, f->job.alpha,
+               f->job.activity, f->job.mem_w, f->job.cap_fill, f->uncapped_w);
+        for (size_t k = 0; k < N_CUTS; k++)
+            printf(",%.6g", r->model_pfi[k]);
+        printf(",%.6g,%.6g\n", r->gpu.v_min, r->gpu.f_knee_mhz);
+    }
+}
+
+static void
+print_fit_table(const struct fit_row *rows, size_t n)
+{
+    double *rt = malloc(n * sizeof *rt), *rp = malloc(n * sizeof *rp);
+    size_t worst = 0;
+
+    printf("%-36s %-9s %4s %3s %7s %7s %7s %7s %7s %7s %7s %6s %6s %6s %5s\n", "job_id", "gpu",
+           "gpus", "pts", "rmse_T", "rmse_P", "pfi_10", "pfi_20", "pfi_30", "pfi_40", "pfi_50",
+           "alpha", "activ", "mem_w", "fill");
+    for (size_t i = 0; i < n; i++) {
+        const struct fit_row *r = &rows[i];
+
+        printf("%-36.36s %-9s %4d %3zu %7.4f %7.4f", r->jc->job_id, r->jc->gpu, r->jc->n_gpus,
+               r->jc->n_points, r->fit.rmse_throughput, r->fit.rmse_power);
+        for (size_t k = 0; k < N_CUTS; k++) {
+            if (isnan(r->pfi[k]))
+                printf(" %6.3f*", r->model_pfi[k]);
+            else
+                printf(" %7.3f", r->pfi[k]);
+        }
+        printf(" %6.3f %6.3f %6.1f %5.3f\n", r->fit.job.alpha, r->fit.job.activity,
+               r->fit.job.mem_w, r->fit.job.cap_fill);
+        if (rt && rp) {
+            rt[i] = r->fit.rmse_throughput;
+            rp[i] = r->fit.rmse_power;
+        }
+        if (r->fit.rmse_throughput > rows[worst].fit.rmse_throughput)
+            worst = i;
+    }
+    if (rt && rp && n > 0) {
+        printf("\n%zu jobs. RMSE of T/T0: median %.4f, worst %.4f (%s). "
+               "RMSE of P/limit: median %.4f.\n",
+               n, median(rt, n), rows[worst].fit.rmse_throughput, rows[worst].jc->job_id,
+               median(rp, n));
+        printf("* PFI from the fitted model: the cut lies outside the measured caps.\n");
+    }
+    free(rt);
+    free(rp);
+}
+
+static int
+cmd_fit(int argc, char **argv)
+{
+    static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
+                                         {"profile", no_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    bool csv = false, profile = false;
+    struct pfs_curveset *cs = NULL;
+    struct fit_row *rows = NULL;
+    struct pfs_diag d = {0};
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'c')
+            csv = true;
+        else if (c == 'p')
+            profile = true;
+        else if (c == 'h')
+            return fputs(help_fit, stdout), EXIT_OK;
+        else
+            return usage_error("fit", "%s", "bad option");
+    }
+    if (optind + 1 != argc)
+        return usage_error("fit", "%s", "expected one curves file");
+    if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
+        return report(&d, rc);
+    rows = calloc(cs->n_jobs, sizeof *rows);
+    if (!rows) {
+        rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < cs->n_jobs; i++) {
+        rows[i].jc = &cs->jobs[i];
+        if ((rc = pfs_gpu_find(cs->jobs[i].gpu, &rows[i].gpu, &d)) != 0) {
+            /* Point at the job's first row, not at the profile table. */
+            pfs__strlcpy(d.file, cs->path, sizeof d.file);
+            d.line = cs->jobs[i].line;
+            goto out;
+        }
+    }
+    if (profile && (rc = fit_profiles(cs, rows, &d)) != 0)
+        goto out;
+    for (size_t i = 0; i < cs->n_jobs; i++) {
+        struct fit_row *r = &rows[i];
+        struct pfs_curve *measured = NULL, *model = NULL;
+
+        if ((rc = pfs_fit_job(&r->gpu, r->jc, &r->fit, &d)) != 0)
+            goto out_job;
+        if ((rc = pfs_curve_sampled_new(r->jc->cap_w, r->jc->throughput, r->jc->power_w,
+                                        r->jc->n_points, &measured, &d)) != 0 ||
+            (rc = pfs_curve_model_new(&r->gpu, &r->fit.job, &model, &d)) != 0)
+            goto out_job;
+        for (size_t k = 0; k < N_CUTS; k++) {
+            if (pfs_pfi(measured, r->gpu.default_limit_w, cuts[k], &r->pfi[k]) != 0)
+                r->pfi[k] = NAN;
+            if (pfs_pfi(model, r->gpu.default_limit_w, cuts[k], &r->model_pfi[k]) != 0)
+                r->model_pfi[k] = NAN;
+        }
+    out_job:
+        pfs_curve_free(measured);
+        pfs_curve_free(model);
+        if (rc) {
+            if (!d.file[0])
+                pfs__strlcpy(d.file, cs->path, sizeof d.file);
+            goto out;
+        }
+    }
+    if (csv)
+        print_fit_csv(rows, cs->n_jobs);
+    else
+        print_fit_table(rows, cs->n_jobs);
+out:
+    free(rows);
+    pfs_curveset_free(cs);
+    return rc ? report(&d, rc) : EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Commands of later layers, and the dispatcher
+ */
+
+static int
+cmd_planned(int argc, char **argv)
+{
+    (void)argc;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(help_planned, stdout);
+        return EXIT_OK;
+    }
+    fprintf(stderr, "pfisim %s: not implemented yet\n", argv[0]);
+    return EXIT_FAIL;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command commands[] = {
+    {"run", "replay a scenario (planned)", help_planned, cmd_planned},
+    {"alloc", "one-shot allocation by every policy (planned)", help_planned, cmd_planned},
+    {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", help_fit, cmd_fit},
+    {"import", "convert real power-cap data (perseus, zeus, emerald) to a curves CSV",
+     help_import, cmd_import},
+    {"model", "print the DVFS model's curve for a job on a GPU profile", help_model, cmd_model},
+    {"gpus", "list the GPU profiles", help_gpus, cmd_gpus},
+    {"synth", "generate an H100/H200 corpus (planned)", help_planned, cmd_planned},
+    {"predict", "train/evaluate the telemetry-to-PFI predictor (planned)", help_planned,
+     cmd_planned},
+    {"plot", "figures from a results database (planned)", help_planned, cmd_planned},
+    {"report", "PDF report from a results database (planned)", help_planned, cmd_planned},
+    {"help", "help on a command", NULL, cmd_help},
+    {NULL, NULL, NULL, NULL},
+};
+
+static const struct command *
+find_command(const char *name)
+{
+    for (const struct command *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static void
+print_main_help(FILE *fp)
+{
+    fprintf(fp, "usage: pfisim [--help] [--version] COMMAND [ARGS]\n"
+                "\n"
+                "pfisim simulates datacenter GPU power allocation under power caps and\n"
+                "demand-response events, and measures jobs' Power Flexibility Index (PFI).\n"
+                "\n"
+                "Commands:\n");
+    for (const struct command *c = commands; c->name; c++)
+        fprintf(fp, "  %-8s %s\n", c->name, c->summary);
+    fprintf(fp, "\n'pfisim help COMMAND' or 'pfisim COMMAND --help' tells more.\n"
+                "Exit status: 0 ok, 1 failure, 2 usage, 3 invalid input, 4 I/O error.\n"
+                "Real data: $PFISIM_DATA (now: %s).\n",
+            pfs_data_dir());
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+    const struct command *c;
+
+    if (argc < 2) {
+        print_main_help(stdout);
+        return EXIT_OK;
+    }
+    c = find_command(argv[1]);
+    if (!c || !c->usage) {
+        fprintf(stderr, "pfisim help: unknown command '%s'\n", argv[1]);
+        return EXIT_USAGE;
+    }
+    if (c->run == cmd_import) {
+        char *args[] = {(char *)"import", (char *)"--help", NULL};
+
+        optind = 0;
+        return cmd_import(2, args);
+    }
+    fputs(c->usage, stdout);
+    return EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+    const struct command *c;
+
+    gsl_set_error_handler_off();
+    if (argc < 2) {
+        print_main_help(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        print_main_help(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("pfisim %s\n", PFS_VERSION);
+        return EXIT_OK;
+    }
+    c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "pfisim: unknown command '%s' (commands:", argv[1]);
+        for (const struct command *k = commands; k->name; k++)
+            fprintf(stderr, " %s", k->name);
+        fprintf(stderr, ")\n");
+        return EXIT_USAGE;
+    }
+    optind = 0; /* a full reset of GNU getopt for the subcommand's own argv */
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,301 @@
+/*
+ * sim/pfisim.h - the public interface of libpfisim.
+ *
+ * pfisim simulates datacenter GPU power allocation: it turns power-cap measurements into
+ * job power-throughput curves, fits a physical DVFS model to them, computes the Power
+ * Flexibility Index (PFI), and (later layers) replays workloads under power caps.
+ *
+ * Conventions, for every function declared here:
+ * - Functions that can fail return int: 0 on success or a negative PFS_E* code. Details of
+ *   the first failure go into the caller's struct pfs_diag (file, line, column, field,
+ *   message), which may be NULL when the caller does not want them.
+ * - Top-level objects come from pfs_X_new() and go back through pfs_X_free(); on failure
+ *   _new leaves *out == NULL; _free(NULL) does nothing.
+ * - The library never prints, never exits and never reads argv. It reads one environment
+ *   variable, PFISIM_DATA (the real-data directory), through pfs_data_dir().
+ * - Units are in the names: _w watts, _j joules, _mhz megahertz, _frac 0..1.
+ */
+#ifndef PFISIM_H
+#define PFISIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define PFS_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------------------------------
+ * Errors
+ */
+
+/* The one table of error codes and their messages; pfs_strerror() and the CLI's exit codes
+ * are generated from it. Codes are negative so that 0 means success. */
+#define PFS_ERRORS(X)                                                                      \
+    X(PFS_EINVAL, -1, "invalid input")                                                     \
+    X(PFS_EIO, -2, "input/output error")                                                   \
+    X(PFS_ENOMEM, -3, "out of memory")                                                     \
+    X(PFS_ENUMERIC, -4, "numerical failure")                                               \
+    X(PFS_ERANGE, -5, "value outside the domain")                                          \
+    X(PFS_ENOTFOUND, -6, "not found")                                                      \
+    X(PFS_EUSAGE, -7, "invalid usage")
+
+enum pfs_error {
+    PFS_OK = 0,
+#define PFS__ERR_ENUM(name, value, text) name = value,
+    PFS_ERRORS(PFS__ERR_ENUM)
+#undef PFS__ERR_ENUM
+};
+
+/* Returns a static, human-readable message for a PFS_E* code (or "unknown error"). */
+const char *pfs_strerror(int code);
+
+/* Where and why something failed. Zero-initialise it (or call pfs_diag_clear) before use;
+ * the first error recorded wins, later ones are ignored. */
+struct pfs_diag {
+    int code;          /* PFS_E* of the first error, 0 while none */
+    char file[256];    /* input file, "" when the error has none */
+    long line;         /* 1-based line in file, 0 when not applicable */
+    long column;       /* 1-based byte column in that line, 0 when not applicable */
+    char field[64];    /* column name or setting path, "" when not applicable */
+    char message[512]; /* the message, without file/line prefix */
+    char text[256];    /* the offending input line (for a caret display), "" if none */
+};
+
+void pfs_diag_clear(struct pfs_diag *diag);
+
+/* Returns the real-data directory: $PFISIM_DATA when set and non-empty, else
+ * "../shared/data". The string is owned by the environment or is static. */
+const char *pfs_data_dir(void);
+
+/* ---------------------------------------------------------------------------------------
+ * GPU profiles (models/gpu.c). The profiles are libconfig files in configs/gpus/, embedded
+ * into the library at build time; pfs_gpu_load() reads any other file of the same form.
+ */
+
+struct pfs_gpu {
+    char name[32];          /* profile name as typed: h100-sxm, a100-pcie, ... */
+    char model[64];         /* the product, e.g. "NVIDIA H100 SXM5 80GB" */
+    bool extrapolated;      /* true when not backed by measurements of that GPU */
+    double min_limit_w;     /* smallest settable power limit, W */
+    double default_limit_w; /* default power limit, W (PFI's reference power P0) */
+    double max_limit_w;     /* largest settable power limit, W */
+    double idle_w;          /* draw at idle, W */
+    double dyn_w;           /* SM dynamic power at f_max, full voltage, activity 1, W */
+    double f_min_mhz;       /* lowest SM clock DVFS goes to, MHz */
+    double f_max_mhz;       /* highest SM clock (boost), MHz */
+    double f_knee_mhz;      /* below this clock the voltage stays at v_min, MHz */
+    double v_min;           /* voltage at and below the knee, fraction of that at f_max */
+    double mem_bw_tbs;      /* memory bandwidth, TB/s */
+    double mem_gb;          /* memory size, GB */
+    double tflops_bf16;     /* dense BF16 (or FP16) tensor throughput, TFLOP/s */
+};
+
+/* Finds the embedded profile called name. Returns 0, or PFS_ENOTFOUND (the message lists
+ * the known names), or PFS_EINVAL if the embedded text is broken. */
+int pfs_gpu_find(const char *name, struct pfs_gpu *out, struct pfs_diag *diag);
+
+/* Reads a profile from a libconfig file. Returns 0, PFS_EIO (unreadable) or PFS_EINVAL
+ * (bad setting; diag names file, line and setting path). */
+int pfs_gpu_load(const char *path, struct pfs_gpu *out, struct pfs_diag *diag);
+
+/* The embedded profiles, for listings: the i-th name, or NULL past the end. */
+const char *pfs_gpu_name(size_t i);
+
+/* ---------------------------------------------------------------------------------------
+ * The DVFS model (models/dvfs.c), DESIGN.md section 3. Per GPU under a power limit the
+ * firmware lowers the SM clock f until the draw fits:
+ *   P(f) = idle_w + mem_w + dyn_w * activity * (f / f_max) * v(f)^2
+ *   T(f) = t_max / (alpha * f_max / f + (1 - alpha))
+ * and under a cap the clock is the largest f with P(f) <= cap_fill * cap.
+ */
+
+struct pfs_dvfs_job {
+    double t_max;    /* throughput of the whole job at f_max, in the job's unit (e.g. tokens/s) */
+    double alpha;    /* compute-bound share of a step at f_max, 0..1 */
+    double activity; /* dynamic-power activity factor, 0 .. PFS_DVFS_ACTIVITY_MAX */
+    double mem_w;    /* per-GPU draw above idle that does not scale with the SM clock, W */
+    double cap_fill; /* mean draw under a binding cap as a fraction of the cap, (0, 1]; 0 is
+                      * taken as 1. The limiter clips short power peaks, so a bursty job
+                      * averages below its cap (docs/model.md) */
+};
+
+#define PFS_DVFS_ACTIVITY_MAX 1.5
+#define PFS_DVFS_FILL_MIN 0.7 /* smallest cap_fill the fit allows */
+
+/* One operating point of a job under a cap. */
+struct pfs_dvfs_point {
+    double f_mhz;            /* SM clock, MHz */
+    double power_w;          /* per-GPU draw, W */
+    double throughput;       /* whole-job throughput, job's unit */
+    double dthroughput_dcap; /* d throughput / d cap_w */
+    double dpower_dcap;      /* d power_w / d cap_w */
+    bool capped;             /* true when the cap binds (f < f_max) */
+};
+
+/* Per-GPU draw at SM clock f_mhz (clamped into [f_min, f_max]), W. */
+double pfs_dvfs_power_w(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double f_mhz);
+
+/* The largest clock in [f_min, f_max] whose draw fits cap_w; f_min when none fits. */
+double pfs_dvfs_clock_mhz(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w);
+
+/* Whole-job throughput at SM clock f_mhz. */
+double pfs_dvfs_throughput(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double f_mhz);
+
+/* The operating point under cap_w (clock, draw, throughput and their derivatives). */
+void pfs_dvfs_eval(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w,
+                   struct pfs_dvfs_point *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Curves (models/curve.c): a job's throughput and per-GPU power as functions of the
+ * per-GPU cap, either sampled (measured points, Steffen monotone interpolation) or
+ * parametric (the DVFS model). Both answer through one interface.
+ */
+
+struct pfs_curve;
+
+struct pfs_curve_point {
+    double throughput;       /* whole-job throughput, job's unit */
+    double power_w;          /* per-GPU draw, W */
+    double dthroughput_dcap; /* per W of per-GPU cap */
+    double dpower_dcap;
+};
+
+/* A sampled curve through n points; cap_w strictly increasing after sorting, n >= 2
+ * (2 points: linear; 3 or more: Steffen). The arrays are copied. Returns 0, PFS_EINVAL
+ * (too few points, duplicate or non-finite caps), PFS_ENOMEM. */
+int pfs_curve_sampled_new(const double *cap_w, const double *throughput, const double *power_w,
+                          size_t n, struct pfs_curve **out, struct pfs_diag *diag);
+
+/* A parametric curve of the DVFS model; the profile and job are copied. Its domain is
+ * [g->min_limit_w, g->max_limit_w]. Returns 0, PFS_EINVAL, PFS_ENOMEM. */
+int pfs_curve_model_new(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
+                        struct pfs_curve **out, struct pfs_diag *diag);
+
+void pfs_curve_free(struct pfs_curve *c);
+
+/* Evaluates the curve at per-GPU cap cap_w. Returns 0, or PFS_ERANGE when cap_w is outside
+ * the curve's domain: a sampled curve never extrapolates. */
+int pfs_curve_eval(const struct pfs_curve *c, double cap_w, struct pfs_curve_point *out);
+
+/* The domain [lo_w, hi_w] in which pfs_curve_eval answers. */
+void pfs_curve_domain(const struct pfs_curve *c, double *lo_w, double *hi_w);
+
+/* "sampled" or "model". */
+const char *pfs_curve_kind(const struct pfs_curve *c);
+
+/* ---------------------------------------------------------------------------------------
+ * PFI (models/pfi.c). PFI(c) = (1 - T(P0 (1 - c)) / T(P0)) / c, P0 the per-GPU reference
+ * power (the default limit).
+ */
+
+/* Returns 0 and *pfi; PFS_EINVAL when cut_frac is not in (0, 1) or T(P0) <= 0;
+ * PFS_ERANGE when P0 or P0 (1 - cut_frac) lies outside the curve's domain. */
+int pfs_pfi(const struct pfs_curve *c, double p0_w, double cut_frac, double *pfi);
+
+/* ---------------------------------------------------------------------------------------
+ * Curve sets (traces/curves.c): the curves CSV of docs/formats.md, one row per measured
+ * point: job_id,gpu,n_gpus,cap_w,throughput,unit,power_w.
+ */
+
+struct pfs_job_curve {
+    char *job_id;       /* owned */
+    char gpu[32];       /* profile name */
+    char unit[32];      /* throughput unit, e.g. tokens/s */
+    int n_gpus;         /* GPUs of the job, >= 1 */
+    long line;          /* line of the job's first row in its file, 0 if not from a file */
+    size_t n_points;    /* measured points, sorted by cap */
+    double *cap_w;      /* per-GPU power limit, W; strictly increasing */
+    double *throughput; /* whole-job throughput, unit */
+    double *power_w;    /* mean per-GPU draw, W */
+};
+
+struct pfs_curveset {
+    char path[256]; /* file it was read from, "" when built in memory */
+    size_t n_jobs;
+    struct pfs_job_curve *jobs; /* in order of first appearance */
+};
+
+/* An empty set to fill with pfs_curveset_add(). Returns 0 or PFS_ENOMEM. */
+int pfs_curveset_new(struct pfs_curveset **out);
+
+/* Adds one measured point (job created on first sight; gpu, n_gpus and unit must agree with
+ * the job's earlier points, and (job, cap) must be new). Values are checked as the reader
+ * checks them. line is the source line for messages (0 if none). Returns 0, PFS_EINVAL,
+ * PFS_ENOMEM. */
+int pfs_curveset_add(struct pfs_curveset *cs, const char *job_id, const char *gpu, int n_gpus,
+                     double cap_w, double throughput, const char *unit, double power_w,
+                     long line, struct pfs_diag *diag);
+
+/* Reads a curves CSV strictly: any bad row fails the whole read and nothing is returned.
+ * Returns 0, PFS_EIO, PFS_EINVAL (diag: file:line:column and field), PFS_ENOMEM. */
+int pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_diag *diag);
+
+/* Writes the set as a curves CSV, numbers with 17 significant digits (round-trip exact).
+ * The path variant writes a temporary file beside path and renames it, so a failed write
+ * leaves no half-written output. Returns 0 or PFS_EIO. */
+int pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *diag);
+int pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path,
+                            struct pfs_diag *diag);
+
+/* Returns the job called job_id, or NULL. */
+const struct pfs_job_curve *pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id);
+
+void pfs_curveset_free(struct pfs_curveset *cs);
+
+/* ---------------------------------------------------------------------------------------
+ * Fitting (models/fit.c): nonlinear least squares of the DVFS job parameters to a measured
+ * curve (GSL multifit_nlinear), with bounds that keep them physical.
+ */
+
+struct pfs_fit {
+    struct pfs_dvfs_job job; /* fitted parameters */
+    double t0;               /* measured throughput at the highest cap (normaliser) */
+    double rmse_throughput;  /* RMSE of throughput / t0 */
+    double rmse_power;       /* RMSE of per-GPU power / default limit */
+    double uncapped_w;       /* fitted per-GPU draw at f_max, W */
+    size_t n_points;
+    size_t n_iter; /* solver iterations of the best start */
+};
+
+#define PFS_FIT_MIN_POINTS 3
+
+/* Fits jc on profile g. Returns 0; PFS_EINVAL when the job has fewer than
+ * PFS_FIT_MIN_POINTS points or no positive throughput (diag names the job and its line);
+ * PFS_ENUMERIC when no start converges. */
+int pfs_fit_job(const struct pfs_gpu *g, const struct pfs_job_curve *jc, struct pfs_fit *out,
+                struct pfs_diag *diag);
+
+/* The profile's voltage shape (v_min, f_knee) fitted jointly to several jobs of that GPU,
+ * each with its own job parameters: a grid search over the two profile parameters with
+ * per-job least squares inside. On success *g holds the best shape. */
+struct pfs_profile_fit {
+    double v_min;
+    double f_knee_mhz;
+    double rmse_throughput; /* over all points of all jobs */
+    double rmse_power;
+};
+
+int pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
+                    struct pfs_profile_fit *out, struct pfs_diag *diag);
+
+/* ---------------------------------------------------------------------------------------
+ * Importers of real power-cap data (traces/import.c): each appends to a curve set.
+ */
+
+struct pfs_importer_ops {
+    const char *name;    /* as typed: perseus, zeus, emerald */
+    const char *summary; /* one line */
+    /* Reads path into cs with GPU profile name gpu. Returns 0, PFS_EIO, PFS_EINVAL. */
+    int (*read)(const char *path, const char *gpu, struct pfs_curveset *cs,
+                struct pfs_diag *diag);
+    /* Optional: the GPU profile the file name implies, or NULL. */
+    const char *(*gpu_from_path)(const char *path);
+};
+
+/* NULL-terminated registry of importers. */
+extern const struct pfs_importer_ops *const pfs_importers[];
+
+/* Returns the importer called name, or NULL. */
+const struct pfs_importer_ops *pfs_importer_find(const char *name);
+
+#endif /* PFISIM_H */

@@ -1,0 +1,315 @@
+/*
+ * traces/curves.c - the curves CSV (docs/formats.md): reader, writer and in-memory builder.
+ *
+ * One row per measured point: job_id,gpu,n_gpus,cap_w,throughput,unit,power_w. Rows of a
+ * job need not be adjacent or sorted; the set keeps jobs in order of first appearance and
+ * each job's points sorted by cap, which is what the interpolation and the fit need. A
+ * read is all or nothing: the first bad row fails it and frees what was built.
+ *
+ * Checks (each an error with file:line:column and the field): every required column in the
+ * header; numbers finite; cap_w > 0; throughput >= 0; power_w >= 0; n_gpus >= 1; job_id,
+ * gpu, unit non-empty; one gpu, n_gpus and unit per job; no (job, cap) twice.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int
+pfs_curveset_new(struct pfs_curveset **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : PFS_ENOMEM;
+}
+
+static void
+job_curve_fini(struct pfs_job_curve *j)
+{
+    free(j->job_id);
+    free(j->cap_w);
+    free(j->throughput);
+    free(j->power_w);
+}
+
+void
+pfs_curveset_free(struct pfs_curveset *cs)
+{
+    if (!cs)
+        return;
+    for (size_t i = 0; i < cs->n_jobs; i++)
+        job_curve_fini(&cs->jobs[i]);
+    free(cs->jobs);
+    free(cs);
+}
+
+const struct pfs_job_curve *
+pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id)
+{
+    for (size_t i = 0; i < cs->n_jobs; i++)
+        if (strcmp(cs->jobs[i].job_id, job_id) == 0)
+            return &cs->jobs[i];
+    return NULL;
+}
+
+/* Where a value error points: the CSV field when reading a file, else the job. */
+struct where {
+    struct pfs__csv *csv; /* NULL when building in memory */
+    const size_t *idx;    /* column indices of the curves columns, when csv is set */
+};
+
+enum { COL_JOB, COL_GPU, COL_NGPUS, COL_CAP, COL_TPUT, COL_UNIT, COL_POWER, N_COLS };
+static const char *const col_names[N_COLS] = {"job_id", "gpu",  "n_gpus", "cap_w",
+                                              "throughput", "unit", "power_w"};
+
+static int
+point_error(const struct pfs_curveset *cs, const struct where *w, int col, long line,
+            struct pfs_diag *diag, const char *msg)
+{
+    if (w->csv)
+        return pfs__csv_error(w->csv, w->idx[col], col_names[col], PFS_EINVAL, "%s", msg);
+    return pfs__diag_set(diag, PFS_EINVAL, cs->path[0] ? cs->path : NULL, line, 0,
+                         col_names[col], "%s: %s", col_names[col], msg);
+}
+
+/* Inserts (cap, throughput, power) into job j keeping caps sorted; fails on a duplicate. */
+static int
+job_insert(struct pfs_job_curve *j, double cap_w, double tput, double power_w)
+{
+    size_t n = j->n_points, k;
+    double *c = realloc(j->cap_w, (n + 1) * sizeof *c);
+
+    if (!c)
+        return PFS_ENOMEM;
+    j->cap_w = c;
+    c = realloc(j->throughput, (n + 1) * sizeof *c);
+    if (!c)
+        return PFS_ENOMEM;
+    j->throughput = c;
+    c = realloc(j->power_w, (n + 1) * sizeof *c);
+    if (!c)
+        return PFS_ENOMEM;
+    j->power_w = c;
+
+    for (k = n; k > 0 && j->cap_w[k - 1] >= cap_w; k--)
+        ;
+    if (k < n && !(j->cap_w[k] > cap_w)) /* equal caps */
+        return PFS_EINVAL;
+    memmove(j->cap_w + k + 1, j->cap_w + k, (n - k) * sizeof *c);
+    memmove(j->throughput + k + 1, j->throughput + k, (n - k) * sizeof *c);
+    memmove(j->power_w + k + 1, j->power_w + k, (n - k) * sizeof *c);
+    j->cap_w[k] = cap_w;
+    j->throughput[k] = tput;
+    j->power_w[k] = power_w;
+    j->n_points = n + 1;
+    return 0;
+}
+
+static int
+curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id, const char *gpu,
+             long n_gpus, double cap_w, double tput, const char *unit, double power_w, long line,
+             struct pfs_diag *diag)
+{
+    struct pfs_job_curve *j = NULL;
+    char msg[300];
+    int rc;
+
+    if (!*job_id)
+        return point_error(cs, w, COL_JOB, line, diag, "empty job id");
+    if (!*gpu)
+        return point_error(cs, w, COL_GPU, line, diag, "empty GPU name");
+    if (strlen(gpu) >= sizeof j->gpu)
+        return point_error(cs, w, COL_GPU, line, diag, "GPU name longer than 31 bytes");
+    if (n_gpus < 1 || n_gpus > 1000000)
+        return point_error(cs, w, COL_NGPUS, line, diag, "must be between 1 and 1000000");
+    if (!isfinite(cap_w) || cap_w <= 0)
+        return point_error(cs, w, COL_CAP, line, diag, "must be a positive number of watts");
+    if (!isfinite(tput) || tput < 0)
+        return point_error(cs, w, COL_TPUT, line, diag, "must not be negative");
+    if (!*unit)
+        return point_error(cs, w, COL_UNIT, line, diag, "empty unit");
+    if (strlen(unit) >= sizeof j->unit)
+        return point_error(cs, w, COL_UNIT, line, diag, "unit longer than 31 bytes");
+    if (!isfinite(power_w) || power_w < 0)
+        return point_error(cs, w, COL_POWER, line, diag, "must not be negative");
+
+    for (size_t i = 0; i < cs->n_jobs; i++) {
+        if (strcmp(cs->jobs[i].job_id, job_id) == 0) {
+            j = &cs->jobs[i];
+            break;
+        }
+    }
+    if (!j) {
+        struct pfs_job_curve *jobs = realloc(cs->jobs, (cs->n_jobs + 1) * sizeof *jobs);
+
+        if (!jobs)
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        cs->jobs = jobs;
+        j = &cs->jobs[cs->n_jobs];
+        memset(j, 0, sizeof *j);
+        j->job_id = strdup(job_id);
+        if (!j->job_id)
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        pfs__strlcpy(j->gpu, gpu, sizeof j->gpu);
+        pfs__strlcpy(j->unit, unit, sizeof j->unit);
+        j->n_gpus = (int)n_gpus;
+        j->line = line;
+        cs->n_jobs++;
+    } else {
+        if (strcmp(j->gpu, gpu) != 0) {
+            snprintf(msg, sizeof msg, "job '%s' has gpu '%s' here but '%s' on line %ld", job_id,
+                     gpu, j->gpu, j->line);
+            return point_error(cs, w, COL_GPU, line, diag, msg);
+        }
+        if (j->n_gpus != n_gpus) {
+            snprintf(msg, sizeof msg, "job '%s' has %ld GPUs here but %d on line %ld", job_id,
+                     n_gpus, j->n_gpus, j->line);
+            return point_error(cs, w, COL_NGPUS, line, diag, msg);
+        }
+        if (strcmp(j->unit, unit) != 0) {
+            snprintf(msg, sizeof msg, "job '%s' has unit '%s' here but '%s' on line %ld", job_id,
+                     unit, j->unit, j->line);
+            return point_error(cs, w, COL_UNIT, line, diag, msg);
+        }
+    }
+    rc = job_insert(j, cap_w, tput, power_w);
+    if (rc == PFS_EINVAL) {
+        snprintf(msg, sizeof msg, "job '%s' already has a point at %g W", job_id, cap_w);
+        return point_error(cs, w, COL_CAP, line, diag, msg);
+    }
+    if (rc)
+        return pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return 0;
+}
+
+int
+pfs_curveset_add(struct pfs_curveset *cs, const char *job_id, const char *gpu, int n_gpus,
+                 double cap_w, double throughput, const char *unit, double power_w, long line,
+                 struct pfs_diag *diag)
+{
+    struct where w = {0};
+
+    return curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, throughput, unit, power_w, line,
+                        diag);
+}
+
+int
+pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_diag *diag)
+{
+    struct pfs__csv csv;
+    struct pfs_curveset *cs = NULL;
+    size_t idx[N_COLS];
+    struct where w = {&csv, idx};
+    int rc;
+
+    *out = NULL;
+    rc = pfs__csv_open(&csv, path, diag);
+    if (rc)
+        return rc;
+    rc = pfs__csv_header(&csv, col_names, N_COLS, idx);
+    if (rc)
+        goto fail;
+    if ((rc = pfs_curveset_new(&cs)) != 0) {
+        pfs__diag_set(diag, rc, path, 0, 0, NULL, "out of memory");
+        goto fail;
+    }
+    pfs__strlcpy(cs->path, path, sizeof cs->path);
+    while ((rc = pfs__csv_next(&csv)) == 1) {
+        const char *job_id, *gpu, *unit;
+        long n_gpus;
+        double cap_w, tput, power_w;
+
+        if ((rc = pfs__csv_str(&csv, idx[COL_JOB], "job_id", &job_id)) ||
+            (rc = pfs__csv_str(&csv, idx[COL_GPU], "gpu", &gpu)) ||
+            (rc = pfs__csv_long(&csv, idx[COL_NGPUS], "n_gpus", &n_gpus)) ||
+            (rc = pfs__csv_double(&csv, idx[COL_CAP], "cap_w", &cap_w)) ||
+            (rc = pfs__csv_double(&csv, idx[COL_TPUT], "throughput", &tput)) ||
+            (rc = pfs__csv_str(&csv, idx[COL_UNIT], "unit", &unit)) ||
+            (rc = pfs__csv_double(&csv, idx[COL_POWER], "power_w", &power_w)))
+            goto fail;
+        rc = curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, tput, unit, power_w, csv.line,
+                          diag);
+        if (rc)
+            goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    if (cs->n_jobs == 0) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, path, csv.line, 0, NULL,
+                           "no data rows after the header");
+        goto fail;
+    }
+    pfs__csv_close(&csv);
+    *out = cs;
+    return 0;
+fail:
+    pfs__csv_close(&csv);
+    pfs_curveset_free(cs);
+    return rc;
+}
+
+/* Writes a field, quoting it when it holds a comma, a quote or leading/trailing space. */
+static void
+write_field(FILE *fp, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+int
+pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *diag)
+{
+    fputs("job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n", fp);
+    for (size_t i = 0; i < cs->n_jobs; i++) {
+        const struct pfs_job_curve *j = &cs->jobs[i];
+
+        for (size_t k = 0; k < j->n_points; k++) {
+            write_field(fp, j->job_id);
+            fputc(',', fp);
+            write_field(fp, j->gpu);
+            fprintf(fp, ",%d,%.17g,%.17g,", j->n_gpus, j->cap_w[k], j->throughput[k]);
+            write_field(fp, j->unit);
+            fprintf(fp, ",%.17g\n", j->power_w[k]);
+        }
+    }
+    if (fflush(fp) != 0 || ferror(fp))
+        return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error: %s",
+                             strerror(errno));
+    return 0;
+}
+
+int
+pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct pfs_diag *diag)
+{
+    char tmp[512];
+    FILE *fp;
+    int rc;
+
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "path too long");
+    fp = fopen(tmp, "w");
+    if (!fp)
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
+                             strerror(errno));
+    rc = pfs_curveset_write(cs, fp, diag);
+    if (fclose(fp) != 0 && rc == 0)
+        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
+                           strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place: %s",
+                           strerror(errno));
+    if (rc)
+        remove(tmp);
+    return rc;
+}
