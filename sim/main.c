@@ -569,6 +569,8 @@ cmd_fit(int argc, char **argv)
     else
         print_fit_table(rows, cs->n_jobs);
 out:
+    if (rc && !d.file[0] && cs)
+        pfs__strlcpy(d.file, cs->path, sizeof d.file);
     free(rows);
     pfs_curveset_free(cs);
     return rc ? report(&d, rc) : EXIT_OK;

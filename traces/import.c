@@ -65,7 +65,7 @@ perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
         goto out;
     /* n_gpus is the number of power_limit_<k> columns, k = 0, 1, ... */
     for (size_t k = 0; k < 64; k++) {
-        char want[32];
+        char want[40];
         size_t f;
 
         snprintf(want, sizeof want, "power_limit_%zu", k);
@@ -85,7 +85,7 @@ perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
             (rc = positive(&csv, lim[0], "power_limit_0", &cap0)))
             goto out;
         for (size_t k = 1; k < n_lim; k++) {
-            char name[32];
+            char name[40];
             double cap;
 
             snprintf(name, sizeof name, "power_limit_%zu", k);

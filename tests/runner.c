@@ -1,0 +1,154 @@
+/*
+ * tests/runner.c - runs every test of TEST_LIST and ends with "N passed, N failed".
+ *
+ * Exit status 1 when any test failed. A test name given on the command line runs only
+ * the tests whose names contain it. GSL's abort-on-error handler is turned off, as in
+ * main(), so that a GSL failure is a return code the library must handle.
+ */
+#include <errno.h>
+#include <gsl/gsl_errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+void
+test_fail(struct test *t, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "  FAIL %s (%s:%d): ", t->name, file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    t->failures++;
+}
+
+const char *
+test_write(struct test *t, int slot, const char *name, const char *text)
+{
+    static char paths[4][512];
+    char *p = paths[slot & 3];
+    FILE *fp;
+
+    snprintf(p, sizeof paths[0], "%s/%s", t->tmpdir, name);
+    fp = fopen(p, "w");
+    if (!fp) {
+        test_fail(t, __FILE__, __LINE__, "cannot write %s", p);
+        return p;
+    }
+    fputs(text, fp);
+    fclose(fp);
+    return p;
+}
+
+const char *
+test_data(const char *rel, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", pfs_data_dir(), rel);
+    return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+static char *
+slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int c;
+
+    if (!fp)
+        return strdup("");
+    while ((c = fgetc(fp)) != EOF) {
+        if (n + 2 > cap) {
+            char *b = realloc(buf, cap = cap ? 2 * cap : 256);
+            if (!b)
+                break;
+            buf = b;
+        }
+        buf[n++] = (char)c;
+    }
+    fclose(fp);
+    if (!buf)
+        return strdup("");
+    buf[n] = '\0';
+    return buf;
+}
+
+int
+test_run(struct test *t, const char *args, char **out, char **err)
+{
+    const char *bin = getenv("PFISIM_BIN");
+    char cmd[2048], o[512], e[512];
+    int st;
+
+    if (!bin || !*bin)
+        bin = "build/pfisim";
+    snprintf(o, sizeof o, "%s/stdout", t->tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", t->tmpdir);
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s </dev/null", bin, args, o, e);
+    st = system(cmd);
+    *out = slurp(o);
+    *err = slurp(e);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+struct entry {
+    const char *name;
+    void (*fn)(struct test *);
+};
+
+static const struct entry entries[] = {
+#define TEST_ENTRY(name) {#name, name},
+    TEST_LIST(TEST_ENTRY)
+#undef TEST_ENTRY
+};
+
+int
+main(int argc, char **argv)
+{
+    int passed = 0, failed = 0, skipped = 0;
+    char base[] = "/tmp/pfisim-tests-XXXXXX";
+
+    gsl_set_error_handler_off();
+    if (!mkdtemp(base)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        struct test t = {.name = entries[i].name};
+        char cmd[600];
+
+        if (argc > 1 && !strstr(entries[i].name, argv[1]))
+            continue;
+        snprintf(t.tmpdir, sizeof t.tmpdir, "%s/%s", base, entries[i].name);
+        if (mkdir(t.tmpdir, 0700) != 0) {
+            perror(t.tmpdir);
+            return 1;
+        }
+        entries[i].fn(&t);
+        if (t.failures) {
+            failed++;
+            printf("FAIL %s\n", t.name);
+        } else if (t.skipped) {
+            skipped++;
+            printf("skip %s\n", t.name);
+        } else {
+            passed++;
+            printf("ok   %s\n", t.name);
+        }
+        fflush(stdout);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", t.tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", t.tmpdir);
+    }
+    rmdir(base);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}

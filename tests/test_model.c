@@ -1,0 +1,338 @@
+/*
+ * tests/test_model.c - the DVFS model, curves, PFI and fitting against independent answers:
+ * brute-force clock search, finite differences, closed forms, and noise-free recovery.
+ */
+#include <stdlib.h>
+
+#include "test.h"
+
+static struct pfs_gpu
+gpu(struct test *t, const char *name)
+{
+    struct pfs_gpu g;
+    struct pfs_diag d = {0};
+
+    memset(&g, 0, sizeof g);
+    if (pfs_gpu_find(name, &g, &d) != 0)
+        test_fail(t, __FILE__, __LINE__, "profile %s: %s", name, d.message);
+    return g;
+}
+
+/* A deterministic pseudo-random number in [0, 1) (xorshift; tests only). */
+static double
+uniform(unsigned long *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* The largest clock whose draw fits fill * cap, by bisection on the draw alone: an
+ * independent check of the closed-form (cubic) solve. */
+static double
+clock_by_bisection(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w)
+{
+    double lo = g->f_min_mhz, hi = g->f_max_mhz, target = cap_w * j->cap_fill;
+
+    if (pfs_dvfs_power_w(g, j, hi) <= target)
+        return hi;
+    if (pfs_dvfs_power_w(g, j, lo) > target)
+        return lo;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+
+        if (pfs_dvfs_power_w(g, j, mid) <= target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void
+test_dvfs_clock_bruteforce(struct test *t)
+{
+    const char *names[] = {"h100-sxm", "h200-sxm", "a100-sxm", "a40"};
+    unsigned long seed = 12345;
+
+    for (size_t n = 0; n < 4; n++) {
+        struct pfs_gpu g = gpu(t, names[n]);
+
+        for (int i = 0; i < 2000; i++) {
+            struct pfs_dvfs_job j = {.t_max = 1,
+                                     .alpha = uniform(&seed),
+                                     .activity = 0.05 + 1.4 * uniform(&seed),
+                                     .mem_w = 120 * uniform(&seed),
+                                     .cap_fill = 0.7 + 0.3 * uniform(&seed)};
+            double cap = g.min_limit_w + (g.max_limit_w - g.min_limit_w) * uniform(&seed);
+            double f = pfs_dvfs_clock_mhz(&g, &j, cap), want = clock_by_bisection(&g, &j, cap);
+
+            CHECK_NEAR(f, want, 1e-6 * g.f_max_mhz);
+        }
+    }
+}
+
+void
+test_dvfs_properties(struct test *t)
+{
+    /* DESIGN.md section 3, over a grid of job parameters, on both Hopper profiles. */
+    const char *names[] = {"h100-sxm", "h200-sxm"};
+    const double alphas[] = {0, 0.25, 0.5, 0.75, 0.9, 1};
+    const double acts[] = {0.1, 0.4, 0.7, 1.0, 1.3, 1.5};
+    const double mems[] = {0, 40, 80, 100, 150};
+    const double fills[] = {0.8, 0.9, 0.95, 1.0};
+    double pfi_min = HUGE_VAL, pfi_max = -HUGE_VAL;
+
+    for (size_t n = 0; n < 2; n++) {
+        struct pfs_gpu g = gpu(t, names[n]);
+
+        for (size_t a = 0; a < 6; a++)
+            for (size_t b = 0; b < 6; b++)
+                for (size_t m = 0; m < 5; m++)
+                    for (size_t f = 0; f < 4; f++) {
+                        struct pfs_dvfs_job j = {100.0, alphas[a], acts[b], mems[m], fills[f]};
+                        double uncapped = pfs_dvfs_power_w(&g, &j, g.f_max_mhz), prev = -1;
+                        struct pfs_curve *c = NULL;
+                        struct pfs_diag d = {0};
+
+                        for (double cap = g.min_limit_w; cap <= g.max_limit_w; cap += 5) {
+                            struct pfs_dvfs_point pt;
+
+                            pfs_dvfs_eval(&g, &j, cap, &pt);
+                            CHECK(pt.throughput >= prev - 1e-12); /* non-decreasing */
+                            prev = pt.throughput;
+                            if (pt.f_mhz > g.f_min_mhz + 1e-9)
+                                CHECK(pt.power_w <= cap + 1e-9); /* never above the cap */
+                            if (uncapped <= fills[f] * cap)
+                                CHECK_NEAR(pt.throughput, 100.0, 1e-12); /* loses nothing */
+                        }
+                        CHECK_INT(pfs_curve_model_new(&g, &j, &c, &d), 0);
+                        /* PFI's range is a claim about real jobs: ones that run uncapped at
+                         * the default limit, with at most 100 W of clock-independent draw
+                         * and a limiter that holds at least 90% of the cap. */
+                        if (uncapped > g.default_limit_w || mems[m] > 100 || fills[f] < 0.9) {
+                            pfs_curve_free(c);
+                            continue;
+                        }
+                        for (double cut = 0.1; c && cut < 0.55; cut += 0.1) {
+                            double pfi;
+
+                            CHECK_INT(pfs_pfi(c, g.default_limit_w, cut, &pfi), 0);
+                            pfi_min = fmin(pfi_min, pfi);
+                            pfi_max = fmax(pfi_max, pfi);
+                        }
+                        pfs_curve_free(c);
+                    }
+    }
+    /* PFI in [0, ~1.2] (issue 2). Outside this grid it can exceed 1.2: a job with 150 W of
+     * clock-independent draw and a limiter holding 80% of the cap keeps almost no dynamic
+     * power at a 50% cut (docs/model.md). */
+    CHECK(pfi_min >= 0);
+    CHECK(pfi_max <= 1.2);
+    CHECK(pfi_max > 0.6); /* the grid reaches the steep, compute-bound corner */
+}
+
+void
+test_dvfs_derivatives(struct test *t)
+{
+    struct pfs_gpu g = gpu(t, "h200-sxm");
+    struct pfs_dvfs_job j = {1000, 0.8, 1.0, 50, 0.95};
+
+    for (double cap = 210; cap < 690; cap += 20) {
+        struct pfs_dvfs_point pt, lo, hi;
+        const double h = 1e-4;
+
+        pfs_dvfs_eval(&g, &j, cap, &pt);
+        pfs_dvfs_eval(&g, &j, cap - h, &lo);
+        pfs_dvfs_eval(&g, &j, cap + h, &hi);
+        if (fabs(pt.f_mhz - g.f_knee_mhz) < 1)
+            continue; /* the knee is a kink */
+        CHECK_NEAR(pt.dthroughput_dcap, (hi.throughput - lo.throughput) / (2 * h),
+                   1e-5 * fabs(pt.dthroughput_dcap) + 1e-9);
+        CHECK_NEAR(pt.dpower_dcap, (hi.power_w - lo.power_w) / (2 * h), 1e-6);
+    }
+}
+
+void
+test_curve_sampled(struct test *t)
+{
+    const double cap[] = {300, 100, 200, 400}; /* unsorted on purpose */
+    const double tput[] = {4, 1, 3, 4.5};
+    const double pw[] = {280, 100, 190, 350};
+    struct pfs_curve *c = NULL;
+    struct pfs_curve_point p;
+    struct pfs_diag d = {0};
+    double prev = 0, lo, hi;
+
+    CHECK_INT(pfs_curve_sampled_new(cap, tput, pw, 4, &c, &d), 0);
+    if (!c)
+        return;
+    CHECK_STR(pfs_curve_kind(c), "sampled");
+    pfs_curve_domain(c, &lo, &hi);
+    CHECK_NEAR(lo, 100, 0);
+    CHECK_NEAR(hi, 400, 0);
+    for (size_t i = 0; i < 4; i++) {
+        CHECK_INT(pfs_curve_eval(c, cap[i], &p), 0);
+        CHECK_NEAR(p.throughput, tput[i], 1e-12);
+        CHECK_NEAR(p.power_w, pw[i], 1e-12);
+    }
+    /* Steffen: monotone data give a monotone curve with no overshoot. */
+    for (double x = 100; x <= 400; x += 0.5) {
+        CHECK_INT(pfs_curve_eval(c, x, &p), 0);
+        CHECK(p.throughput >= prev - 1e-12);
+        CHECK(p.throughput <= 4.5 + 1e-12);
+        CHECK(p.dthroughput_dcap >= -1e-12);
+        prev = p.throughput;
+    }
+    pfs_curve_free(c);
+    /* Two points: a straight line. */
+    CHECK_INT(pfs_curve_sampled_new((const double[]){100, 300}, (const double[]){1, 3},
+                                    (const double[]){90, 280}, 2, &c, &d),
+              0);
+    if (c) {
+        CHECK_INT(pfs_curve_eval(c, 250, &p), 0);
+        CHECK_NEAR(p.throughput, 2.5, 1e-12);
+        CHECK_NEAR(p.dthroughput_dcap, 0.01, 1e-12);
+    }
+    pfs_curve_free(c);
+    CHECK_INT(pfs_curve_sampled_new((const double[]){100, 100, 300}, tput, pw, 3, &c, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.message, "two points of a sampled curve share the cap 100 W");
+    CHECK(c == NULL);
+}
+
+void
+test_curve_no_extrapolation(struct test *t)
+{
+    struct pfs_curve *c = NULL;
+    struct pfs_curve_point p;
+    struct pfs_diag d = {0};
+    struct pfs_gpu g = gpu(t, "h100-sxm");
+    struct pfs_dvfs_job j = {1, 0.5, 1, 0, 1};
+    double pfi;
+
+    CHECK_INT(pfs_curve_sampled_new((const double[]){300, 500, 700}, (const double[]){1, 2, 3},
+                                    (const double[]){300, 500, 690}, 3, &c, &d),
+              0);
+    CHECK_INT(pfs_curve_eval(c, 299.999, &p), PFS_ERANGE);
+    CHECK_INT(pfs_curve_eval(c, 700.001, &p), PFS_ERANGE);
+    CHECK_INT(pfs_pfi(c, 700, 0.5, &pfi), 0);          /* 350 W is inside, 700 too */
+    CHECK_INT(pfs_pfi(c, 700, 0.6, &pfi), PFS_ERANGE); /* 280 W is not */
+    CHECK_INT(pfs_pfi(c, 700, 0, &pfi), PFS_EINVAL);
+    pfs_curve_free(c);
+    CHECK_INT(pfs_curve_model_new(&g, &j, &c, &d), 0);
+    CHECK_INT(pfs_curve_eval(c, 199, &p), PFS_ERANGE);
+    CHECK_INT(pfs_curve_eval(c, 200, &p), 0);
+    pfs_curve_free(c);
+}
+
+void
+test_pfi_closed_form(struct test *t)
+{
+    struct pfs_curve *c = NULL;
+    struct pfs_diag d = {0};
+    struct pfs_gpu g = gpu(t, "h100-sxm");
+    double pfi;
+
+    /* T proportional to power: PFI is 1 at every cut. */
+    CHECK_INT(pfs_curve_sampled_new((const double[]){100, 700}, (const double[]){1, 7},
+                                    (const double[]){100, 700}, 2, &c, &d),
+              0);
+    for (double cut = 0.1; c && cut < 0.8; cut += 0.1) {
+        CHECK_INT(pfs_pfi(c, 700, cut, &pfi), 0);
+        CHECK_NEAR(pfi, 1.0, 1e-12);
+    }
+    pfs_curve_free(c);
+
+    /* alpha = 0: the clock does not matter, PFI is 0. */
+    {
+        struct pfs_dvfs_job j = {5, 0.0, 1.0, 30, 1};
+
+        CHECK_INT(pfs_curve_model_new(&g, &j, &c, &d), 0);
+        CHECK_INT(pfs_pfi(c, 700, 0.4, &pfi), 0);
+        CHECK_NEAR(pfi, 0.0, 1e-12);
+        pfs_curve_free(c);
+    }
+
+    /* No voltage scaling (v_min = 1): P = S + D x is linear, so under a cap
+     * x = (fill cap - S) / D and T = t / (alpha / x + 1 - alpha), by hand. */
+    {
+        struct pfs_gpu flat = g;
+        struct pfs_dvfs_job j = {2.0, 0.7, 1.0, 28.0, 0.9};
+        double s = flat.idle_w + j.mem_w, dd, x0, x, t0, tc;
+
+        flat.v_min = 1.0;
+        dd = flat.dyn_w * j.activity; /* 628 W */
+        x0 = fmin(1.0, (0.9 * 700 - s) / dd);
+        x = (0.9 * 700 * 0.7 - s) / dd;
+        t0 = 2.0 / (0.7 / x0 + 0.3);
+        tc = 2.0 / (0.7 / x + 0.3);
+        CHECK_INT(pfs_curve_model_new(&flat, &j, &c, &d), 0);
+        CHECK_INT(pfs_pfi(c, 700, 0.3, &pfi), 0);
+        CHECK_NEAR(pfi, (1 - tc / t0) / 0.3, 1e-9);
+        pfs_curve_free(c);
+    }
+}
+
+void
+test_fit_recovers_model(struct test *t)
+{
+    /* Noise-free points from known parameters: the fit must find them again. */
+    const char *names[] = {"h100-sxm", "a100-sxm"};
+    const struct pfs_dvfs_job truth[] = {
+        {12000, 0.85, 0.95, 60, 0.97},
+        {800, 0.45, 0.70, 110, 0.88},
+        {3.5, 0.95, 1.10, 20, 1.0},
+    };
+
+    for (size_t n = 0; n < 2; n++) {
+        struct pfs_gpu g = gpu(t, names[n]);
+
+        for (size_t k = 0; k < 3; k++) {
+            struct pfs_job_curve jc = {.job_id = (char *)"synthetic", .n_gpus = 1};
+            double cap[12], tp[12], pw[12];
+            struct pfs_diag d = {0};
+            struct pfs_fit f;
+
+            jc.n_points = 0;
+            for (double c = g.min_limit_w; c <= g.max_limit_w + 1e-9;
+                 c += (g.max_limit_w - g.min_limit_w) / 10) {
+                struct pfs_dvfs_point pt;
+
+                pfs_dvfs_eval(&g, &truth[k], c, &pt);
+                cap[jc.n_points] = c;
+                tp[jc.n_points] = pt.throughput;
+                pw[jc.n_points] = pt.power_w;
+                jc.n_points++;
+            }
+            jc.cap_w = cap;
+            jc.throughput = tp;
+            jc.power_w = pw;
+            CHECK_INT(pfs_fit_job(&g, &jc, &f, &d), 0);
+            CHECK(f.rmse_throughput < 1e-6);
+            CHECK(f.rmse_power < 1e-6);
+            CHECK_NEAR(f.job.alpha, truth[k].alpha, 1e-3);
+            CHECK_NEAR(f.job.t_max / truth[k].t_max, 1.0, 1e-3);
+            /* activity and mem_w trade off only through the uncapped draw when the job is
+             * never uncapped; the draw itself is pinned. */
+            CHECK_NEAR(f.uncapped_w, pfs_dvfs_power_w(&g, &truth[k], g.f_max_mhz), 0.5);
+        }
+    }
+}
+
+void
+test_fit_too_few_points(struct test *t)
+{
+    struct pfs_gpu g = gpu(t, "h100-sxm");
+    struct pfs_job_curve jc = {.job_id = (char *)"tiny", .n_gpus = 1, .line = 7, .n_points = 2};
+    struct pfs_diag d = {0};
+    struct pfs_fit f;
+
+    jc.cap_w = (double[]){300, 700};
+    jc.throughput = (double[]){1, 2};
+    jc.power_w = (double[]){290, 650};
+    CHECK_INT(pfs_fit_job(&g, &jc, &f, &d), PFS_EINVAL);
+    CHECK_STR(d.message, "job 'tiny': 2 measured points, a fit needs at least 3");
+    CHECK_INT(d.line, 7);
+}
