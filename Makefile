@@ -120,8 +120,13 @@ check-asan: deps
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    PFISIM_BIN=build/asan/pfisim build/asan/pfisim-tests
 
-bench: all
-	$(Q)sh bench/run.sh $(BIN)
+$(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model
+	$(Q)sh bench/run.sh
 
 DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core
 deps:

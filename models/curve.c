@@ -173,8 +173,8 @@ pfs_curve_model_new(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, struc
     struct pfs_curve *c;
 
     *out = NULL;
-    if (!(j->t_max >= 0 && j->alpha >= 0 && j->alpha <= 1 && j->activity >= 0 &&
-          j->mem_w >= 0 && j->cap_fill >= 0 && j->cap_fill <= 1))
+    if (!(j->t_max >= 0 && j->alpha >= 0 && j->alpha <= 1 && j->activity >= 0 && j->mem_w >= 0 &&
+          j->cap_fill >= 0 && j->cap_fill <= 1))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "model job parameters out of range (t_max >= 0, 0 <= alpha <= 1, "
                              "activity >= 0, mem_w >= 0, 0 <= cap_fill <= 1)");

@@ -17,10 +17,10 @@
  *
  * so alpha stays in (0, 1), activity in (0, PFS_DVFS_ACTIVITY_MAX), the clock-independent
  * draw between zero and the whole budget, and the mean draw under a binding cap between
- * 70% and 100% of the cap (the A40 ResNet-50 of Zeus averages 88% of a 200 W cap). The model has kinks (where the cap crosses the
- * uncapped draw, and at the voltage knee), and least squares on it has local minima, so the
- * fit runs from a small fixed grid of starts and keeps the best: deterministic, and the same
- * answer for the same data.
+ * 70% and 100% of the cap (the A40 ResNet-50 of Zeus averages 88% of a 200 W cap). The model has
+ * kinks (where the cap crosses the uncapped draw, and at the voltage knee), and least squares on it
+ * has local minima, so the fit runs from a small fixed grid of starts and keeps the best:
+ * deterministic, and the same answer for the same data.
  *
  * Profile fit. The voltage shape (v_min, f_knee) is a property of the GPU, not of a job;
  * where several jobs were measured on one GPU it is fitted by a grid search over the two
@@ -82,8 +82,7 @@ residuals(const gsl_vector *theta, void *params, gsl_vector *f)
 
         pfs_dvfs_eval(d->g, &j, jc->cap_w[i], &pt);
         gsl_vector_set(f, i, (pt.throughput - jc->throughput[i]) / d->t0);
-        gsl_vector_set(f, jc->n_points + i,
-                       (pt.power_w - jc->power_w[i]) / d->g->default_limit_w);
+        gsl_vector_set(f, jc->n_points + i, (pt.power_w - jc->power_w[i]) / d->g->default_limit_w);
     }
     return GSL_SUCCESS;
 }
@@ -207,9 +206,8 @@ check_job(const struct pfs_job_curve *jc, struct pfs_diag *diag)
 {
     if (jc->n_points < PFS_FIT_MIN_POINTS)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "job_id",
-                             "job '%s': %zu measured point%s, a fit needs at least %d",
-                             jc->job_id, jc->n_points, jc->n_points == 1 ? "" : "s",
-                             PFS_FIT_MIN_POINTS);
+                             "job '%s': %zu measured point%s, a fit needs at least %d", jc->job_id,
+                             jc->n_points, jc->n_points == 1 ? "" : "s", PFS_FIT_MIN_POINTS);
     if (!(jc->throughput[jc->n_points - 1] > 0))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "throughput",
                              "job '%s': zero throughput at the highest cap, nothing to fit",

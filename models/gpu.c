@@ -40,8 +40,8 @@ get_number(config_setting_t *root, const char *path, const char *file, double *o
 }
 
 static int
-get_string(config_setting_t *root, const char *path, const char *file, char *dst,
-           size_t dst_size, struct pfs_diag *diag)
+get_string(config_setting_t *root, const char *path, const char *file, char *dst, size_t dst_size,
+           struct pfs_diag *diag)
 {
     const char *v = NULL;
     char full[96];
@@ -155,8 +155,7 @@ pfs_gpu_find(const char *name, struct pfs_gpu *out, struct pfs_diag *diag)
         int rc;
 
         if (strcmp(e->name, name) != 0) {
-            int n = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "",
-                             e->name);
+            int n = snprintf(known + used, sizeof known - used, "%s%s", used ? ", " : "", e->name);
             if (n > 0 && (size_t)n < sizeof known - used)
                 used += (size_t)n;
             continue;

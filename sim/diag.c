@@ -18,8 +18,8 @@ pfs_strerror(int code)
     switch (code) {
     case PFS_OK:
         return "success";
-#define PFS__ERR_CASE(name, value, text)                                                   \
-    case name:                                                                             \
+#define PFS__ERR_CASE(name, value, text)                                                           \
+    case name:                                                                                     \
         return text;
         PFS_ERRORS(PFS__ERR_CASE)
 #undef PFS__ERR_CASE

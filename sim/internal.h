@@ -41,14 +41,14 @@ bool pfs__parse_long(const char *s, long *out);
 struct pfs__csv {
     FILE *fp;
     char path[256];
-    char *buf;        /* the current line, unquoted in place */
+    char *buf; /* the current line, unquoted in place */
     size_t buf_cap;
-    char *raw;        /* a copy of the current line as read, for error display */
+    char *raw; /* a copy of the current line as read, for error display */
     size_t raw_cap;
-    long line;        /* 1-based number of the current line */
+    long line; /* 1-based number of the current line */
     size_t n_fields;
     char **fields;
-    long *columns;    /* 1-based byte column where each field starts */
+    long *columns; /* 1-based byte column where each field starts */
     size_t fields_cap;
     struct pfs_diag *diag; /* where errors go; set by pfs__csv_open */
 };
@@ -72,8 +72,8 @@ int pfs__csv_long(struct pfs__csv *csv, size_t idx, const char *name, long *out)
 
 /* Records an error at field idx of the current row: file:line:column, field name, the
  * line's text. Returns code. */
-int pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code,
-                   const char *fmt, ...) PFS__PRINTF(5, 6);
+int pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code, const char *fmt,
+                   ...) PFS__PRINTF(5, 6);
 
 /* models/gpu.c: the profiles embedded from configs/gpus/ at build time (build/gen/). */
 struct pfs__embedded_file {

@@ -95,7 +95,8 @@ static const char help_fit[] =
     "  --csv       one row per job: job_id,gpu,n_gpus,rmse_throughput,rmse_power,\n"
     "              pfi_10..pfi_50 (measured; empty where the cut is outside the measured\n"
     "              caps), then the fitted parameters t_max,unit,alpha,activity,mem_w,\n"
-    "              cap_fill,uncapped_w, model_pfi_10..model_pfi_50 and the profile's v_min,f_knee_mhz\n"
+    "              cap_fill,uncapped_w, model_pfi_10..model_pfi_50 and the profile's "
+    "v_min,f_knee_mhz\n"
     "  --profile   first fit the GPU's voltage shape (v_min, knee) jointly to all jobs on\n"
     "              that GPU, then fit the jobs with it\n"
     "\n"
@@ -198,14 +199,11 @@ static const double cuts[] = {0.1, 0.2, 0.3, 0.4, 0.5};
 static int
 cmd_model(int argc, char **argv)
 {
-    static const struct option opts[] = {{"alpha", required_argument, 0, 'a'},
-                                         {"activity", required_argument, 0, 'A'},
-                                         {"mem-w", required_argument, 0, 'm'},
-                                         {"t-max", required_argument, 0, 't'},
-                                         {"step", required_argument, 0, 's'},
-                                         {"csv", no_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"alpha", required_argument, 0, 'a'}, {"activity", required_argument, 0, 'A'},
+        {"mem-w", required_argument, 0, 'm'}, {"t-max", required_argument, 0, 't'},
+        {"step", required_argument, 0, 's'},  {"csv", no_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     struct pfs_dvfs_job j = {
         .t_max = 1.0, .alpha = 0.8, .activity = 0.9, .mem_w = 40.0, .cap_fill = 1.0};
     struct pfs_diag d = {0};
@@ -222,7 +220,7 @@ cmd_model(int argc, char **argv)
         case 'm':
         case 't':
         case 's':
-            dst = c == 'a' ? &j.alpha
+            dst = c == 'a'   ? &j.alpha
                   : c == 'A' ? &j.activity
                   : c == 'm' ? &j.mem_w
                   : c == 't' ? &j.t_max
@@ -255,15 +253,15 @@ cmd_model(int argc, char **argv)
     else
         printf("# %s, model job: alpha %g, activity %g, mem_w %g W (uncapped draw %.1f W)\n"
                "%8s %8s %9s %12s %8s\n",
-               g.name, j.alpha, j.activity, j.mem_w, pfs_dvfs_power_w(&g, &j, g.f_max_mhz),
-               "cap_w", "f_mhz", "power_w", "throughput", "T/T0");
+               g.name, j.alpha, j.activity, j.mem_w, pfs_dvfs_power_w(&g, &j, g.f_max_mhz), "cap_w",
+               "f_mhz", "power_w", "throughput", "T/T0");
     for (double cap = g.min_limit_w; cap <= g.max_limit_w + 1e-9; cap += step) {
         struct pfs_dvfs_point pt, top;
 
         pfs_dvfs_eval(&g, &j, cap, &pt);
         pfs_dvfs_eval(&g, &j, g.default_limit_w, &top);
-        printf(csv ? "%g,%.6g,%.6g,%.6g,%.6g\n" : "%8g %8.1f %9.1f %12.6g %8.4f\n", cap,
-               pt.f_mhz, pt.power_w, pt.throughput,
+        printf(csv ? "%g,%.6g,%.6g,%.6g,%.6g\n" : "%8g %8.1f %9.1f %12.6g %8.4f\n", cap, pt.f_mhz,
+               pt.power_w, pt.throughput,
                top.throughput > 0 ? pt.throughput / top.throughput : 0.0);
     }
     if (!csv) {
@@ -434,14 +432,15 @@ static void
 print_fit_csv(const struct fit_row *rows, size_t n)
 {
     puts("job_id,gpu,n_gpus,rmse_throughput,rmse_power,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50,"
-         "t_max,unit,alpha,activity,mem_w,cap_fill,uncapped_w,model_pfi_10,model_pfi_20,model_pfi_30,"
+         "t_max,unit,alpha,activity,mem_w,cap_fill,uncapped_w,model_pfi_10,model_pfi_20,model_pfi_"
+         "30,"
          "model_pfi_40,model_pfi_50,v_min,f_knee_mhz");
     for (size_t i = 0; i < n; i++) {
         const struct fit_row *r = &rows[i];
         const struct pfs_fit *f = &r->fit;
 
-        printf("%s,%s,%d,%.6g,%.6g", r->jc->job_id, r->jc->gpu, r->jc->n_gpus,
-               f->rmse_throughput, f->rmse_power);
+        printf("%s,%s,%d,%.6g,%.6g", r->jc->job_id, r->jc->gpu, r->jc->n_gpus, f->rmse_throughput,
+               f->rmse_power);
         for (size_t k = 0; k < N_CUTS; k++) {
             if (isnan(r->pfi[k]))
                 fputs(",", stdout);
@@ -462,13 +461,18 @@ print_fit_table(const struct fit_row *rows, size_t n)
     double *rt = malloc(n * sizeof *rt), *rp = malloc(n * sizeof *rp);
     size_t worst = 0;
 
-    printf("%-36s %-9s %4s %3s %7s %7s %7s %7s %7s %7s %7s %6s %6s %6s %5s\n", "job_id", "gpu",
+    int w = 6; /* the job_id column is as wide as the longest id */
+
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(rows[i].jc->job_id) > w)
+            w = (int)strlen(rows[i].jc->job_id);
+    printf("%-*s %-9s %4s %3s %7s %7s %7s %7s %7s %7s %7s %6s %6s %6s %5s\n", w, "job_id", "gpu",
            "gpus", "pts", "rmse_T", "rmse_P", "pfi_10", "pfi_20", "pfi_30", "pfi_40", "pfi_50",
            "alpha", "activ", "mem_w", "fill");
     for (size_t i = 0; i < n; i++) {
         const struct fit_row *r = &rows[i];
 
-        printf("%-36.36s %-9s %4d %3zu %7.4f %7.4f", r->jc->job_id, r->jc->gpu, r->jc->n_gpus,
+        printf("%-*s %-9s %4d %3zu %7.4f %7.4f", w, r->jc->job_id, r->jc->gpu, r->jc->n_gpus,
                r->jc->n_points, r->fit.rmse_throughput, r->fit.rmse_power);
         for (size_t k = 0; k < N_CUTS; k++) {
             if (isnan(r->pfi[k]))
@@ -598,8 +602,8 @@ static const struct command commands[] = {
     {"run", "replay a scenario (planned)", help_planned, cmd_planned},
     {"alloc", "one-shot allocation by every policy (planned)", help_planned, cmd_planned},
     {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", help_fit, cmd_fit},
-    {"import", "convert real power-cap data (perseus, zeus, emerald) to a curves CSV",
-     help_import, cmd_import},
+    {"import", "convert real power-cap data (perseus, zeus, emerald) to a curves CSV", help_import,
+     cmd_import},
     {"model", "print the DVFS model's curve for a job on a GPU profile", help_model, cmd_model},
     {"gpus", "list the GPU profiles", help_gpus, cmd_gpus},
     {"synth", "generate an H100/H200 corpus (planned)", help_planned, cmd_planned},
@@ -631,9 +635,10 @@ print_main_help(FILE *fp)
                 "Commands:\n");
     for (const struct command *c = commands; c->name; c++)
         fprintf(fp, "  %-8s %s\n", c->name, c->summary);
-    fprintf(fp, "\n'pfisim help COMMAND' or 'pfisim COMMAND --help' tells more.\n"
-                "Exit status: 0 ok, 1 failure, 2 usage, 3 invalid input, 4 I/O error.\n"
-                "Real data: $PFISIM_DATA (now: %s).\n",
+    fprintf(fp,
+            "\n'pfisim help COMMAND' or 'pfisim COMMAND --help' tells more.\n"
+            "Exit status: 0 ok, 1 failure, 2 usage, 3 invalid input, 4 I/O error.\n"
+            "Real data: $PFISIM_DATA (now: %s).\n",
             pfs_data_dir());
 }
 

@@ -30,13 +30,13 @@
 
 /* The one table of error codes and their messages; pfs_strerror() and the CLI's exit codes
  * are generated from it. Codes are negative so that 0 means success. */
-#define PFS_ERRORS(X)                                                                      \
-    X(PFS_EINVAL, -1, "invalid input")                                                     \
-    X(PFS_EIO, -2, "input/output error")                                                   \
-    X(PFS_ENOMEM, -3, "out of memory")                                                     \
-    X(PFS_ENUMERIC, -4, "numerical failure")                                               \
-    X(PFS_ERANGE, -5, "value outside the domain")                                          \
-    X(PFS_ENOTFOUND, -6, "not found")                                                      \
+#define PFS_ERRORS(X)                                                                              \
+    X(PFS_EINVAL, -1, "invalid input")                                                             \
+    X(PFS_EIO, -2, "input/output error")                                                           \
+    X(PFS_ENOMEM, -3, "out of memory")                                                             \
+    X(PFS_ENUMERIC, -4, "numerical failure")                                                       \
+    X(PFS_ERANGE, -5, "value outside the domain")                                                  \
+    X(PFS_ENOTFOUND, -6, "not found")                                                              \
     X(PFS_EUSAGE, -7, "invalid usage")
 
 enum pfs_error {
@@ -120,7 +120,7 @@ struct pfs_dvfs_job {
 };
 
 #define PFS_DVFS_ACTIVITY_MAX 1.5
-#define PFS_DVFS_FILL_MIN 0.7 /* smallest cap_fill the fit allows */
+#define PFS_DVFS_FILL_MIN     0.7 /* smallest cap_fill the fit allows */
 
 /* One operating point of a job under a cap. */
 struct pfs_dvfs_point {
@@ -223,8 +223,8 @@ int pfs_curveset_new(struct pfs_curveset **out);
  * checks them. line is the source line for messages (0 if none). Returns 0, PFS_EINVAL,
  * PFS_ENOMEM. */
 int pfs_curveset_add(struct pfs_curveset *cs, const char *job_id, const char *gpu, int n_gpus,
-                     double cap_w, double throughput, const char *unit, double power_w,
-                     long line, struct pfs_diag *diag);
+                     double cap_w, double throughput, const char *unit, double power_w, long line,
+                     struct pfs_diag *diag);
 
 /* Reads a curves CSV strictly: any bad row fails the whole read and nothing is returned.
  * Returns 0, PFS_EIO, PFS_EINVAL (diag: file:line:column and field), PFS_ENOMEM. */
@@ -234,8 +234,7 @@ int pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_di
  * The path variant writes a temporary file beside path and renames it, so a failed write
  * leaves no half-written output. Returns 0 or PFS_EIO. */
 int pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *diag);
-int pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path,
-                            struct pfs_diag *diag);
+int pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct pfs_diag *diag);
 
 /* Returns the job called job_id, or NULL. */
 const struct pfs_job_curve *pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id);
@@ -286,8 +285,7 @@ struct pfs_importer_ops {
     const char *name;    /* as typed: perseus, zeus, emerald */
     const char *summary; /* one line */
     /* Reads path into cs with GPU profile name gpu. Returns 0, PFS_EIO, PFS_EINVAL. */
-    int (*read)(const char *path, const char *gpu, struct pfs_curveset *cs,
-                struct pfs_diag *diag);
+    int (*read)(const char *path, const char *gpu, struct pfs_curveset *cs, struct pfs_diag *diag);
     /* Optional: the GPU profile the file name implies, or NULL. */
     const char *(*gpu_from_path)(const char *path);
 };

@@ -22,43 +22,42 @@ struct test {
     char tmpdir[256];
 };
 
-void test_fail(struct test *t, const char *file, int line, const char *fmt, ...)
-    PFS__PRINTF(4, 5);
+void test_fail(struct test *t, const char *file, int line, const char *fmt, ...) PFS__PRINTF(4, 5);
 
-#define CHECK(cond)                                                                        \
-    do {                                                                                   \
-        if (!(cond))                                                                       \
-            test_fail(t, __FILE__, __LINE__, "CHECK(%s)", #cond);                          \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            test_fail(t, __FILE__, __LINE__, "CHECK(%s)", #cond);                                  \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                              \
-    do {                                                                                   \
-        double a_ = (a), b_ = (b), tol_ = (tol);                                           \
-        if (!(fabs(a_ - b_) <= tol_))                                                      \
-            test_fail(t, __FILE__, __LINE__, "%s = %.10g, expected %.10g (tol %g)", #a, a_, \
-                      b_, tol_);                                                           \
+#define CHECK_NEAR(a, b, tol)                                                                      \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b), tol_ = (tol);                                                   \
+        if (!(fabs(a_ - b_) <= tol_))                                                              \
+            test_fail(t, __FILE__, __LINE__, "%s = %.10g, expected %.10g (tol %g)", #a, a_, b_,    \
+                      tol_);                                                                       \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                    \
-    do {                                                                                   \
-        const char *a_ = (a), *b_ = (b);                                                   \
-        if (strcmp(a_, b_) != 0)                                                           \
-            test_fail(t, __FILE__, __LINE__, "%s:\n      got      '%s'\n      expected '%s'", \
-                      #a, a_, b_);                                                         \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (strcmp(a_, b_) != 0)                                                                   \
+            test_fail(t, __FILE__, __LINE__, "%s:\n      got      '%s'\n      expected '%s'", #a,  \
+                      a_, b_);                                                                     \
     } while (0)
 
-#define CHECK_INT(a, b)                                                                    \
-    do {                                                                                   \
-        long a_ = (long)(a), b_ = (long)(b);                                               \
-        if (a_ != b_)                                                                      \
-            test_fail(t, __FILE__, __LINE__, "%s = %ld, expected %ld", #a, a_, b_);        \
+#define CHECK_INT(a, b)                                                                            \
+    do {                                                                                           \
+        long a_ = (long)(a), b_ = (long)(b);                                                       \
+        if (a_ != b_)                                                                              \
+            test_fail(t, __FILE__, __LINE__, "%s = %ld, expected %ld", #a, a_, b_);                \
     } while (0)
 
-#define SKIP(why)                                                                          \
-    do {                                                                                   \
-        fprintf(stderr, "  skip %s: %s\n", t->name, why);                                  \
-        t->skipped = true;                                                                 \
-        return;                                                                            \
+#define SKIP(why)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "  skip %s: %s\n", t->name, why);                                          \
+        t->skipped = true;                                                                         \
+        return;                                                                                    \
     } while (0)
 
 /* Writes text to t->tmpdir/name and returns the path (static buffer, one at a time per
@@ -73,25 +72,25 @@ const char *test_data(const char *rel, char *buf, size_t size);
 int test_run(struct test *t, const char *args, char **out, char **err);
 
 /* The list of tests, X(name). */
-#define TEST_LIST(X)                                                                       \
-    X(test_diag_strerror)                                                                  \
-    X(test_csv_tokenizer)                                                                  \
-    X(test_curves_roundtrip)                                                               \
-    X(test_curves_bad_input)                                                               \
-    X(test_gpu_profiles)                                                                   \
-    X(test_gpu_bad_config)                                                                 \
-    X(test_dvfs_clock_bruteforce)                                                          \
-    X(test_dvfs_properties)                                                                \
-    X(test_dvfs_derivatives)                                                               \
-    X(test_curve_sampled)                                                                  \
-    X(test_curve_no_extrapolation)                                                         \
-    X(test_pfi_closed_form)                                                                \
-    X(test_fit_recovers_model)                                                             \
-    X(test_fit_too_few_points)                                                             \
-    X(test_real_emerald_pfi)                                                               \
-    X(test_real_import_errors)                                                             \
-    X(test_real_fit_quality)                                                               \
-    X(test_cli_frame)                                                                      \
+#define TEST_LIST(X)                                                                               \
+    X(test_diag_strerror)                                                                          \
+    X(test_csv_tokenizer)                                                                          \
+    X(test_curves_roundtrip)                                                                       \
+    X(test_curves_bad_input)                                                                       \
+    X(test_gpu_profiles)                                                                           \
+    X(test_gpu_bad_config)                                                                         \
+    X(test_dvfs_clock_bruteforce)                                                                  \
+    X(test_dvfs_properties)                                                                        \
+    X(test_dvfs_derivatives)                                                                       \
+    X(test_curve_sampled)                                                                          \
+    X(test_curve_no_extrapolation)                                                                 \
+    X(test_pfi_closed_form)                                                                        \
+    X(test_fit_recovers_model)                                                                     \
+    X(test_fit_too_few_points)                                                                     \
+    X(test_real_emerald_pfi)                                                                       \
+    X(test_real_import_errors)                                                                     \
+    X(test_real_fit_quality)                                                                       \
+    X(test_cli_frame)                                                                              \
     X(test_cli_bad_input)
 
 #define TEST_DECLARE(name) void name(struct test *t);

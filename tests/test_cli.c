@@ -10,7 +10,7 @@
 void
 test_cli_frame(struct test *t)
 {
-    static const char *const cmds[] = {"run",  "alloc",   "fit",  "import",
+    static const char *const cmds[] = {"run",   "alloc",   "fit",  "import",
                                        "synth", "predict", "plot", "report"};
     char *out, *err, args[600];
 

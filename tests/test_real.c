@@ -40,8 +40,7 @@ test_real_emerald_pfi(struct test *t)
     CHECK(j != NULL);
     if (j) {
         CHECK_INT(j->n_gpus, 48); /* 18616.6 W total / 387.8 W per GPU */
-        CHECK_INT(pfs_curve_sampled_new(j->cap_w, j->throughput, j->power_w, j->n_points, &c,
-                                        &d),
+        CHECK_INT(pfs_curve_sampled_new(j->cap_w, j->throughput, j->power_w, j->n_points, &c, &d),
                   0);
         /* 400 W to 200 W: normalized throughput 0.6256 (the file's own column), so
          * PFI(0.5) = (1 - 0.0775 / 0.12388889) / 0.5 = 0.748879. */
@@ -63,8 +62,7 @@ test_real_emerald_pfi(struct test *t)
     if (j) {
         CHECK_INT(j->n_gpus, 4);
         CHECK_INT(j->n_points, 6);
-        CHECK_INT(pfs_curve_sampled_new(j->cap_w, j->throughput, j->power_w, j->n_points, &c,
-                                        &d),
+        CHECK_INT(pfs_curve_sampled_new(j->cap_w, j->throughput, j->power_w, j->n_points, &c, &d),
                   0);
         CHECK_INT(pfs_pfi(c, 300, 0.25, &pfi), 0);
         /* time 60.095173 s per iteration at 300 W, 73.328783 s at 225 W:
@@ -113,8 +111,7 @@ cmp(const void *a, const void *b)
 
 /* Fits every job of cs accepted by keep() and summarises rmse_throughput. */
 static struct quality
-fit_all(struct test *t, const struct pfs_curveset *cs,
-        bool (*keep)(const struct pfs_job_curve *))
+fit_all(struct test *t, const struct pfs_curveset *cs, bool (*keep)(const struct pfs_job_curve *))
 {
     struct quality q = {0, 0, 0};
     double *r = calloc(cs->n_jobs, sizeof *r);

@@ -21,8 +21,7 @@ pfs__csv_open(struct pfs__csv *csv, const char *path, struct pfs_diag *diag)
     pfs__strlcpy(csv->path, path, sizeof csv->path);
     csv->fp = fopen(path, "r");
     if (!csv->fp)
-        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot open: %s",
-                             strerror(errno));
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
     return 0;
 }
 
@@ -79,8 +78,8 @@ csv_split(struct pfs__csv *csv)
             r++;
             for (;;) {
                 if (*r == '\0')
-                    return pfs__diag_set(csv->diag, PFS_EINVAL, csv->path, csv->line, column,
-                                         NULL, "unterminated quoted field");
+                    return pfs__diag_set(csv->diag, PFS_EINVAL, csv->path, csv->line, column, NULL,
+                                         "unterminated quoted field");
                 if (*r == '"') {
                     if (r[1] == '"') {
                         *w++ = '"';
@@ -156,8 +155,7 @@ pfs__csv_next(struct pfs__csv *csv)
 }
 
 int
-pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code, const char *fmt,
-               ...)
+pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -227,8 +225,7 @@ pfs__csv_double(struct pfs__csv *csv, size_t idx, const char *name, double *out)
     if (rc)
         return rc;
     if (!pfs__parse_double(s, out))
-        return pfs__csv_error(csv, idx, name, PFS_EINVAL, "expected a finite number, got '%s'",
-                              s);
+        return pfs__csv_error(csv, idx, name, PFS_EINVAL, "expected a finite number, got '%s'", s);
     return 0;
 }
 

@@ -61,7 +61,7 @@ struct where {
 };
 
 enum { COL_JOB, COL_GPU, COL_NGPUS, COL_CAP, COL_TPUT, COL_UNIT, COL_POWER, N_COLS };
-static const char *const col_names[N_COLS] = {"job_id", "gpu",  "n_gpus", "cap_w",
+static const char *const col_names[N_COLS] = {"job_id",     "gpu",  "n_gpus", "cap_w",
                                               "throughput", "unit", "power_w"};
 
 static int
@@ -70,8 +70,8 @@ point_error(const struct pfs_curveset *cs, const struct where *w, int col, long 
 {
     if (w->csv)
         return pfs__csv_error(w->csv, w->idx[col], col_names[col], PFS_EINVAL, "%s", msg);
-    return pfs__diag_set(diag, PFS_EINVAL, cs->path[0] ? cs->path : NULL, line, 0,
-                         col_names[col], "%s: %s", col_names[col], msg);
+    return pfs__diag_set(diag, PFS_EINVAL, cs->path[0] ? cs->path : NULL, line, 0, col_names[col],
+                         "%s: %s", col_names[col], msg);
 }
 
 /* Inserts (cap, throughput, power) into job j keeping caps sorted; fails on a duplicate. */
@@ -191,8 +191,7 @@ pfs_curveset_add(struct pfs_curveset *cs, const char *job_id, const char *gpu, i
 {
     struct where w = {0};
 
-    return curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, throughput, unit, power_w, line,
-                        diag);
+    return curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, throughput, unit, power_w, line, diag);
 }
 
 int
@@ -229,8 +228,7 @@ pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_diag *
             (rc = pfs__csv_str(&csv, idx[COL_UNIT], "unit", &unit)) ||
             (rc = pfs__csv_double(&csv, idx[COL_POWER], "power_w", &power_w)))
             goto fail;
-        rc = curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, tput, unit, power_w, csv.line,
-                          diag);
+        rc = curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, tput, unit, power_w, csv.line, diag);
         if (rc)
             goto fail;
     }
@@ -284,8 +282,7 @@ pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *dia
         }
     }
     if (fflush(fp) != 0 || ferror(fp))
-        return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error: %s",
-                             strerror(errno));
+        return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
     return 0;
 }
 
@@ -300,12 +297,10 @@ pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct 
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "path too long");
     fp = fopen(tmp, "w");
     if (!fp)
-        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
-                             strerror(errno));
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     rc = pfs_curveset_write(cs, fp, diag);
     if (fclose(fp) != 0 && rc == 0)
-        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
-                           strerror(errno));
+        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
     if (rc == 0 && rename(tmp, path) != 0)
         rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place: %s",
                            strerror(errno));

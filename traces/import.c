@@ -112,8 +112,8 @@ out:
 static int
 zeus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct pfs_diag *diag)
 {
-    static const char *const names[] = {"dataset",     "network",        "batch_size",
-                                        "optimizer",   "power_limit",    "time_per_epoch",
+    static const char *const names[] = {"dataset",      "network",     "batch_size",
+                                        "optimizer",    "power_limit", "time_per_epoch",
                                         "average_power"};
     struct pfs__csv csv;
     size_t idx[7];
@@ -195,8 +195,7 @@ emerald_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
                                 total / per);
             goto out;
         }
-        rc = pfs_curveset_add(cs, job, gpu, (int)n_gpus, cap, t, "units/s", per, csv.line,
-                              diag);
+        rc = pfs_curveset_add(cs, job, gpu, (int)n_gpus, cap, t, "units/s", per, csv.line, diag);
         if (rc)
             goto out;
     }
