@@ -82,7 +82,10 @@ struct pfs__embedded_file {
 };
 extern const struct pfs__embedded_file pfs__gpu_embedded[];
 
-/* The fitting model's residual for one job on one profile, shared by the job and profile
- * fits of models/fit.c; see there. */
+/* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters in
+ * truth[0 .. n_jobs) (caller-allocated; may be NULL), for tests and validation. */
+int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out,
+                     struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
+                     struct pfs_diag *diag);
 
 #endif /* PFISIM_INTERNAL_H */

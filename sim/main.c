@@ -581,6 +581,94 @@ out:
 }
 
 /* ---------------------------------------------------------------------------------------
+ * pfisim synth
+ */
+
+static const char help_synth[] =
+    "usage: pfisim synth [--seed S] -o DIR [--train N] [--validation N] [--transfer N]\n"
+    "\n"
+    "Generates the SYNTHETIC H100/H200 LLM-training corpus of docs/corpus.md into DIR:\n"
+    "curves.csv (cap sweeps 200-700 W), jobs.csv (configuration, telemetry at the default\n"
+    "limit, true PFI labels) and README.md (seed, generator version, calibration summary).\n"
+    "The same seed gives byte-identical files.\n"
+    "\n"
+    "  --seed S         random seed (default 7, the shipped traces/h200-h100 corpus)\n"
+    "  -o, --output DIR where to write (created if missing)\n"
+    "  --train N        H200 jobs in split train (default 131)\n"
+    "  --validation N   H200 jobs in split validation (default 24)\n"
+    "  --transfer N     H100 twins of H200 configurations (default 34)\n";
+
+static bool
+parse_count(const char *s, unsigned long *out)
+{
+    long v;
+
+    if (!pfs__parse_long(s, &v) || v < 0)
+        return false;
+    *out = (unsigned long)v;
+    return true;
+}
+
+static int
+cmd_synth(int argc, char **argv)
+{
+    static const struct option opts[] = {{"seed", required_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"train", required_argument, 0, 't'},
+                                         {"validation", required_argument, 0, 'v'},
+                                         {"transfer", required_argument, 0, 'x'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_synth_options o;
+    struct pfs_jobset *js = NULL;
+    struct pfs_curveset *cs = NULL;
+    struct pfs_diag d = {0};
+    const char *dir = NULL;
+    unsigned long v;
+    int c, rc;
+
+    pfs_synth_defaults(&o, 7);
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            dir = optarg;
+            break;
+        case 's':
+        case 't':
+        case 'v':
+        case 'x':
+            if (!parse_count(optarg, &v))
+                return usage_error("synth", "expected a non-negative integer, got '%s'", optarg);
+            if (c == 's')
+                o.seed = v;
+            else if (c == 't')
+                o.n_train = v;
+            else if (c == 'v')
+                o.n_validation = v;
+            else
+                o.n_transfer = v;
+            break;
+        case 'h':
+            return fputs(help_synth, stdout), EXIT_OK;
+        default:
+            return usage_error("synth", "%s", "bad option");
+        }
+    }
+    if (!dir || optind != argc)
+        return usage_error("synth", "%s", "expected -o DIR and no other arguments");
+    if ((rc = pfs_synth(&o, &js, &cs, &d)) != 0 || (rc = pfs_corpus_write(dir, &o, js, cs, &d)))
+        rc = report(&d, rc);
+    else
+        fprintf(stderr,
+                "pfisim synth: wrote %s/{curves.csv,jobs.csv,README.md} (%zu jobs, "
+                "synthetic, seed %lu)\n",
+                dir, js->n_jobs, o.seed);
+    pfs_jobset_free(js);
+    pfs_curveset_free(cs);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
  * Commands of later layers, and the dispatcher
  */
 
@@ -606,7 +694,7 @@ static const struct command commands[] = {
      cmd_import},
     {"model", "print the DVFS model's curve for a job on a GPU profile", help_model, cmd_model},
     {"gpus", "list the GPU profiles", help_gpus, cmd_gpus},
-    {"synth", "generate an H100/H200 corpus (planned)", help_planned, cmd_planned},
+    {"synth", "generate the synthetic H100/H200 corpus", help_synth, cmd_synth},
     {"predict", "train/evaluate the telemetry-to-PFI predictor (planned)", help_planned,
      cmd_planned},
     {"plot", "figures from a results database (planned)", help_planned, cmd_planned},

@@ -296,4 +296,87 @@ extern const struct pfs_importer_ops *const pfs_importers[];
 /* Returns the importer called name, or NULL. */
 const struct pfs_importer_ops *pfs_importer_find(const char *name);
 
+/* ---------------------------------------------------------------------------------------
+ * Corpus jobs (traces/jobs.c): jobs.csv of docs/formats.md, one row per job: identity,
+ * configuration, the telemetry a DCGM exporter gives at the job's uncapped operating point,
+ * and the true PFI at 10-50% cuts (labels, for training and evaluation only).
+ */
+
+#define PFS_N_CUTS 5 /* PFI is reported at cuts of 10, 20, 30, 40 and 50% */
+
+/* The cut of index k, 0.1 * (k + 1). */
+double pfs_cut(size_t k);
+
+struct pfs_corpus_job {
+    char job_id[32];
+    char gpu[32];     /* profile name */
+    char split[16];   /* train, validation, transfer (or "" for an imported job) */
+    char twin_id[32]; /* for a transfer job: the H200 job with the same configuration */
+    int n_gpus;
+    char family[8];         /* dense, moe */
+    char phase[16];         /* pretrain, finetune, lora */
+    double params_b;        /* total parameters, billions */
+    double active_params_b; /* parameters active per token, billions (= params_b if dense) */
+    int seq_len, micro_batch, tp, pp, dp, ep;
+    /* telemetry at the uncapped operating point (default limit); NAN when unknown */
+    double power_w;         /* mean draw per GPU, W */
+    double power_frac;      /* power_w / the GPU's default limit */
+    double sm_clock_mhz;    /* mean SM clock, MHz */
+    double sm_active;       /* DCGM SM active, 0..1 */
+    double tensor_active;   /* DCGM tensor pipe active, 0..1 */
+    double dram_active;     /* DCGM DRAM active, 0..1 */
+    double nvlink_gbps;     /* NVLink tx + rx per GPU, GB/s */
+    double net_gbps;        /* network (InfiniBand/RoCE) per GPU, Gb/s */
+    double tokens_per_s;    /* uncapped throughput of the whole job, tokens/s */
+    double pfi[PFS_N_CUTS]; /* labels: true PFI at pfs_cut(k); NAN when unknown */
+};
+
+struct pfs_jobset {
+    char path[256];
+    size_t n_jobs;
+    struct pfs_corpus_job *jobs;
+};
+
+/* Reads a jobs CSV strictly (telemetry and label fields may be empty: NAN). Returns 0,
+ * PFS_EIO, PFS_EINVAL (file:line:column, field), PFS_ENOMEM. */
+int pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag);
+
+/* Writes the set as a jobs CSV (NAN as an empty field). Returns 0 or PFS_EIO. */
+int pfs_jobset_write(const struct pfs_jobset *js, FILE *fp, struct pfs_diag *diag);
+
+const struct pfs_corpus_job *pfs_jobset_find(const struct pfs_jobset *js, const char *job_id);
+
+void pfs_jobset_free(struct pfs_jobset *js);
+
+/* ---------------------------------------------------------------------------------------
+ * The synthetic H100/H200 corpus (traces/synth.c, docs/corpus.md). SYNTHETIC: generated from
+ * the DVFS model with documented rules; it stands in for measurements nobody has published.
+ */
+
+#define PFS_SYNTH_VERSION "1"
+
+struct pfs_synth_options {
+    unsigned long seed;
+    size_t n_train;      /* H200 jobs in split train (131 in the source study) */
+    size_t n_validation; /* further H200 jobs, split validation (24) */
+    size_t n_transfer;   /* H100 twins of H200 configurations, split transfer (34) */
+};
+
+/* The source study's sizes: 131 / 24 / 34. */
+void pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed);
+
+/* Generates the corpus: jobs (with telemetry and true PFI) and their measured curves (caps
+ * 200-700 W in 50 W steps, about 1% noise, non-decreasing). The same options give the same
+ * corpus bit for bit. Returns 0, PFS_EINVAL (impossible sizes), PFS_ENOMEM. */
+int pfs_synth(const struct pfs_synth_options *o, struct pfs_jobset **jobs,
+              struct pfs_curveset **curves, struct pfs_diag *diag);
+
+/* Writes DIR/curves.csv, DIR/jobs.csv and DIR/README.md (what it is, the seed, the
+ * generator version, the word synthetic, and its calibration summary). All three are
+ * written to temporary names first and renamed only when all succeeded. DIR is created if
+ * missing. Returns 0 or PFS_EIO. */
+int pfs_corpus_write(const char *dir, const struct pfs_synth_options *o,
+                     const struct pfs_jobset *jobs, const struct pfs_curveset *curves,
+                     struct pfs_diag *diag);
+
 #endif /* PFISIM_H */

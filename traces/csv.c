@@ -6,6 +6,8 @@
  * and the offending line for a caret display. Quoting follows RFC 4180 ("a ""b""" is
  * a "b"), but a quoted field may not span lines: no input pfisim reads needs that, and
  * forbidding it keeps line numbers honest. Blank lines are skipped; "\r\n" is accepted.
+ * A line whose first byte is '#' is a comment and skipped: synthetic files say so in their
+ * first line (pandas reads them with comment='#').
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -130,7 +132,7 @@ pfs__csv_next(struct pfs__csv *csv)
         csv->line++;
         while (len > 0 && (csv->buf[len - 1] == '\n' || csv->buf[len - 1] == '\r'))
             csv->buf[--len] = '\0';
-        if (len == 0)
+        if (len == 0 || csv->buf[0] == '#')
             continue;
         if (strlen(csv->buf) != (size_t)len)
             return pfs__diag_set(csv->diag, PFS_EINVAL, csv->path, csv->line,

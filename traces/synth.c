@@ -1,0 +1,448 @@
+/*
+ * traces/synth.c - the synthetic H100/H200 LLM-training corpus (docs/corpus.md).
+ *
+ * SYNTHETIC. No public data set gives H100/H200 training throughput under power caps with
+ * per-job telemetry (shared/data/README.md), so pfisim generates one from its DVFS model,
+ * shaped like the source study's population: 131 H200 jobs (train), 24 more (validation)
+ * and 34 H100 runs of 34 of those configurations (transfer).
+ *
+ * The pipeline, per configuration:
+ *   1. draw a configuration: model (published dense and MoE architectures), phase, GPU
+ *      count (at least what the model's training state needs in memory), TP/PP/DP/EP,
+ *      sequence length, micro-batch;
+ *   2. rules turn it into the hidden physics: the step-time split at f_max on an H100 into
+ *      compute (scales with the clock), memory and communication (do not), the dynamic
+ *      activity, the clock-independent draw (HBM and links), the limiter's cap_fill, and the
+ *      absolute tokens/s through an MFU model; seeded variation that telemetry does not see
+ *      is added to the intensity, communication, activity, HBM power and cap_fill;
+ *   3. per GPU type: the H200 moves the same bytes at 4.8 instead of 3.35 TB/s, so its memory
+ *      time shrinks (it is never slower uncapped) while its HBM3e draws more of the budget
+ *      (so under a cap it can be slower);
+ *   4. "measure" it: telemetry at the default 700 W limit with DCGM-like noise, and a cap
+ *      sweep 200-700 W in 50 W steps with about 1% throughput noise, projected onto a
+ *      non-decreasing sequence (pool adjacent violators) as one would clean a real sweep;
+ *   5. label it with the true PFI at 10-50% from the noise-free model.
+ *
+ * Every random draw comes from one GSL MT19937 stream seeded by the user, in a fixed order,
+ * so the same seed gives the same corpus bit for bit. All constants are here, named, and
+ * documented with their sources in docs/corpus.md.
+ */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Published architectures (parameter counts from the model cards / papers). */
+struct arch {
+    const char *name;
+    bool moe;
+    double params_b, active_b;
+};
+
+static const struct arch dense_models[] = {
+    {"gpt-1.3b", false, 1.3, 1.3},     {"gpt-2.7b", false, 2.7, 2.7},
+    {"llama2-7b", false, 6.7, 6.7},    {"llama3-8b", false, 8.0, 8.0},
+    {"llama2-13b", false, 13.0, 13.0}, {"codellama-34b", false, 34.0, 34.0},
+    {"llama3-70b", false, 70.6, 70.6},
+};
+
+static const struct arch moe_models[] = {
+    {"olmoe-1b-7b", true, 6.9, 1.3},       {"qwen1.5-moe-a2.7b", true, 14.3, 2.7},
+    {"deepseek-moe-16b", true, 16.4, 2.8}, {"mixtral-8x7b", true, 46.7, 12.9},
+    {"qwen2-57b-a14b", true, 57.4, 14.2},
+};
+
+#define N_DENSE (sizeof dense_models / sizeof dense_models[0])
+#define N_MOE   (sizeof moe_models / sizeof moe_models[0])
+
+enum phase { PRETRAIN, FINETUNE, LORA };
+static const char *const phase_names[] = {"pretrain", "finetune", "lora"};
+
+/* Generator constants (docs/corpus.md gives each one's reason and source). */
+#define P_MOE       0.30 /* share of MoE configurations */
+#define P_PRETRAIN  0.45 /* phase mix: pretrain / finetune / lora */
+#define P_FINETUNE  0.30
+#define BYTES_FULL  16.0 /* bf16 weights + grads, fp32 master + Adam moments */
+#define BYTES_LORA  2.4  /* frozen bf16 weights + adapters and their optimizer */
+#define MEM_USABLE  0.75 /* of an H100's 80 GB, for training state */
+#define TENSOR_EFF  0.62 /* tensor throughput while in compute phases, of peak */
+#define HBM_W_H100  55.0 /* HBM3 draw at full DRAM activity, W (assumption) */
+#define HBM_W_H200  80.0 /* HBM3e, more stacks at 4.8 TB/s (assumption) */
+#define Z_BASE      2.2  /* intensity logit of a reference job (calibrated, docs/validation.md) */
+#define ACT_COMPUTE 1.05 /* activity while in compute phases (calibrated) */
+#define CAPS_LO     200.0
+#define CAPS_HI     700.0
+#define CAPS_STEP   50.0
+#define N_CAPS      11
+#define NOISE_TPUT  0.01  /* relative noise of a measured throughput point */
+#define NOISE_POWER 0.005 /* relative noise of a measured mean draw */
+
+/* What is drawn once per configuration and shared by its H200 and H100 runs. */
+struct config {
+    const struct arch *arch;
+    enum phase phase;
+    int n_gpus, seq_len, micro_batch, tp, pp, dp, ep;
+    /* hidden variation, unseen by telemetry */
+    double z_noise, comm_noise, act_noise, hbm_noise, fill_noise, eff_noise;
+};
+
+/* The hidden physics of one configuration on one GPU type. */
+struct physics {
+    double c, m, k;          /* step-time shares at f_max (c + m + k = 1): compute, memory, comm */
+    double tokens_per_s_max; /* throughput at f_max */
+    struct pfs_dvfs_job job; /* the DVFS model's job parameters */
+    double dram_util;        /* DRAM activity at f_max, 0..1 */
+};
+
+static double
+sigmoid(double z)
+{
+    return 1.0 / (1.0 + exp(-z));
+}
+
+static double
+clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+static int
+pick(gsl_rng *r, const double *p, int n)
+{
+    double u = gsl_rng_uniform(r), acc = 0;
+
+    for (int i = 0; i < n - 1; i++) {
+        acc += p[i];
+        if (u < acc)
+            return i;
+    }
+    return n - 1;
+}
+
+static void
+draw_config(gsl_rng *r, struct config *cf)
+{
+    static const double grow_pre[] = {0.3, 0.4, 0.3}, grow_ft[] = {0.5, 0.35, 0.15},
+                        grow_lora[] = {0.6, 0.3, 0.1};
+    static const int seq_pre[] = {2048, 4096, 8192}, seq_ft[] = {1024, 2048, 4096},
+                     seq_lora[] = {512, 1024, 2048, 4096};
+    double u, need_gb;
+    int n_min = 1;
+
+    memset(cf, 0, sizeof *cf);
+    for (;;) {
+        bool moe = gsl_rng_uniform(r) < P_MOE;
+
+        cf->arch = moe ? &moe_models[gsl_rng_uniform_int(r, N_MOE)]
+                       : &dense_models[gsl_rng_uniform_int(r, N_DENSE)];
+        u = gsl_rng_uniform(r);
+        cf->phase = u < P_PRETRAIN ? PRETRAIN : u < P_PRETRAIN + P_FINETUNE ? FINETUNE : LORA;
+        /* The fewest GPUs (a power of two) whose memory holds the training state; sized on
+         * the H100's 80 GB so that every configuration also runs on an H100 (the twins). */
+        need_gb = cf->arch->params_b * (cf->phase == LORA ? BYTES_LORA : BYTES_FULL);
+        for (n_min = 1; n_min * 80.0 * MEM_USABLE < need_gb; n_min *= 2)
+            ;
+        if (n_min <= 32)
+            break;
+    }
+    {
+        const double *grow = cf->phase == PRETRAIN   ? grow_pre
+                             : cf->phase == FINETUNE ? grow_ft
+                                                     : grow_lora;
+        int k = pick(r, grow, 3);
+
+        cf->n_gpus = n_min << k;
+        if (cf->n_gpus > 32)
+            cf->n_gpus = 32;
+    }
+    if (cf->phase == PRETRAIN)
+        cf->seq_len = seq_pre[gsl_rng_uniform_int(r, 3)];
+    else if (cf->phase == FINETUNE)
+        cf->seq_len = seq_ft[gsl_rng_uniform_int(r, 3)];
+    else
+        cf->seq_len = seq_lora[gsl_rng_uniform_int(r, 4)];
+    /* Smaller models afford bigger micro-batches. */
+    cf->micro_batch = 1 << gsl_rng_uniform_int(r, cf->arch->active_b < 10 ? 4 : 2);
+    /* Tensor parallelism inside a node for big models, pipeline across nodes for the
+     * biggest, data parallelism for the rest; experts spread over up to 8 ranks. */
+    cf->tp = 1;
+    if (cf->n_gpus >= 2 && cf->arch->params_b >= 30)
+        cf->tp = cf->n_gpus >= 8 ? 8 : cf->n_gpus;
+    else if (cf->n_gpus >= 2 && cf->arch->params_b >= 10)
+        cf->tp = gsl_rng_uniform(r) < 0.5 ? 2 : (cf->n_gpus >= 4 ? 4 : 2);
+    cf->pp = 1;
+    if (cf->n_gpus >= 16 && cf->arch->params_b >= 30 && cf->phase != LORA)
+        cf->pp = gsl_rng_uniform(r) < 0.5 ? 2 : 4;
+    cf->dp = cf->n_gpus / (cf->tp * cf->pp);
+    cf->ep = 1;
+    if (cf->arch->moe && cf->n_gpus >= 2) {
+        int max_ep = cf->n_gpus / cf->pp;
+
+        cf->ep = max_ep >= 8 ? 8 : max_ep;
+    }
+    /* The hidden variation (docs/corpus.md, "what telemetry cannot see"). */
+    cf->z_noise = gsl_ran_gaussian(r, 0.40);
+    cf->comm_noise = gsl_ran_gaussian(r, 0.30);
+    cf->act_noise = gsl_ran_gaussian(r, 0.05);
+    cf->hbm_noise = gsl_ran_gaussian(r, 0.10);
+    cf->fill_noise = gsl_ran_gaussian(r, 0.010);
+    cf->eff_noise = gsl_ran_gaussian(r, 0.05);
+}
+
+/* The rules of docs/corpus.md: configuration -> hidden physics, on an H100 or an H200. */
+static void
+physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct physics *ph)
+{
+    const double bw_ratio = 3.35 / 4.8; /* H200 memory time per byte, relative to H100 */
+    double z, s, k, c, m, total, flops_per_token, dram;
+    double log_n = log2((double)cf->n_gpus);
+
+    /* Arithmetic intensity sets how much of the non-communication time is compute: more
+     * tokens per micro-batch and wider models raise it; MoE (expert dispatch, small expert
+     * GEMMs) lowers it, and so does fine-tuning (short, padded samples, data loading,
+     * evaluation), LoRA most (no weight-gradient GEMMs, the same weight reads). */
+    z = Z_BASE + 0.55 * log2((double)cf->micro_batch * cf->seq_len / 4096.0) +
+        0.40 * log2(cf->arch->active_b / 7.0) - 1.3 * (cf->arch->moe ? 1 : 0) -
+        0.8 * (cf->phase == FINETUNE ? 1 : 0) - 1.2 * (cf->phase == LORA ? 1 : 0) + cf->z_noise;
+    s = sigmoid(z);
+    /* Communication grows with GPU count, leaving the node (> 8 GPUs), pipeline depth,
+     * expert all-to-all and wide tensor parallelism. */
+    k = 0.02 + 0.02 * log_n + 0.10 * (cf->n_gpus > 8 ? 1 : 0) + 0.035 * log2((double)cf->pp) +
+        0.06 * (cf->arch->moe && cf->ep > 1 ? 1 : 0) + 0.02 * (cf->tp >= 4 ? 1 : 0);
+    k = clampd(k * exp(cf->comm_noise), 0.01, 0.5);
+    c = (1 - k) * s;
+    m = (1 - k) * (1 - s);
+    if (h200)
+        m *= bw_ratio;
+    total = c + m + k; /* 1 on an H100, less on an H200 */
+    ph->c = c / total;
+    ph->m = m / total;
+    ph->k = k / total;
+
+    /* Absolute throughput: tokens/s = n * peak * MFU / FLOPs per token, with MFU the tensor
+     * efficiency during compute times the compute share (an H100 dense pre-training job
+     * lands at 38-45% MFU, as Llama 3 reports on H100), and 6 N FLOPs per token for full
+     * training, 4 N for LoRA (no weight gradients), N the active parameters (Kaplan et al.
+     * 2020). The H200 runs the same step in `total` of the time. */
+    flops_per_token = (cf->phase == LORA ? 4.0 : 6.0) * cf->arch->active_b * 1e9;
+    ph->tokens_per_s_max = cf->n_gpus * g->tflops_bf16 * 1e12 * TENSOR_EFF * exp(cf->eff_noise) *
+                           c / flops_per_token / total;
+
+    /* Dynamic activity: time-weighted switching of compute (tensor cores busy), memory
+     * phases (load/store units, caches) and communication (mostly idle SMs). */
+    ph->job.activity = clampd(ACT_COMPUTE * ph->c + 0.45 * ph->m + 0.15 * ph->k + cf->act_noise,
+                              0.1, PFS_DVFS_ACTIVITY_MAX);
+    /* DRAM activity: memory phases stream at near full bandwidth, compute phases read
+     * weights and activations at a fraction of it. */
+    dram = clampd(0.9 * ph->m + 0.2 * ph->c, 0, 1);
+    ph->dram_util = dram;
+    /* Clock-independent draw: HBM in proportion to its activity (HBM3e takes more of the
+     * budget: Ujeniya et al., arXiv 2604.11391), plus NVLink and NIC when used. */
+    ph->job.mem_w = (h200 ? HBM_W_H200 : HBM_W_H100) * dram * exp(cf->hbm_noise) + 15.0 +
+                    8.0 * (cf->tp > 1 ? 1 : 0) + 5.0 * (cf->n_gpus > 8 ? 1 : 0);
+    /* The limiter holds bursty jobs further below the cap: pipelines and MoE swing most. */
+    ph->job.cap_fill = clampd(0.975 - 0.015 * log2((double)cf->pp) -
+                                  0.02 * (cf->arch->moe ? 1 : 0) - 0.004 * log_n + cf->fill_noise,
+                              0.88, 0.995);
+    ph->job.alpha = ph->c;
+    ph->job.t_max = ph->tokens_per_s_max;
+}
+
+/* Pool adjacent violators: the least-squares non-decreasing fit of v[0..n). */
+static void
+make_monotone(double *v, size_t n)
+{
+    double val[N_CAPS], wt[N_CAPS];
+    size_t len[N_CAPS], b = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        val[b] = v[i];
+        wt[b] = 1;
+        len[b] = 1;
+        b++;
+        while (b > 1 && val[b - 2] > val[b - 1]) {
+            double w = wt[b - 2] + wt[b - 1];
+
+            val[b - 2] = (val[b - 2] * wt[b - 2] + val[b - 1] * wt[b - 1]) / w;
+            wt[b - 2] = w;
+            len[b - 2] += len[b - 1];
+            b--;
+        }
+    }
+    for (size_t i = 0, k = 0; i < b; i++)
+        for (size_t l = 0; l < len[i]; l++)
+            v[k++] = val[i];
+}
+
+/* Measures one configuration on one GPU: fills the job row and adds its curve. */
+static int
+measure(gsl_rng *r, const struct config *cf, const struct pfs_gpu *g, bool h200,
+        struct pfs_corpus_job *out, struct pfs_curveset *cs, struct pfs_dvfs_job *truth,
+        struct pfs_diag *diag)
+{
+    struct physics ph;
+    struct pfs_dvfs_point op;
+    struct pfs_curve *model = NULL;
+    double caps[N_CAPS], tput[N_CAPS], pw[N_CAPS], x, step, comp, mem, comm;
+    int rc;
+
+    physics_of(cf, g, h200, &ph);
+    if (truth)
+        *truth = ph.job;
+    out->n_gpus = cf->n_gpus;
+    pfs__strlcpy(out->gpu, g->name, sizeof out->gpu);
+    pfs__strlcpy(out->family, cf->arch->moe ? "moe" : "dense", sizeof out->family);
+    pfs__strlcpy(out->phase, phase_names[cf->phase], sizeof out->phase);
+    out->params_b = cf->arch->params_b;
+    out->active_params_b = cf->arch->active_b;
+    out->seq_len = cf->seq_len;
+    out->micro_batch = cf->micro_batch;
+    out->tp = cf->tp;
+    out->pp = cf->pp;
+    out->dp = cf->dp;
+    out->ep = cf->ep;
+
+    /* Telemetry at the default limit: the step at clock x splits into compute c / x, memory
+     * m and communication k. DCGM-like noise of a few percent. */
+    pfs_dvfs_eval(g, &ph.job, g->default_limit_w, &op);
+    x = op.f_mhz / g->f_max_mhz;
+    step = ph.c / x + ph.m + ph.k;
+    comp = ph.c / x / step;
+    mem = ph.m / step;
+    comm = ph.k / step;
+    out->power_w = fmin(op.power_w * (1 + gsl_ran_gaussian(r, NOISE_POWER)), g->default_limit_w);
+    out->power_frac = out->power_w / g->default_limit_w;
+    out->sm_clock_mhz = round(op.f_mhz + gsl_ran_gaussian(r, 5.0));
+    out->sm_clock_mhz = fmin(out->sm_clock_mhz, g->f_max_mhz);
+    out->sm_active = clampd(comp + 0.85 * mem + 0.10 * comm + gsl_ran_gaussian(r, 0.02), 0, 1);
+    out->tensor_active =
+        clampd(0.75 * comp * (cf->arch->moe ? 0.8 : 1.0) * (cf->phase == LORA ? 0.9 : 1.0) +
+                   gsl_ran_gaussian(r, 0.02),
+               0, 1);
+    out->dram_active = clampd((0.9 * mem + 0.2 * comp) + gsl_ran_gaussian(r, 0.02), 0, 1);
+    out->nvlink_gbps = fmax(0, ((cf->tp > 1 ? 40.0 + 25.0 * cf->tp : 2.0) +
+                                (cf->arch->moe && cf->ep > 1 ? 40.0 * log2((double)cf->ep) : 0)) *
+                                   (comp + mem) * (1 + gsl_ran_gaussian(r, 0.05)));
+    out->net_gbps = fmax(0, (cf->n_gpus > 8 ? 400.0 * comm * (0.6 + 0.4 * gsl_rng_uniform(r))
+                                            : 0.5 + 0.5 * gsl_rng_uniform(r)));
+    out->tokens_per_s = op.throughput * (1 + gsl_ran_gaussian(r, NOISE_TPUT));
+
+    /* The cap sweep. */
+    for (int i = 0; i < N_CAPS; i++) {
+        struct pfs_dvfs_point pt;
+
+        caps[i] = CAPS_LO + CAPS_STEP * i;
+        pfs_dvfs_eval(g, &ph.job, caps[i], &pt);
+        tput[i] = pt.throughput * (1 + gsl_ran_gaussian(r, NOISE_TPUT));
+        pw[i] = fmin(pt.power_w * (1 + gsl_ran_gaussian(r, NOISE_POWER)), caps[i]);
+    }
+    make_monotone(tput, N_CAPS);
+    make_monotone(pw, N_CAPS);
+    for (int i = 0; i < N_CAPS; i++) {
+        rc = pfs_curveset_add(cs, out->job_id, g->name, cf->n_gpus, caps[i], tput[i], "tokens/s",
+                              pw[i], 0, diag);
+        if (rc)
+            return rc;
+    }
+
+    /* Labels: the true PFI from the noise-free model. */
+    if ((rc = pfs_curve_model_new(g, &ph.job, &model, diag)) != 0)
+        return rc;
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        if (pfs_pfi(model, g->default_limit_w, pfs_cut(k), &out->pfi[k]) != 0)
+            out->pfi[k] = NAN;
+    pfs_curve_free(model);
+    return 0;
+}
+
+void
+pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed)
+{
+    o->seed = seed;
+    o->n_train = 131;
+    o->n_validation = 24;
+    o->n_transfer = 34;
+}
+
+int
+pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out,
+                 struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
+                 struct pfs_diag *diag)
+{
+    const size_t n_h200 = o->n_train + o->n_validation, n = n_h200 + o->n_transfer;
+    struct config *cfg = NULL;
+    size_t *order = NULL;
+    struct pfs_jobset *js = NULL;
+    struct pfs_curveset *cs = NULL;
+    struct pfs_gpu g_h100, g_h200;
+    gsl_rng *r = NULL;
+    int rc;
+
+    *jobs_out = NULL;
+    *curves_out = NULL;
+    if (n_h200 == 0 || o->n_transfer > n_h200 || n > 100000)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "synth: need 1 to 100000 H200 jobs and no more H100 twins than "
+                             "H200 jobs");
+    if ((rc = pfs_gpu_find("h100-sxm", &g_h100, diag)) ||
+        (rc = pfs_gpu_find("h200-sxm", &g_h200, diag)))
+        return rc;
+    cfg = calloc(n_h200, sizeof *cfg);
+    order = calloc(n_h200, sizeof *order);
+    js = calloc(1, sizeof *js);
+    r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!cfg || !order || !js || !r || (js->jobs = calloc(n, sizeof *js->jobs)) == NULL ||
+        pfs_curveset_new(&cs) != 0) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    gsl_rng_set(r, o->seed);
+    js->n_jobs = n;
+    for (size_t i = 0; i < n_h200; i++)
+        draw_config(r, &cfg[i]);
+    /* The twins: a seeded choice of distinct H200 configurations. */
+    for (size_t i = 0; i < n_h200; i++)
+        order[i] = i;
+    gsl_ran_shuffle(r, order, n_h200, sizeof *order);
+    for (size_t i = 0; i < n; i++) {
+        struct pfs_corpus_job *j = &js->jobs[i];
+        bool h200 = i < n_h200;
+        size_t ci = h200 ? i : order[i - n_h200];
+
+        if (h200) {
+            snprintf(j->job_id, sizeof j->job_id, "h200-%03zu", i + 1);
+            pfs__strlcpy(j->split, i < o->n_train ? "train" : "validation", sizeof j->split);
+        } else {
+            snprintf(j->job_id, sizeof j->job_id, "h100-%03zu", i - n_h200 + 1);
+            pfs__strlcpy(j->split, "transfer", sizeof j->split);
+            snprintf(j->twin_id, sizeof j->twin_id, "h200-%03zu", ci + 1);
+        }
+        rc = measure(r, &cfg[ci], h200 ? &g_h200 : &g_h100, h200, j, cs, truth ? &truth[i] : NULL,
+                     diag);
+        if (rc)
+            goto out;
+    }
+    *jobs_out = js;
+    *curves_out = cs;
+    js = NULL;
+    cs = NULL;
+    rc = 0;
+out:
+    if (r)
+        gsl_rng_free(r);
+    free(cfg);
+    free(order);
+    pfs_jobset_free(js);
+    pfs_curveset_free(cs);
+    return rc;
+}
+
+int
+pfs_synth(const struct pfs_synth_options *o, struct pfs_jobset **jobs, struct pfs_curveset **curves,
+          struct pfs_diag *diag)
+{
+    return pfs__synth_truth(o, jobs, curves, NULL, diag);
+}
