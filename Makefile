@@ -50,6 +50,7 @@ LIB_SRC  := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard model
 GEN_SRC  := $(BUILD)/gen/gpus_embed.c
 TEST_SRC := $(sort $(wildcard tests/*.c))
 GPU_CFG  := $(sort $(wildcard configs/gpus/*.cfg))
+ARR_CFG  := $(sort $(wildcard configs/arrivals/*.cfg))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_embed.o
 MAIN_OBJ := $(BUILD)/sim/main.o
@@ -69,20 +70,23 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-# The GPU profiles in configs/gpus/ are the source of truth; they are embedded into the
-# library so that the binary needs no install-time path to find them.
-$(GEN_SRC): $(GPU_CFG) Makefile
+# The GPU profiles (configs/gpus/) and the fitted arrival models (configs/arrivals/) are the
+# source of truth; they are embedded into the library so that the binary needs no
+# install-time path to find them.
+$(GEN_SRC): $(GPU_CFG) $(ARR_CFG) Makefile
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  EMBED   configs/gpus")
-	$(Q){ echo '/* generated from the files in configs/gpus by the Makefile; do not edit */'; \
+	@$(if $(Q),echo "  EMBED   configs/gpus configs/arrivals")
+	$(Q){ echo '/* generated from configs/gpus and configs/arrivals by the Makefile; do not edit */'; \
 	  echo '#include "internal.h"'; \
-	  echo 'const struct pfs__embedded_file pfs__gpu_embedded[] = {'; \
-	  for f in $(GPU_CFG); do \
-	    n=$$(basename $$f .cfg); echo "    {\"$$n\","; \
-	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/        "/' -e 's/$$/\\n"/' $$f; \
-	    echo '    },'; \
-	  done; \
-	  echo '    {0, 0}'; echo '};'; } > $@.tmp && mv $@.tmp $@
+	  for table in gpu:"$(GPU_CFG)" arrivals:"$(ARR_CFG)"; do \
+	    echo "const struct pfs__embedded_file pfs__$${table%%:*}_embedded[] = {"; \
+	    for f in $${table#*:}; do \
+	      n=$$(basename $$f .cfg); echo "    {\"$$n\","; \
+	      sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/        "/' -e 's/$$/\\n"/' $$f; \
+	      echo '    },'; \
+	    done; \
+	    echo '    {0, 0}'; echo '};'; \
+	  done; } > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/gen/gpus_embed.o: $(GEN_SRC)
 	@$(if $(Q),echo "  CC      $<")

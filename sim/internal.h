@@ -75,12 +75,14 @@ int pfs__csv_long(struct pfs__csv *csv, size_t idx, const char *name, long *out)
 int pfs__csv_error(struct pfs__csv *csv, size_t idx, const char *name, int code, const char *fmt,
                    ...) PFS__PRINTF(5, 6);
 
-/* models/gpu.c: the profiles embedded from configs/gpus/ at build time (build/gen/). */
+/* The profiles of configs/gpus/ and arrival models of configs/arrivals/, embedded at build
+ * time (build/gen/gpus_embed.c). */
 struct pfs__embedded_file {
     const char *name; /* file name without .cfg */
     const char *text; /* its contents */
 };
 extern const struct pfs__embedded_file pfs__gpu_embedded[];
+extern const struct pfs__embedded_file pfs__arrivals_embedded[];
 
 /* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters in
  * truth[0 .. n_jobs) (caller-allocated; may be NULL), for tests and validation. */

@@ -7,6 +7,7 @@
  * line and a caret under the column (STYLE.md). Output that a command writes is built
  * completely before any of it is printed, so a failing command prints no half table.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
@@ -112,8 +113,14 @@ static const char help_import[] =
 
 static const char help_import_tail[] =
     "\n"
+    "Telemetry of an operator's own job, one jobs.csv row per log (docs/formats.md):\n"
+    "  nvidia-smi  nvidia-smi --query-gpu=timestamp,index,power.draw,power.limit,clocks.sm,\n"
+    "              utilization.gpu,utilization.memory --format=csv[,nounits]\n"
+    "  dcgm        dcgmi dmon -e 155,150,1002,1003,1004,1005,1011,1012\n"
+    "\n"
     "  --gpu NAME   GPU profile of the measurements (see 'pfisim gpus'); required where the\n"
-    "               file does not say it (perseus, emerald)\n"
+    "               file does not say it (perseus, emerald, nvidia-smi, dcgm)\n"
+    "  --job-id ID  job id of a telemetry import of one log (default: the log's file name)\n"
     "  -o FILE      write here (atomically: nothing is written if any input is bad)\n"
     "\n"
     "Real data lives in the data directory: $PFISIM_DATA, default ../shared/data.\n";
@@ -284,14 +291,91 @@ cmd_model(int argc, char **argv)
  * pfisim import
  */
 
+/* Writes obj with write() to output atomically (temporary file, rename), or to stdout. */
+static int
+write_output(const char *output, int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
+             const void *obj, struct pfs_diag *d)
+{
+    char tmp[600];
+    FILE *fp;
+    int rc;
+
+    if (!output || strcmp(output, "-") == 0)
+        return write(obj, stdout, d);
+    snprintf(tmp, sizeof tmp, "%s.tmp", output);
+    if (!(fp = fopen(tmp, "w")))
+        return pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "cannot write: %s", strerror(errno));
+    rc = write(obj, fp, d);
+    if (fclose(fp) != 0 && rc == 0)
+        rc = pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "write error");
+    if (rc == 0 && rename(tmp, output) != 0)
+        rc = pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "cannot rename into place: %s",
+                           strerror(errno));
+    if (rc)
+        remove(tmp);
+    return rc;
+}
+
+static int
+write_jobs_obj(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_jobset_write(obj, fp, d);
+}
+
+/* pfisim import nvidia-smi|dcgm LOG...: one jobs.csv row per log. */
+static int
+import_telemetry(const struct pfs_telemetry_ops *imp, int n_logs, char **logs, const char *gpu_name,
+                 const char *job_id, const char *output)
+{
+    struct pfs_jobset js = {.n_jobs = 0};
+    struct pfs_diag d = {0};
+    struct pfs_gpu g;
+    int rc = 0;
+
+    if (!gpu_name) {
+        fprintf(stderr,
+                "pfisim import %s: a log does not say which GPU it came from; give "
+                "--gpu NAME (see 'pfisim gpus')\n",
+                imp->name);
+        return EXIT_USAGE;
+    }
+    if (job_id && n_logs != 1)
+        return usage_error("import", "%s", "--job-id names the job of a single log");
+    if (pfs_gpu_find(gpu_name, &g, &d) != 0) {
+        fprintf(stderr, "pfisim import: %s\n", d.message);
+        return EXIT_USAGE;
+    }
+    js.jobs = calloc((size_t)n_logs, sizeof *js.jobs);
+    if (!js.jobs)
+        return report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    for (int i = 0; i < n_logs && rc == 0; i++) {
+        struct pfs_corpus_job *j = &js.jobs[i];
+        const char *base = strrchr(logs[i], '/');
+        char *dot;
+
+        memset(j, 0, sizeof *j);
+        pfs__strlcpy(j->job_id, job_id ? job_id : (base ? base + 1 : logs[i]), sizeof j->job_id);
+        if (!job_id && (dot = strrchr(j->job_id, '.')) != NULL && dot != j->job_id)
+            *dot = '\0';
+        pfs__strlcpy(j->gpu, g.name, sizeof j->gpu);
+        rc = imp->read(logs[i], &g, j, &d);
+        js.n_jobs++;
+    }
+    if (rc == 0)
+        rc = write_output(output, write_jobs_obj, &js, &d);
+    free(js.jobs);
+    return rc ? report(&d, rc) : EXIT_OK;
+}
+
 static int
 cmd_import(int argc, char **argv)
 {
     static const struct option opts[] = {{"gpu", required_argument, 0, 'g'},
                                          {"output", required_argument, 0, 'o'},
+                                         {"job-id", required_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *gpu_opt = NULL, *output = NULL;
+    const char *gpu_opt = NULL, *output = NULL, *job_id = NULL;
     const struct pfs_importer_ops *imp;
     struct pfs_curveset *cs = NULL;
     struct pfs_diag d = {0};
@@ -302,6 +386,8 @@ cmd_import(int argc, char **argv)
             gpu_opt = optarg;
         else if (c == 'o')
             output = optarg;
+        else if (c == 'j')
+            job_id = optarg;
         else if (c == 'h') {
             fputs(help_import, stdout);
             for (size_t i = 0; pfs_importers[i]; i++)
@@ -313,11 +399,16 @@ cmd_import(int argc, char **argv)
     }
     if (argc - optind < 2)
         return usage_error("import", "%s", "expected FORMAT and at least one FILE");
+    if (pfs_telemetry_find(argv[optind]))
+        return import_telemetry(pfs_telemetry_find(argv[optind]), argc - optind - 1,
+                                argv + optind + 1, gpu_opt, job_id, output);
     imp = pfs_importer_find(argv[optind]);
     if (!imp) {
         fprintf(stderr, "pfisim import: unknown format '%s' (known:", argv[optind]);
         for (size_t i = 0; pfs_importers[i]; i++)
             fprintf(stderr, " %s", pfs_importers[i]->name);
+        for (size_t i = 0; pfs_telemetry_importers[i]; i++)
+            fprintf(stderr, " %s", pfs_telemetry_importers[i]->name);
         fprintf(stderr, ")\n");
         return EXIT_USAGE;
     }
@@ -669,6 +760,182 @@ cmd_synth(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------------------------
+ * pfisim workload
+ */
+
+static const char help_workload[] =
+    "usage: pfisim workload --arrivals SOURCE [--corpus DIR] [--gpus N] [--days D]\n"
+    "                       [--start-day X] [--seed S]\n"
+    "                       [--slack LO:HI] [--tiers firm:F,flex1:F,flex2:F,flex3:F]\n"
+    "                       [--rescale] [-o WORKLOAD.csv]\n"
+    "       pfisim workload --fit SOURCE [-o MODEL.cfg]\n"
+    "\n"
+    "Builds a workload (job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier) whose\n"
+    "arrivals, GPU counts and durations come from SOURCE, each job running the curve of a\n"
+    "corpus job of its size (docs/workload.md). SOURCE is one of\n"
+    "  kalos, itp:clusterNN (01-10), helios, philly   real traces in the data directory\n"
+    "  poisson:RATE                                    RATE jobs per hour\n"
+    "  fitted:SOURCE                                   the model fitted to a real trace,\n"
+    "                                                  shipped in configs/arrivals/\n"
+    "\n"
+    "  --corpus DIR   corpus with jobs.csv (default traces/h200-h100, synthetic)\n"
+    "  --gpus N       the facility's GPUs (default 1024); a larger job is an error\n"
+    "  --days D       window length in days (default 7)\n"
+    "  --start-day X  a real trace's window starts X days after its first job (default 0)\n"
+    "  --seed S       seed of the mapping, deadlines, tiers and synthetic arrivals (default 1)\n"
+    "  --slack LO:HI  deadline = submit + U(LO, HI) x duration (default 1.5:3)\n"
+    "  --tiers MIX    tier shares (default firm:0.4,flex1:0.2,flex2:0.2,flex3:0.2)\n"
+    "  --rescale      scale job sizes down to fit the facility instead of failing\n"
+    "  --fit SOURCE   fit the arrival model to a real trace and print it (libconfig)\n";
+
+static bool
+parse_range(const char *s, double *lo, double *hi)
+{
+    char buf[64], *colon;
+
+    if (!pfs__strlcpy(buf, s, sizeof buf) || !(colon = strchr(buf, ':')))
+        return false;
+    *colon = '\0';
+    return pfs__parse_double(buf, lo) && pfs__parse_double(colon + 1, hi);
+}
+
+/* firm:0.4,flex1:0.2,... into mix[]; every tier not named gets 0. */
+static bool
+parse_tiers(const char *s, double *mix)
+{
+    char buf[256], *p, *next;
+
+    if (!pfs__strlcpy(buf, s, sizeof buf))
+        return false;
+    for (int k = 0; k < PFS_N_TIERS; k++)
+        mix[k] = 0;
+    for (p = buf; p; p = next) {
+        char *colon = strchr(p, ':');
+        int k;
+
+        next = strchr(p, ',');
+        if (next)
+            *next++ = '\0';
+        if (!colon)
+            return false;
+        *colon = '\0';
+        for (k = 0; k < PFS_N_TIERS && strcmp(p, pfs_tier_name(k)) != 0; k++)
+            ;
+        if (k == PFS_N_TIERS || !pfs__parse_double(colon + 1, &mix[k]))
+            return false;
+    }
+    return true;
+}
+
+static int
+write_workload_obj(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_workload_write(obj, fp, d);
+}
+
+static int
+write_arrivals_obj(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_arrival_write(obj, fp, d);
+}
+
+static int
+cmd_workload(int argc, char **argv)
+{
+    static const struct option opts[] = {{"arrivals", required_argument, 0, 'a'},
+                                         {"corpus", required_argument, 0, 'c'},
+                                         {"gpus", required_argument, 0, 'g'},
+                                         {"days", required_argument, 0, 'd'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"slack", required_argument, 0, 'k'},
+                                         {"tiers", required_argument, 0, 't'},
+                                         {"rescale", no_argument, 0, 'r'},
+                                         {"fit", required_argument, 0, 'f'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"start-day", required_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_workload_options o;
+    const char *corpus_dir = "traces/h200-h100", *output = NULL, *fit = NULL;
+    char jobs_path[600];
+    struct pfs_jobset *js = NULL;
+    struct pfs_workload *w = NULL;
+    struct pfs_diag d = {0};
+    unsigned long v;
+    int c, rc;
+
+    pfs_workload_defaults(&o);
+    o.arrivals = NULL;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            o.arrivals = optarg;
+            break;
+        case 'c':
+            corpus_dir = optarg;
+            break;
+        case 'g':
+        case 's':
+            if (!parse_count(optarg, &v) || v > 100000000)
+                return usage_error("workload", "expected a non-negative integer, got '%s'", optarg);
+            if (c == 'g')
+                o.facility_gpus = (int)v;
+            else
+                o.seed = v;
+            break;
+        case 'd':
+        case 'S':
+            if (!pfs__parse_double(optarg, c == 'd' ? &o.days : &o.start_day))
+                return usage_error("workload", "expected a number of days, got '%s'", optarg);
+            break;
+        case 'k':
+            if (!parse_range(optarg, &o.slack_lo, &o.slack_hi))
+                return usage_error("workload", "expected --slack LO:HI, got '%s'", optarg);
+            break;
+        case 't':
+            if (!parse_tiers(optarg, o.tier_mix))
+                return usage_error("workload",
+                                   "expected --tiers firm:F,flex1:F,flex2:F,flex3:F, got '%s'",
+                                   optarg);
+            break;
+        case 'r':
+            o.rescale = true;
+            break;
+        case 'f':
+            fit = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case 'h':
+            return fputs(help_workload, stdout), EXIT_OK;
+        default:
+            return usage_error("workload", "%s", "bad option");
+        }
+    }
+    if (optind != argc)
+        return usage_error("workload", "unexpected argument '%s'", argv[optind]);
+    if (fit) {
+        struct pfs_trace *t = NULL;
+        struct pfs_arrival_model m;
+
+        if ((rc = pfs_trace_read(fit, &t, &d)) == 0 && (rc = pfs_arrival_fit(t, &m, &d)) == 0)
+            rc = write_output(output, write_arrivals_obj, &m, &d);
+        pfs_trace_free(t);
+        return rc ? report(&d, rc) : EXIT_OK;
+    }
+    if (!o.arrivals)
+        return usage_error("workload", "%s", "expected --arrivals SOURCE (or --fit SOURCE)");
+    snprintf(jobs_path, sizeof jobs_path, "%s/jobs.csv", corpus_dir);
+    if ((rc = pfs_jobset_read(jobs_path, &js, &d)) == 0 &&
+        (rc = pfs_workload_generate(&o, js, &w, &d)) == 0)
+        rc = write_output(output, write_workload_obj, w, &d);
+    pfs_workload_free(w);
+    pfs_jobset_free(js);
+    return rc ? report(&d, rc) : EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
  * Commands of later layers, and the dispatcher
  */
 
@@ -699,6 +966,8 @@ static const struct command commands[] = {
      cmd_planned},
     {"plot", "figures from a results database (planned)", help_planned, cmd_planned},
     {"report", "PDF report from a results database (planned)", help_planned, cmd_planned},
+    {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,
+     cmd_workload},
     {"help", "help on a command", NULL, cmd_help},
     {NULL, NULL, NULL, NULL},
 };

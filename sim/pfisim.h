@@ -379,4 +379,128 @@ int pfs_corpus_write(const char *dir, const struct pfs_synth_options *o,
                      const struct pfs_jobset *jobs, const struct pfs_curveset *curves,
                      struct pfs_diag *diag);
 
+/* ---------------------------------------------------------------------------------------
+ * Telemetry importers (traces/telemetry.c): an operator's own job, from nvidia-smi or
+ * dcgmi dmon logs, summarised into the telemetry columns of jobs.csv (steady-state means;
+ * the rule that drops idle and warm-up samples is in docs/formats.md).
+ */
+
+struct pfs_telemetry_ops {
+    const char *name;    /* as typed: nvidia-smi, dcgm */
+    const char *summary; /* one line */
+    /* Reads the log at path of a job on GPUs of profile g into out (job_id and gpu are the
+     * caller's; n_gpus and the telemetry fields it can see are set, the rest NAN or 0).
+     * Returns 0, PFS_EIO, PFS_EINVAL (file:line:column and field). */
+    int (*read)(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job *out,
+                struct pfs_diag *diag);
+};
+
+/* NULL-terminated registry, and lookup by name (NULL if none). */
+extern const struct pfs_telemetry_ops *const pfs_telemetry_importers[];
+const struct pfs_telemetry_ops *pfs_telemetry_find(const char *name);
+
+/* ---------------------------------------------------------------------------------------
+ * Job arrival traces and workloads (traces/trace.c, traces/workload.c, docs/workload.md).
+ */
+
+/* One job of a real cluster trace. */
+struct pfs_trace_job {
+    double submit_s;   /* seconds, on the trace's own clock */
+    double duration_s; /* run time, s */
+    int n_gpus;
+};
+
+struct pfs_trace {
+    char source[64]; /* kalos, itp:clusterNN, helios, philly */
+    char path[256];  /* the file read, under the data directory */
+    size_t n_jobs;   /* GPU jobs only, sorted by submit time */
+    struct pfs_trace_job *jobs;
+};
+
+/* Reads the real trace named source from the data directory (pfs_data_dir()). CPU-only
+ * jobs are dropped; failed and killed jobs are kept (they held GPUs too). Returns 0,
+ * PFS_ENOTFOUND (unknown source; the message lists them), PFS_EIO, PFS_EINVAL. */
+int pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag);
+void pfs_trace_free(struct pfs_trace *t);
+
+/* A stochastic arrival model fitted to a trace: a gamma renewal process for arrivals (rate
+ * and burstiness), a categorical distribution of GPU counts (powers of two), and duration
+ * quantiles per size class. Shipped fitted in configs/arrivals/, source cited. */
+#define PFS_ARRIVAL_MAX_BUCKETS 16
+#define PFS_ARRIVAL_N_QUANTILES 21 /* 0, 5, ..., 100% */
+
+struct pfs_arrival_model {
+    char source[64];
+    char cite[256];
+    size_t n_jobs;    /* jobs it was fitted to */
+    double span_days; /* the trace's span */
+    double interarrival_mean_s;
+    double interarrival_cv; /* coefficient of variation: 1 Poisson, > 1 bursty */
+    size_t n_buckets;
+    int bucket_gpus[PFS_ARRIVAL_MAX_BUCKETS]; /* GPU counts rounded up to powers of two */
+    double bucket_p[PFS_ARRIVAL_MAX_BUCKETS];
+    int small_max_gpus;                          /* size classes: <= this, and above */
+    double dur_small_q[PFS_ARRIVAL_N_QUANTILES]; /* duration quantiles, s */
+    double dur_large_q[PFS_ARRIVAL_N_QUANTILES];
+};
+
+/* Fits the model to a trace. Returns 0 or PFS_EINVAL (fewer than 10 jobs). */
+int pfs_arrival_fit(const struct pfs_trace *t, struct pfs_arrival_model *m, struct pfs_diag *diag);
+
+/* Writes the model as a libconfig file (configs/arrivals/). Returns 0 or PFS_EIO. */
+int pfs_arrival_write(const struct pfs_arrival_model *m, FILE *fp, struct pfs_diag *diag);
+
+/* The shipped model fitted to source (embedded from configs/arrivals/). Returns 0,
+ * PFS_ENOTFOUND, PFS_EINVAL. */
+int pfs_arrival_find(const char *source, struct pfs_arrival_model *m, struct pfs_diag *diag);
+
+/* Flex tiers (DESIGN.md section 5): firm, or Flex 1/2/3 tolerating 10/25/50% throughput
+ * loss averaged over the job. */
+enum pfs_tier { PFS_TIER_FIRM, PFS_TIER_FLEX1, PFS_TIER_FLEX2, PFS_TIER_FLEX3, PFS_N_TIERS };
+const char *pfs_tier_name(int tier);
+double pfs_tier_max_loss(int tier);
+
+struct pfs_workload_options {
+    const char *arrivals; /* kalos, itp:clusterNN, helios, philly, poisson:RATE_PER_HOUR,
+                           * fitted:SOURCE */
+    int facility_gpus;    /* the facility's GPUs: no job may ask for more */
+    double days;          /* length of the window */
+    double start_day;     /* a real trace's window starts this many days after its first
+                           * submission (default 0) */
+    unsigned long seed;
+    double slack_lo, slack_hi;    /* deadline = submit + U(slack_lo, slack_hi) * duration */
+    double tier_mix[PFS_N_TIERS]; /* shares of firm, flex1, flex2, flex3 (sum 1) */
+    bool rescale;                 /* scale GPU counts down to fit the facility instead of failing */
+};
+
+void pfs_workload_defaults(struct pfs_workload_options *o);
+
+struct pfs_workload_job {
+    char job_id[32];
+    double submit_s;   /* s from the window's start */
+    char curve_id[32]; /* the corpus job whose curve it runs */
+    int n_gpus;        /* GPUs it runs on (the curve's job scaled out when different) */
+    double tokens;     /* tokens to train: duration x uncapped tokens/s at n_gpus */
+    double deadline_s; /* same clock as submit_s */
+    int tier;          /* enum pfs_tier */
+    double duration_s; /* uncapped run time (not written; tokens and the curve imply it) */
+};
+
+struct pfs_workload {
+    size_t n_jobs;
+    struct pfs_workload_job *jobs;
+};
+
+/* Generates a workload: arrivals, sizes and durations from the source, each job mapped to a
+ * corpus job (H200 jobs of corpus) of the same GPU count, or the largest smaller one scaled
+ * out (docs/workload.md). Returns 0; PFS_ENOTFOUND (unknown source), PFS_EINVAL (a job larger
+ * than the facility without rescale, bad options), PFS_EIO. */
+int pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_jobset *corpus,
+                          struct pfs_workload **out, struct pfs_diag *diag);
+
+/* Writes job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier. Returns 0 or PFS_EIO. */
+int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag);
+
+void pfs_workload_free(struct pfs_workload *w);
+
 #endif /* PFISIM_H */

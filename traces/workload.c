@@ -1,0 +1,369 @@
+/*
+ * traces/workload.c - workloads: who arrives when, on how many GPUs, for how long, with
+ * which curve, deadline and tier (docs/workload.md).
+ *
+ * Sources of arrivals, sizes and durations:
+ * - a real trace (kalos, itp:clusterNN, helios, philly): the jobs submitted in the `days`
+ *   from `start_day` days after the trace's first submission, their times shifted to start
+ *   at 0; a trace shorter than that repeats, shifted by its span plus one mean gap;
+ * - poisson:RATE: exponential interarrivals at RATE per hour, sizes those of the corpus's
+ *   jobs, durations lognormal with a 6 h median and sigma 1 (an assumption, said so);
+ * - fitted:SOURCE: the shipped model of configs/arrivals/ (traces/trace.c), so the default
+ *   scenario needs no real data.
+ *
+ * Each job then runs a corpus job's curve: one of the H200 corpus jobs with the same GPU
+ * count, chosen uniformly; when the corpus has no job of that size, one of the largest size
+ * below it (at most 32 GPUs), scaled out linearly to the requested count. Tokens are the
+ * duration times the uncapped tokens/s at the requested size, so an uncapped run takes
+ * exactly the trace's duration. Deadlines are submit + slack x duration with slack uniform
+ * in [slack_lo, slack_hi]; tiers are drawn from the mix. One seeded GSL stream, fixed
+ * order: the same options give the same workload.
+ */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const tier_names[PFS_N_TIERS] = {"firm", "flex1", "flex2", "flex3"};
+static const double tier_loss[PFS_N_TIERS] = {0.0, 0.10, 0.25, 0.50};
+
+const char *
+pfs_tier_name(int tier)
+{
+    return tier >= 0 && tier < PFS_N_TIERS ? tier_names[tier] : "?";
+}
+
+double
+pfs_tier_max_loss(int tier)
+{
+    return tier >= 0 && tier < PFS_N_TIERS ? tier_loss[tier] : 0.0;
+}
+
+void
+pfs_workload_defaults(struct pfs_workload_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->arrivals = "fitted:kalos";
+    o->facility_gpus = 1024;
+    o->days = 7;
+    o->seed = 1;
+    o->slack_lo = 1.5;
+    o->slack_hi = 3.0;
+    o->tier_mix[PFS_TIER_FIRM] = 0.4;
+    o->tier_mix[PFS_TIER_FLEX1] = 0.2;
+    o->tier_mix[PFS_TIER_FLEX2] = 0.2;
+    o->tier_mix[PFS_TIER_FLEX3] = 0.2;
+}
+
+/* The arrivals before mapping: submit, duration, GPUs. */
+struct arrival {
+    double submit_s, duration_s;
+    int n_gpus;
+};
+
+struct arrivals {
+    struct arrival *v;
+    size_t n, cap;
+};
+
+static int
+add(struct arrivals *a, double submit_s, double duration_s, int n_gpus)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 256;
+        struct arrival *v = realloc(a->v, cap * sizeof *v);
+
+        if (!v)
+            return PFS_ENOMEM;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = (struct arrival){submit_s, duration_s, n_gpus};
+    return 0;
+}
+
+static int
+from_trace(const char *source, double start_s, double window_s, struct arrivals *a,
+           struct pfs_diag *diag)
+{
+    struct pfs_trace *t = NULL;
+    double t0, period;
+    int rc = pfs_trace_read(source, &t, diag);
+
+    if (rc)
+        return rc;
+    t0 = t->jobs[0].submit_s;
+    /* A trace shorter than start + window repeats, shifted by its span and one mean gap. */
+    period = t->jobs[t->n_jobs - 1].submit_s - t0;
+    period += t->n_jobs > 1 ? period / (double)(t->n_jobs - 1) : 3600.0;
+    for (double shift = 0; shift - start_s < window_s && rc == 0; shift += period) {
+        for (size_t i = 0; i < t->n_jobs && rc == 0; i++) {
+            double s = t->jobs[i].submit_s - t0 + shift - start_s;
+
+            if (s >= 0 && s < window_s)
+                rc = add(a, s, t->jobs[i].duration_s, t->jobs[i].n_gpus);
+        }
+    }
+    pfs_trace_free(t);
+    if (rc)
+        return pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+    return 0;
+}
+
+/* A duration from 21 quantiles: a uniform position, log-linear between quantiles. */
+static double
+sample_quantiles(gsl_rng *r, const double *q)
+{
+    double u = gsl_rng_uniform(r) * 20.0, lo, hi;
+    int i = (int)u;
+
+    if (i >= 20)
+        return q[20];
+    lo = fmax(q[i], 1.0);
+    hi = fmax(q[i + 1], 1.0);
+    return exp(log(lo) + (u - i) * (log(hi) - log(lo)));
+}
+
+static size_t
+pick_bucket(gsl_rng *r, const struct pfs_arrival_model *m)
+{
+    double u = gsl_rng_uniform(r);
+
+    for (size_t k = 0; k + 1 < m->n_buckets; k++) {
+        if (u < m->bucket_p[k])
+            return k;
+        u -= m->bucket_p[k];
+    }
+    return m->n_buckets - 1;
+}
+
+static int
+from_model(const struct pfs_arrival_model *m, double window_s, gsl_rng *r, struct arrivals *a)
+{
+    /* Gamma renewal process: shape 1/cv^2, mean as fitted. */
+    double cv = fmax(m->interarrival_cv, 0.05), shape = 1.0 / (cv * cv);
+    double scale = m->interarrival_mean_s / shape, t = 0;
+
+    for (;;) {
+        int g;
+        double d;
+
+        t += gsl_ran_gamma(r, shape, scale);
+        if (t >= window_s)
+            return 0;
+        g = m->bucket_gpus[pick_bucket(r, m)];
+        d = sample_quantiles(r, g <= m->small_max_gpus ? m->dur_small_q : m->dur_large_q);
+        if (add(a, t, d, g))
+            return PFS_ENOMEM;
+    }
+}
+
+/* Corpus jobs usable as curves: H200 jobs with a throughput, sorted by size. */
+struct pool {
+    const struct pfs_corpus_job **v;
+    size_t n;
+};
+
+/* The jobs of the pool for a request of g GPUs: same size, else the largest below it
+ * (else the smallest there is). Sets [*first, *last). */
+static void
+candidates(const struct pool *p, int g, size_t *first, size_t *last)
+{
+    int best = -1;
+
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i]->n_gpus <= g && p->v[i]->n_gpus > best)
+            best = p->v[i]->n_gpus;
+    if (best < 0)
+        best = p->v[0]->n_gpus;
+    *first = p->n;
+    *last = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->v[i]->n_gpus == best) {
+            if (i < *first)
+                *first = i;
+            *last = i + 1;
+        }
+    }
+}
+
+static int
+cmp_size(const void *a, const void *b)
+{
+    const struct pfs_corpus_job *x = *(const struct pfs_corpus_job *const *)a;
+    const struct pfs_corpus_job *y = *(const struct pfs_corpus_job *const *)b;
+
+    if (x->n_gpus != y->n_gpus)
+        return x->n_gpus - y->n_gpus;
+    return strcmp(x->job_id, y->job_id);
+}
+
+static int
+check_options(const struct pfs_workload_options *o, struct pfs_diag *diag)
+{
+    double sum = 0;
+
+    for (int i = 0; i < PFS_N_TIERS; i++) {
+        if (!(o->tier_mix[i] >= 0))
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tiers",
+                                 "tier shares must not be negative");
+        sum += o->tier_mix[i];
+    }
+    if (fabs(sum - 1) > 1e-6)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tiers",
+                             "tier shares must add up to 1, not %g", sum);
+    if (o->facility_gpus < 1)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "gpus",
+                             "the facility needs at least one GPU");
+    if (!(o->days > 0 && o->days <= 3660) || !(o->start_day >= 0 && o->start_day <= 3660))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "days",
+                             "days must be in (0, 3660] and the start day in [0, 3660]");
+    if (!(o->slack_lo >= 1 && o->slack_hi >= o->slack_lo))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "slack", "slack needs 1 <= low <= high");
+    return 0;
+}
+
+int
+pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_jobset *corpus,
+                      struct pfs_workload **out, struct pfs_diag *diag)
+{
+    const double window_s = o->days * 86400.0;
+    struct arrivals a = {0};
+    struct pool pool = {0};
+    struct pfs_workload *w = NULL;
+    gsl_rng *r = NULL;
+    int rc, biggest = 0;
+    double scale_down = 1;
+
+    *out = NULL;
+    if ((rc = check_options(o, diag)) != 0)
+        return rc;
+    pool.v = malloc(corpus->n_jobs * sizeof *pool.v);
+    r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!pool.v || !r) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    gsl_rng_set(r, o->seed);
+    for (size_t i = 0; i < corpus->n_jobs; i++)
+        if (strcmp(corpus->jobs[i].gpu, "h200-sxm") == 0 && corpus->jobs[i].tokens_per_s > 0)
+            pool.v[pool.n++] = &corpus->jobs[i];
+    if (pool.n == 0) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, corpus->path, 0, 0, NULL,
+                           "the corpus has no H200 job with a throughput to run");
+        goto out;
+    }
+    qsort(pool.v, pool.n, sizeof *pool.v, cmp_size);
+
+    if (strncmp(o->arrivals, "poisson:", 8) == 0) {
+        double rate;
+
+        if (!pfs__parse_double(o->arrivals + 8, &rate) || !(rate > 0) || rate > 1e6) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "arrivals",
+                               "poisson:RATE needs a rate per hour in (0, 1e6], got '%s'",
+                               o->arrivals + 8);
+            goto out;
+        }
+        for (double t = gsl_ran_exponential(r, 3600.0 / rate); t < window_s && rc == 0;
+             t += gsl_ran_exponential(r, 3600.0 / rate))
+            rc = add(&a, t, 6 * 3600.0 * exp(gsl_ran_gaussian(r, 1.0)),
+                     pool.v[gsl_rng_uniform_int(r, pool.n)]->n_gpus);
+    } else if (strncmp(o->arrivals, "fitted:", 7) == 0) {
+        struct pfs_arrival_model m;
+
+        if ((rc = pfs_arrival_find(o->arrivals + 7, &m, diag)) != 0)
+            goto out;
+        rc = from_model(&m, window_s, r, &a);
+    } else {
+        rc = from_trace(o->arrivals, o->start_day * 86400.0, window_s, &a, diag);
+    }
+    if (rc) {
+        if (rc == PFS_ENOMEM)
+            pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+
+    for (size_t i = 0; i < a.n; i++)
+        if (a.v[i].n_gpus > biggest)
+            biggest = a.v[i].n_gpus;
+    if (biggest > o->facility_gpus) {
+        if (!o->rescale) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "gpus",
+                               "a job of %s asks for %d GPUs but the facility has %d (give a "
+                               "larger facility, or --rescale to scale job sizes down)",
+                               o->arrivals, biggest, o->facility_gpus);
+            goto out;
+        }
+        scale_down = (double)o->facility_gpus / biggest;
+    }
+
+    w = calloc(1, sizeof *w);
+    if (!w || (a.n && !(w->jobs = calloc(a.n, sizeof *w->jobs)))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    w->n_jobs = a.n;
+    for (size_t i = 0; i < a.n; i++) {
+        struct pfs_workload_job *j = &w->jobs[i];
+        const struct pfs_corpus_job *c;
+        size_t first, last;
+        double u;
+
+        j->n_gpus = a.v[i].n_gpus;
+        if (scale_down < 1)
+            j->n_gpus = (int)fmax(1, floor(j->n_gpus * scale_down));
+        candidates(&pool, j->n_gpus, &first, &last);
+        c = pool.v[first + gsl_rng_uniform_int(r, last - first)];
+        snprintf(j->job_id, sizeof j->job_id, "w%06zu", i + 1);
+        pfs__strlcpy(j->curve_id, c->job_id, sizeof j->curve_id);
+        j->submit_s = a.v[i].submit_s;
+        j->duration_s = a.v[i].duration_s;
+        j->tokens = a.v[i].duration_s * c->tokens_per_s * j->n_gpus / c->n_gpus;
+        j->deadline_s = j->submit_s + gsl_ran_flat(r, o->slack_lo, o->slack_hi) * j->duration_s;
+        u = gsl_rng_uniform(r);
+        j->tier = PFS_N_TIERS - 1;
+        for (int k = 0; k < PFS_N_TIERS; k++) {
+            if (u < o->tier_mix[k]) {
+                j->tier = k;
+                break;
+            }
+            u -= o->tier_mix[k];
+        }
+    }
+    *out = w;
+    w = NULL;
+out:
+    if (r)
+        gsl_rng_free(r);
+    free(a.v);
+    free(pool.v);
+    pfs_workload_free(w);
+    return rc;
+}
+
+int
+pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag)
+{
+    fputs("job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n", fp);
+    for (size_t i = 0; i < w->n_jobs; i++) {
+        const struct pfs_workload_job *j = &w->jobs[i];
+
+        fprintf(fp, "%s,%.3f,%s,%d,%.10g,%.3f,%s\n", j->job_id, j->submit_s, j->curve_id, j->n_gpus,
+                j->tokens, j->deadline_s, pfs_tier_name(j->tier));
+    }
+    if (fflush(fp) != 0 || ferror(fp))
+        return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error");
+    return 0;
+}
+
+void
+pfs_workload_free(struct pfs_workload *w)
+{
+    if (!w)
+        return;
+    free(w->jobs);
+    free(w);
+}
