@@ -91,7 +91,18 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_real_import_errors)                                                                     \
     X(test_real_fit_quality)                                                                       \
     X(test_cli_frame)                                                                              \
-    X(test_cli_bad_input)
+    X(test_cli_bad_input)                                                                          \
+    X(test_synth_deterministic)                                                                    \
+    X(test_synth_population)                                                                       \
+    X(test_synth_h200_slower_under_cap)                                                            \
+    X(test_jobs_bad_input)                                                                         \
+    X(test_telemetry_nvidia_smi)                                                                   \
+    X(test_telemetry_dcgm)                                                                         \
+    X(test_telemetry_bad_logs)                                                                     \
+    X(test_workload_real_sources)                                                                  \
+    X(test_workload_synthetic_sources)                                                             \
+    X(test_workload_fitted)                                                                        \
+    X(test_workload_bad_input)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

@@ -155,7 +155,9 @@ test_cli_bad_input(struct test *t)
     free(out);
     free(err);
     CHECK_INT(test_run(t, "import nosuch x.csv", &out, &err), 2);
-    CHECK_STR(err, "pfisim import: unknown format 'nosuch' (known: perseus zeus emerald)\n");
+    CHECK_STR(
+        err,
+        "pfisim import: unknown format 'nosuch' (known: perseus zeus emerald nvidia-smi dcgm)\n");
     free(out);
     free(err);
 }

@@ -174,8 +174,11 @@ draw_config(gsl_rng *r, struct config *cf)
     else if (cf->n_gpus >= 2 && cf->arch->params_b >= 10)
         cf->tp = gsl_rng_uniform(r) < 0.5 ? 2 : (cf->n_gpus >= 4 ? 4 : 2);
     cf->pp = 1;
-    if (cf->n_gpus >= 16 && cf->arch->params_b >= 30 && cf->phase != LORA)
-        cf->pp = gsl_rng_uniform(r) < 0.5 ? 2 : 4;
+    if (cf->n_gpus >= 16 && cf->arch->params_b >= 30 && cf->phase != LORA) {
+        int max_pp = cf->n_gpus / cf->tp; /* at least 2 here */
+
+        cf->pp = gsl_rng_uniform(r) < 0.5 || max_pp < 4 ? 2 : 4;
+    }
     cf->dp = cf->n_gpus / (cf->tp * cf->pp);
     cf->ep = 1;
     if (cf->arch->moe && cf->n_gpus >= 2) {
