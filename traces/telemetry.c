@@ -362,7 +362,7 @@ dcgm_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job *out,
                 for (size_t f = 1; f < n; f++)
                     if (strcmp(tok[f], dmon_names[k]) == 0)
                         pos[k] = (int)f - 1;
-                if (pos[k] < 0 && k <= D_DRAMA) {
+                if (k <= D_DRAMA && pos[k] < 0) { /* the four the summary needs */
                     rc = pfs__diag_set(diag, PFS_EINVAL, path, line, 1, dmon_names[k],
                                        "missing field %s in the dmon header (run dcgmi dmon -e "
                                        "155,150,1002,1003,1004,1005,1011,1012)",

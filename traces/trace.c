@@ -177,18 +177,24 @@ pow2_at_least(int g)
     return p;
 }
 
-/* Fills q[] with the 21 quantiles of v[0..n) (sorted in place); the pooled values when
- * n is too small to say anything. */
+/* Fills q[] with the 21 quantiles (0, 5, ..., 100%) of v[0..n), n > 0 (sorts v). */
 static void
-quantiles(double *v, size_t n, double *q, const double *pooled)
+quantiles(double *v, size_t n, double *q)
 {
-    if (n < 10) {
-        memcpy(q, pooled, PFS_ARRIVAL_N_QUANTILES * sizeof *q);
-        return;
-    }
     gsl_sort(v, 1, n);
     for (int i = 0; i < PFS_ARRIVAL_N_QUANTILES; i++)
         q[i] = gsl_stats_quantile_from_sorted_data(v, 1, n, i / 20.0);
+}
+
+/* The quantiles of one size class: its own when it has 10 jobs or more, else the pooled
+ * ones, since a handful of jobs says little about a distribution. */
+static void
+class_quantiles(double *v, size_t n, double *q, const double *pooled)
+{
+    if (n < 10)
+        memcpy(q, pooled, PFS_ARRIVAL_N_QUANTILES * sizeof *q);
+    else
+        quantiles(v, n, q);
 }
 
 int
@@ -241,15 +247,15 @@ pfs_arrival_fit(const struct pfs_trace *t, struct pfs_arrival_model *m, struct p
     m->small_max_gpus = 8;
     for (size_t i = 0; i < n; i++)
         v[i] = t->jobs[i].duration_s;
-    quantiles(v, n, pooled, NULL);
+    quantiles(v, n, pooled);
     for (size_t i = 0; i < n; i++)
         if (t->jobs[i].n_gpus <= m->small_max_gpus)
             v[ns++] = t->jobs[i].duration_s;
-    quantiles(v, ns, m->dur_small_q, pooled);
+    class_quantiles(v, ns, m->dur_small_q, pooled);
     for (size_t i = 0; i < n; i++)
         if (t->jobs[i].n_gpus > m->small_max_gpus)
             v[nl++] = t->jobs[i].duration_s;
-    quantiles(v, nl, m->dur_large_q, pooled);
+    class_quantiles(v, nl, m->dur_large_q, pooled);
     free(v);
     return 0;
 }
