@@ -1,8 +1,8 @@
 #!/bin/sh
 # configs/run-default.sh - what `make run` runs: the built-in demonstration.
 #
-# Without real data: the DVFS model's curves for a compute-bound and a memory-bound job on
-# the H100 and H200 profiles. With the data directory ($PFISIM_DATA, default ../shared/data):
+# Always: the DVFS model's curves for a compute-bound and a memory-bound job on the H100
+# and H200 profiles, the synthetic corpus and a workload from the fitted Kalos arrivals. With the data directory ($PFISIM_DATA, default ../shared/data):
 # the three real power-cap data sets imported into curves and fitted. Outputs go under
 # results/ and their paths are printed at the end.
 set -eu
@@ -18,6 +18,12 @@ for gpu in h100-sxm h200-sxm; do
     "$bin" model "$gpu" --alpha 0.35 --activity 0.55 --mem-w 90 --step 100
 done
 
+echo "== synthetic H100/H200 corpus (seed 7) and a 7-day workload on 1,024 GPUs"
+"$bin" synth --seed 7 -o "$out/corpus"
+"$bin" workload --arrivals fitted:kalos --corpus "$out/corpus" --gpus 1024 --days 7 \
+    -o "$out/workload.csv"
+echo "   $(($(wc -l < "$out/workload.csv") - 1)) jobs in $out/workload.csv"
+
 if [ -d "$data/power" ]; then
     "$bin" import perseus --gpu a100-pcie \
         "$data/power/perseus-sosp24/zeus_csv_A100_zeus_global.csv" -o "$out/curves/perseus.csv"
@@ -32,7 +38,9 @@ if [ -d "$data/power" ]; then
     echo
     echo "outputs: $out/curves/{perseus,emerald,zeus-a40}.csv (real data, imported)"
     echo "         $out/fits/*.txt, $out/fits/*.csv (fits and PFI)"
+    echo "         $out/corpus/ (synthetic corpus), $out/workload.csv"
 else
     echo
-    echo "no real data at $data (set PFISIM_DATA): showed the model only"
+    echo "no real data at $data (set PFISIM_DATA): model, synthetic corpus and workload only"
+    echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
 fi

@@ -96,6 +96,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_synth_population)                                                                       \
     X(test_synth_h200_slower_under_cap)                                                            \
     X(test_jobs_bad_input)                                                                         \
+    X(test_synth_cli)                                                                              \
     X(test_telemetry_nvidia_smi)                                                                   \
     X(test_telemetry_dcgm)                                                                         \
     X(test_telemetry_bad_logs)                                                                     \

@@ -154,6 +154,22 @@ test_cli_bad_input(struct test *t)
     CHECK_INT(test_run(t, args, &out, &err), 2);
     free(out);
     free(err);
+    /* A truncated nvidia-smi log: exit 3, the line named. */
+    p = test_write(t, 3, "smi.csv",
+                   "timestamp, index, power.draw [W], power.limit [W], clocks.sm [MHz], "
+                   "utilization.gpu [%], utilization.memory [%]\n"
+                   "2026/11/29 23:15:27.100, 0, 650.00 W, 700.00 W, 1980 MHz, 99 %, 40 %\n"
+                   "2026/11/29 23:15:28.100, 0, 650.00 W, 70");
+    snprintf(args, sizeof args, "import nvidia-smi --gpu h200-sxm %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    snprintf(want, sizeof want, "%s:3:", p);
+    CHECK(strncmp(err, want, strlen(want)) == 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "import nvidia-smi %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 2); /* no --gpu */
+    free(out);
+    free(err);
     CHECK_INT(test_run(t, "import nosuch x.csv", &out, &err), 2);
     CHECK_STR(
         err,

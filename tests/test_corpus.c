@@ -257,3 +257,29 @@ test_jobs_bad_input(struct test *t)
         pfs_jobset_free(js);
     }
 }
+
+void
+test_synth_cli(struct test *t)
+{
+    char *out, *err, args[800], a[600], b[600];
+
+    /* `pfisim synth --seed 7` twice: byte-identical files. */
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "synth --seed 7 -o %s/run%d", t->tmpdir, i);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+    }
+    snprintf(a, sizeof a, "%s/run0/jobs.csv", t->tmpdir);
+    snprintf(b, sizeof b, "%s/run1/jobs.csv", t->tmpdir);
+    CHECK(same_file(a, b));
+    snprintf(a, sizeof a, "%s/run0/curves.csv", t->tmpdir);
+    snprintf(b, sizeof b, "%s/run1/curves.csv", t->tmpdir);
+    CHECK(same_file(a, b));
+    CHECK_INT(test_run(t, "synth --seed x -o /tmp", &out, &err), 2);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "synth --seed 7 -o /nonexistent/dir/deeper", &out, &err), 4);
+    free(out);
+    free(err);
+}
