@@ -252,13 +252,12 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
     }
     while ((rc = pfs__csv_next(&csv)) == 1) {
         struct sample x = {.sm_active = NAN, .tensor = NAN, .dram = NAN, .nvlink_bps = NAN};
+        const char *ts = idx[0] < csv.n_fields ? trim(csv.fields[idx[0]]) : "";
         double index;
-        char *ts;
 
-        if (idx[0] >= csv.n_fields || !parse_timestamp(ts = trim(csv.fields[idx[0]]), &x.t)) {
+        if (!parse_timestamp(ts, &x.t)) {
             rc = pfs__csv_error(&csv, idx[0], "timestamp", PFS_EINVAL,
-                                "expected YYYY/MM/DD HH:MM:SS.mmm, got '%s'",
-                                idx[0] < csv.n_fields ? ts : "");
+                                "expected YYYY/MM/DD HH:MM:SS.mmm, got '%s'", ts);
             goto out;
         }
         if ((rc = smi_value(&csv, idx[1], "index", "", &index)) ||
