@@ -84,10 +84,11 @@ struct pfs__embedded_file {
 extern const struct pfs__embedded_file pfs__gpu_embedded[];
 extern const struct pfs__embedded_file pfs__arrivals_embedded[];
 
-/* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters in
- * truth[0 .. n_jobs) (caller-allocated; may be NULL), for tests and validation. */
+/* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters and its
+ * GPUs' own profile (unit variation) in truth[] and truth_gpu[] (caller-allocated, n_jobs
+ * each; either may be NULL), for tests and validation. */
 int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out,
                      struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
-                     struct pfs_diag *diag);
+                     struct pfs_gpu *truth_gpu, struct pfs_diag *diag);
 
 #endif /* PFISIM_INTERNAL_H */

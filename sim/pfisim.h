@@ -360,6 +360,8 @@ struct pfs_synth_options {
     size_t n_train;      /* H200 jobs in split train (131 in the source study) */
     size_t n_validation; /* further H200 jobs, split validation (24) */
     size_t n_transfer;   /* H100 twins of H200 configurations, split transfer (34) */
+    double unseen_scale; /* multiplies the variation telemetry cannot see (1; 0 removes it,
+                          * keeping its mean): for measuring the predictor's ceiling */
 };
 
 /* The source study's sizes: 131 / 24 / 34. */
@@ -502,5 +504,79 @@ int pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs
 int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag);
 
 void pfs_workload_free(struct pfs_workload *w);
+
+/* ---------------------------------------------------------------------------------------
+ * The telemetry-to-PFI predictor (models/predict.c, docs/predictor.md). It sees only the
+ * telemetry columns of jobs.csv and the job's GPU count, family and phase: never a label,
+ * never a hidden parameter.
+ */
+
+struct pfs_predictor;
+
+/* The features, by name, and the jobs.csv columns each is computed from. */
+struct pfs_feature_info {
+    const char *name;
+    const char *columns; /* comma-separated jobs.csv columns it reads */
+};
+const struct pfs_feature_info *pfs_predict_features(size_t *n);
+
+enum pfs_predict_method {
+    PFS_PREDICT_RIDGE,   /* telemetry -> PFI at each cut, ridge regression */
+    PFS_PREDICT_PHYSICS, /* telemetry -> the DVFS job parameters (fitted to the training
+                          * jobs' curves), then PFI through the model */
+};
+
+struct pfs_predict_options {
+    enum pfs_predict_method method;
+    unsigned long seed; /* of the cross-validation folds */
+    int folds;          /* k of k-fold cross-validation (default 5) */
+    const char *drop;   /* a feature to leave out (ablation), or NULL */
+};
+
+void pfs_predict_defaults(struct pfs_predict_options *o);
+
+/* Trains on the jobs of split "train" (curves are needed by the physics method, may be NULL
+ * for ridge). Returns 0; PFS_EINVAL (no training jobs, a job lacking a feature or a label);
+ * PFS_ENUMERIC. */
+int pfs_predictor_train(const struct pfs_jobset *js, const struct pfs_curveset *cs,
+                        const struct pfs_predict_options *o, struct pfs_predictor **out,
+                        struct pfs_diag *diag);
+
+/* Predicted PFI at the cuts pfs_cut(0..PFS_N_CUTS-1) for job j. Returns 0, or PFS_EINVAL
+ * when j lacks a feature the model uses (diag names the job and the feature). */
+int pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_corpus_job *j,
+                      double pfi[PFS_N_CUTS], struct pfs_diag *diag);
+
+/* Saves as libconfig (features, scaling, coefficients, regularisation, training metrics);
+ * loads one back, checking it whole. Return 0, PFS_EIO, PFS_EINVAL. */
+int pfs_predictor_save(const struct pfs_predictor *p, FILE *fp, struct pfs_diag *diag);
+int pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag *diag);
+
+/* The model's method, its features in use (names) and, for target k (a PFI cut, or a job
+ * parameter for the physics method), its standardised coefficients and lambda. */
+enum pfs_predict_method pfs_predictor_method(const struct pfs_predictor *p);
+size_t pfs_predictor_n_features(const struct pfs_predictor *p);
+const char *pfs_predictor_feature(const struct pfs_predictor *p, size_t i);
+size_t pfs_predictor_n_targets(const struct pfs_predictor *p);
+const char *pfs_predictor_target(const struct pfs_predictor *p, size_t k);
+double pfs_predictor_coef(const struct pfs_predictor *p, size_t k, size_t i);
+double pfs_predictor_lambda(const struct pfs_predictor *p, size_t k);
+double pfs_predictor_cv_rmse(const struct pfs_predictor *p, size_t k);
+
+void pfs_predictor_free(struct pfs_predictor *p);
+
+/* Regression helpers, public so that tests can check them against closed forms. */
+
+/* Ridge regression of y on standardised X (n x p, row-major, columns already centred and
+ * scaled), minimising |y - my - X b|^2 + lambda^2 |b|^2 (GSL's Tikhonov standard form; the
+ * intercept my = mean(y) is not penalised). Writes b[p] and *intercept. Returns 0,
+ * PFS_EINVAL (n < 2), PFS_ENUMERIC, PFS_ENOMEM. */
+int pfs_ridge(const double *X, const double *y, size_t n, size_t p, double lambda, double *b,
+              double *intercept);
+
+/* Statistics of predictions against truth over n values. */
+double pfs_stat_r2(const double *truth, const double *pred, size_t n);
+double pfs_stat_mae(const double *truth, const double *pred, size_t n);
+double pfs_stat_spearman(const double *a, const double *b, size_t n);
 
 #endif /* PFISIM_H */

@@ -103,7 +103,13 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_workload_real_sources)                                                                  \
     X(test_workload_synthetic_sources)                                                             \
     X(test_workload_fitted)                                                                        \
-    X(test_workload_bad_input)
+    X(test_workload_bad_input)                                                                     \
+    X(test_ridge_closed_forms)                                                                     \
+    X(test_rank_statistics)                                                                        \
+    X(test_predict_features_are_telemetry)                                                         \
+    X(test_predict_default_corpus)                                                                 \
+    X(test_predict_deterministic)                                                                  \
+    X(test_predict_bad_input)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

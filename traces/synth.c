@@ -69,18 +69,21 @@ static const char *const phase_names[] = {"pretrain", "finetune", "lora"};
 #define BYTES_LORA 2.4  /* frozen bf16 weights + adapters and their optimizer */
 #define MEM_USABLE 0.75 /* of an H100's 80 GB, for training state */
 #define TENSOR_EFF                                                                                 \
-    0.50                 /* tensor throughput while in compute phases, of peak: puts dense         \
-                          * H100 pre-training MFU near Llama 3's 38-43% */
-#define HBM_W_H100  55.0 /* HBM3 draw at full DRAM activity, W (assumption) */
-#define HBM_W_H200  80.0 /* HBM3e, more stacks at 4.8 TB/s (assumption) */
-#define Z_BASE      2.2  /* intensity logit of a reference job (calibrated, docs/validation.md) */
-#define ACT_COMPUTE 1.05 /* activity while in compute phases (calibrated) */
-#define CAPS_LO     200.0
-#define CAPS_HI     700.0
-#define CAPS_STEP   50.0
-#define N_CAPS      11
-#define NOISE_TPUT  0.01  /* relative noise of a measured throughput point */
-#define NOISE_POWER 0.005 /* relative noise of a measured mean draw */
+    0.50                  /* tensor throughput while in compute phases, of peak: puts dense        \
+                           * H100 pre-training MFU near Llama 3's 38-43% */
+#define HBM_W_H100   55.0 /* HBM3 draw at full DRAM activity, W (assumption) */
+#define HBM_W_H200   80.0 /* HBM3e, more stacks at 4.8 TB/s (assumption) */
+#define Z_BASE       2.2  /* intensity logit of a reference job (calibrated, docs/validation.md) */
+#define ACT_COMPUTE  1.05 /* activity while in compute phases (calibrated) */
+#define CAPS_LO      200.0
+#define CAPS_HI      700.0
+#define CAPS_STEP    50.0
+#define N_CAPS       11
+#define NOISE_TPUT   0.01  /* relative noise of a measured throughput point */
+#define NOISE_POWER  0.005 /* relative noise of a measured mean draw */
+#define BETA_MAX     0.30  /* memory phases scaling with the SM clock: U(0, this) */
+#define UNIT_V_SD    0.04  /* unit-to-unit sd of v_min */
+#define UNIT_KNEE_SD 0.04  /* unit-to-unit sd of the knee, as a fraction of f_max */
 
 /* What is drawn once per configuration and shared by its H200 and H100 runs. */
 struct config {
@@ -89,6 +92,7 @@ struct config {
     int n_gpus, seq_len, micro_batch, tp, pp, dp, ep;
     /* hidden variation, unseen by telemetry */
     double z_noise, comm_noise, act_noise, hbm_noise, fill_noise, eff_noise;
+    double beta; /* share of the memory phases that still scales with the SM clock */
 };
 
 /* The hidden physics of one configuration on one GPU type. */
@@ -125,7 +129,7 @@ pick(gsl_rng *r, const double *p, int n)
 }
 
 static void
-draw_config(gsl_rng *r, struct config *cf)
+draw_config(gsl_rng *r, double unseen, struct config *cf)
 {
     static const double grow_pre[] = {0.3, 0.4, 0.3}, grow_ft[] = {0.5, 0.35, 0.15},
                         grow_lora[] = {0.6, 0.3, 0.1};
@@ -189,12 +193,15 @@ draw_config(gsl_rng *r, struct config *cf)
         cf->ep = max_ep >= 8 ? 8 : max_ep;
     }
     /* The hidden variation (docs/corpus.md, "what telemetry cannot see"). */
-    cf->z_noise = gsl_ran_gaussian(r, 0.40);
-    cf->comm_noise = gsl_ran_gaussian(r, 0.30);
-    cf->act_noise = gsl_ran_gaussian(r, 0.05);
-    cf->hbm_noise = gsl_ran_gaussian(r, 0.10);
-    cf->fill_noise = gsl_ran_gaussian(r, 0.010);
-    cf->eff_noise = gsl_ran_gaussian(r, 0.05);
+    /* Scaled by `unseen` (1 normally; 0 removes the variation, keeping its mean), so that
+     * the predictor's ceiling can be measured (docs/predictor.md). */
+    cf->z_noise = unseen * gsl_ran_gaussian(r, 0.40);
+    cf->comm_noise = unseen * gsl_ran_gaussian(r, 0.30);
+    cf->act_noise = unseen * gsl_ran_gaussian(r, 0.05);
+    cf->hbm_noise = unseen * gsl_ran_gaussian(r, 0.10);
+    cf->fill_noise = unseen * gsl_ran_gaussian(r, 0.010);
+    cf->eff_noise = unseen * gsl_ran_gaussian(r, 0.05);
+    cf->beta = BETA_MAX / 2 + unseen * (gsl_ran_flat(r, 0, BETA_MAX) - BETA_MAX / 2);
 }
 
 /* The rules of docs/corpus.md: configuration -> hidden physics, on an H100 or an H200. */
@@ -252,7 +259,9 @@ physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct p
     ph->job.cap_fill = clampd(0.975 - 0.015 * log2((double)cf->pp) -
                                   0.02 * (cf->arch->moe ? 1 : 0) - 0.004 * log_n + cf->fill_noise,
                               0.88, 0.995);
-    ph->job.alpha = ph->c;
+    /* The clock-scaling share: compute, plus the part of the memory phases (cache and
+     * shared-memory bound kernels) that speeds up with the SM clock. */
+    ph->job.alpha = ph->c + cf->beta * ph->m;
     ph->job.t_max = ph->tokens_per_s_max;
 }
 
@@ -284,19 +293,28 @@ make_monotone(double *v, size_t n)
 
 /* Measures one configuration on one GPU: fills the job row and adds its curve. */
 static int
-measure(gsl_rng *r, const struct config *cf, const struct pfs_gpu *g, bool h200,
+measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu *type, bool h200,
         struct pfs_corpus_job *out, struct pfs_curveset *cs, struct pfs_dvfs_job *truth,
-        struct pfs_diag *diag)
+        struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
 {
     struct physics ph;
     struct pfs_dvfs_point op;
     struct pfs_curve *model = NULL;
+    struct pfs_gpu unit = *type, *g = &unit;
     double caps[N_CAPS], tput[N_CAPS], pw[N_CAPS], x, step, comp, mem, comm;
     int rc;
 
+    /* These GPUs' own voltage curve: silicon and firmware vary from unit to unit, and at
+     * the uncapped operating point (full voltage) telemetry cannot tell. */
+    unit.v_min = clampd(type->v_min + unseen * gsl_ran_gaussian(r, UNIT_V_SD), 0.5, 1.0);
+    unit.f_knee_mhz =
+        clampd(type->f_knee_mhz + unseen * gsl_ran_gaussian(r, UNIT_KNEE_SD) * type->f_max_mhz,
+               type->f_min_mhz + 10, type->f_max_mhz - 10);
     physics_of(cf, g, h200, &ph);
     if (truth)
         *truth = ph.job;
+    if (truth_gpu)
+        *truth_gpu = unit;
     out->n_gpus = cf->n_gpus;
     pfs__strlcpy(out->gpu, g->name, sizeof out->gpu);
     pfs__strlcpy(out->family, cf->arch->moe ? "moe" : "dense", sizeof out->family);
@@ -314,9 +332,9 @@ measure(gsl_rng *r, const struct config *cf, const struct pfs_gpu *g, bool h200,
      * m and communication k. DCGM-like noise of a few percent. */
     pfs_dvfs_eval(g, &ph.job, g->default_limit_w, &op);
     x = op.f_mhz / g->f_max_mhz;
-    step = ph.c / x + ph.m + ph.k;
+    step = (ph.c + cf->beta * ph.m) / x + (1 - cf->beta) * ph.m + ph.k;
     comp = ph.c / x / step;
-    mem = ph.m / step;
+    mem = (cf->beta * ph.m / x + (1 - cf->beta) * ph.m) / step;
     comm = ph.k / step;
     out->power_w = fmin(op.power_w * (1 + gsl_ran_gaussian(r, NOISE_POWER)), g->default_limit_w);
     out->power_frac = out->power_w / g->default_limit_w;
@@ -370,12 +388,13 @@ pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed)
     o->n_train = 131;
     o->n_validation = 24;
     o->n_transfer = 34;
+    o->unseen_scale = 1.0;
 }
 
 int
 pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out,
                  struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
-                 struct pfs_diag *diag)
+                 struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
 {
     const size_t n_h200 = o->n_train + o->n_validation, n = n_h200 + o->n_transfer;
     struct config *cfg = NULL;
@@ -388,6 +407,9 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
 
     *jobs_out = NULL;
     *curves_out = NULL;
+    if (!(o->unseen_scale >= 0 && o->unseen_scale <= 10))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "unseen_scale",
+                             "synth: the unseen-variation scale must be in [0, 10]");
     if (n_h200 == 0 || o->n_transfer > n_h200 || n > 100000)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "synth: need 1 to 100000 H200 jobs and no more H100 twins than "
@@ -407,7 +429,7 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
     gsl_rng_set(r, o->seed);
     js->n_jobs = n;
     for (size_t i = 0; i < n_h200; i++)
-        draw_config(r, &cfg[i]);
+        draw_config(r, o->unseen_scale, &cfg[i]);
     /* The twins: a seeded choice of distinct H200 configurations. */
     for (size_t i = 0; i < n_h200; i++)
         order[i] = i;
@@ -425,8 +447,8 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
             pfs__strlcpy(j->split, "transfer", sizeof j->split);
             snprintf(j->twin_id, sizeof j->twin_id, "h200-%03zu", ci + 1);
         }
-        rc = measure(r, &cfg[ci], h200 ? &g_h200 : &g_h100, h200, j, cs, truth ? &truth[i] : NULL,
-                     diag);
+        rc = measure(r, o->unseen_scale, &cfg[ci], h200 ? &g_h200 : &g_h100, h200, j, cs,
+                     truth ? &truth[i] : NULL, truth_gpu ? &truth_gpu[i] : NULL, diag);
         if (rc)
             goto out;
     }
@@ -449,5 +471,5 @@ int
 pfs_synth(const struct pfs_synth_options *o, struct pfs_jobset **jobs, struct pfs_curveset **curves,
           struct pfs_diag *diag)
 {
-    return pfs__synth_truth(o, jobs, curves, NULL, diag);
+    return pfs__synth_truth(o, jobs, curves, NULL, NULL, diag);
 }
