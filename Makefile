@@ -45,7 +45,7 @@ else
 Q := @
 endif
 
-LIB_SRC  := $(sort $(filter-out sim/main.c,$(wildcard sim/*.c)) $(wildcard models/*.c) \
+LIB_SRC  := $(sort $(filter-out sim/main.c sim/cli_%.c,$(wildcard sim/*.c)) $(wildcard models/*.c) \
             $(wildcard traces/*.c) $(wildcard policies/*.c) $(wildcard plots/*.c))
 GEN_SRC  := $(BUILD)/gen/gpus_embed.c
 TEST_SRC := $(sort $(wildcard tests/*.c))
@@ -53,7 +53,7 @@ GPU_CFG  := $(sort $(wildcard configs/gpus/*.cfg))
 ARR_CFG  := $(sort $(wildcard configs/arrivals/*.cfg))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_embed.o
-MAIN_OBJ := $(BUILD)/sim/main.o
+MAIN_OBJ := $(BUILD)/sim/main.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard sim/cli_*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB      := $(BUILD)/libpfisim.a

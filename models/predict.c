@@ -3,8 +3,9 @@
  *
  * Features (pfs_predict_features) come from the telemetry columns of jobs.csv at the job's
  * uncapped operating point, plus its GPU count, family and phase; never a label and never a
- * hidden parameter of the generator (a test checks the list). They are standardised with
- * the training jobs' means and deviations.
+ * hidden parameter of the generator (a test checks the list). The predictor reads a
+ * struct pfs_telemetry, which has no label fields, so it cannot reach one by mistake. They are
+ * standardised with the training jobs' means and deviations.
  *
  * Two methods:
  * - ridge: one ridge regression per cut, telemetry -> PFI(c). The regularisation lambda is
@@ -40,79 +41,79 @@
 /* ----- features ----- */
 
 static double
-f_power_w(const struct pfs_corpus_job *j)
+f_power_w(const struct pfs_telemetry *j)
 {
     return j->power_w;
 }
 static double
-f_power_frac(const struct pfs_corpus_job *j)
+f_power_frac(const struct pfs_telemetry *j)
 {
     return j->power_frac;
 }
 static double
-f_clock(const struct pfs_corpus_job *j)
+f_clock(const struct pfs_telemetry *j)
 {
     return j->sm_clock_mhz;
 }
 static double
-f_sm(const struct pfs_corpus_job *j)
+f_sm(const struct pfs_telemetry *j)
 {
     return j->sm_active;
 }
 static double
-f_tensor(const struct pfs_corpus_job *j)
+f_tensor(const struct pfs_telemetry *j)
 {
     return j->tensor_active;
 }
 static double
-f_dram(const struct pfs_corpus_job *j)
+f_dram(const struct pfs_telemetry *j)
 {
     return j->dram_active;
 }
 static double
-f_nvlink(const struct pfs_corpus_job *j)
+f_nvlink(const struct pfs_telemetry *j)
 {
     return log1p(j->nvlink_gbps);
 }
 static double
-f_net(const struct pfs_corpus_job *j)
+f_net(const struct pfs_telemetry *j)
 {
     return log1p(j->net_gbps);
 }
 static double
-f_gpus(const struct pfs_corpus_job *j)
+f_gpus(const struct pfs_telemetry *j)
 {
     return log2((double)j->n_gpus);
 }
 static double
-f_moe(const struct pfs_corpus_job *j)
+f_moe(const struct pfs_telemetry *j)
 {
     return j->family[0] ? (strcmp(j->family, "moe") == 0 ? 1.0 : 0.0) : (double)NAN;
 }
 static double
-f_finetune(const struct pfs_corpus_job *j)
+f_finetune(const struct pfs_telemetry *j)
 {
     return j->phase[0] ? (strcmp(j->phase, "finetune") == 0 ? 1.0 : 0.0) : (double)NAN;
 }
 static double
-f_lora(const struct pfs_corpus_job *j)
+f_lora(const struct pfs_telemetry *j)
 {
     return j->phase[0] ? (strcmp(j->phase, "lora") == 0 ? 1.0 : 0.0) : (double)NAN;
 }
 static double
-f_tensor_per_sm(const struct pfs_corpus_job *j)
+f_tensor_per_sm(const struct pfs_telemetry *j)
 {
     return j->sm_active > 0 ? j->tensor_active / j->sm_active : (double)NAN;
 }
 static double
-f_tensor_x_power(const struct pfs_corpus_job *j)
+f_tensor_x_power(const struct pfs_telemetry *j)
 {
     return j->tensor_active * j->power_frac;
 }
 
 struct feature {
     struct pfs_feature_info info;
-    double (*get)(const struct pfs_corpus_job *j);
+    double (*get)(const struct pfs_telemetry *j);
 };
 
 static const struct feature features[] = {
@@ -178,7 +179,7 @@ pfs_predict_defaults(struct pfs_predict_options *o)
 
 /* The raw (unstandardised) features of j; the first missing one's name in *missing. */
 static int
-raw_features(const struct pfs_predictor *p, const struct pfs_corpus_job *j, double *x,
+raw_features(const struct pfs_predictor *p, const struct pfs_telemetry *j, double *x,
              const char **missing)
 {
     for (size_t i = 0; i < p->n_features; i++) {
@@ -441,10 +442,12 @@ pfs_predictor_train(const struct pfs_jobset *js, const struct pfs_curveset *cs,
     for (size_t i = 0; i < js->n_jobs; i++) {
         const struct pfs_corpus_job *j = &js->jobs[i];
         const char *missing = NULL;
+        struct pfs_telemetry tel;
 
         if (strcmp(j->split, "train") != 0)
             continue;
-        if (raw_features(p, j, raw + n * p->n_features, &missing) != 0) {
+        pfs_telemetry_of(j, &tel);
+        if (raw_features(p, &tel, raw + n * p->n_features, &missing) != 0) {
             rc = pfs__diag_set(diag, PFS_EINVAL, js->path, 0, 0, missing,
                                "training job '%s' lacks feature '%s'", j->job_id, missing);
             goto out;
@@ -491,7 +494,7 @@ out:
 }
 
 int
-pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_corpus_job *j,
+pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_telemetry *j,
                   double pfi[PFS_N_CUTS], struct pfs_diag *diag)
 {
     double x[MAX_FEATURES], v[MAX_TARGETS];

@@ -14,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_IO = 4 };
+#include "cli.h"
 
 static int
 exit_code(int rc)
@@ -37,10 +35,8 @@ exit_code(int rc)
     }
 }
 
-/* Prints diag as file:line:column: error: message, then the line and a caret. Returns the
- * exit code for rc. */
-static int
-report(const struct pfs_diag *d, int rc)
+int
+pfs_cli_report(const struct pfs_diag *d, int rc)
 {
     if (d->file[0] && d->line > 0 && d->column > 0)
         fprintf(stderr, "%s:%ld:%ld: error: %s\n", d->file, d->line, d->column, d->message);
@@ -58,11 +54,8 @@ report(const struct pfs_diag *d, int rc)
     return exit_code(rc);
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
-
-/* Prints a usage error for subcommand cmd and returns the usage exit code. */
-static int
-usage_error(const char *cmd, const char *fmt, ...)
+int
+pfs_cli_usage(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
 
@@ -72,6 +65,23 @@ usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'pfisim help %s'.\n", cmd);
     return EXIT_USAGE;
+}
+
+bool
+pfs_cli_parse_frac(const char *s, double *out)
+{
+    char buf[64];
+    size_t n = strlen(s);
+
+    if (n > 0 && n < sizeof buf && s[n - 1] == '%') {
+        memcpy(buf, s, n - 1);
+        buf[n - 1] = '\0';
+        if (!pfs__parse_double(buf, out))
+            return false;
+        *out /= 100.0;
+        return true;
+    }
+    return pfs__parse_double(s, out);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -166,10 +176,10 @@ cmd_gpus(int argc, char **argv)
         else if (c == 'h')
             return fputs(help_gpus, stdout), EXIT_OK;
         else
-            return usage_error("gpus", "%s", "bad option");
+            return pfs_cli_usage("gpus", "%s", "bad option");
     }
     if (optind != argc)
-        return usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+        return pfs_cli_usage("gpus", "unexpected argument '%s'", argv[optind]);
     if (csv)
         puts("name,model,min_limit_w,default_limit_w,max_limit_w,idle_w,f_min_mhz,f_max_mhz,"
              "f_knee_mhz,v_min,mem_bw_tbs,mem_gb,tflops_bf16,extrapolated");
@@ -182,7 +192,7 @@ cmd_gpus(int argc, char **argv)
         int rc = pfs_gpu_find(pfs_gpu_name(i), &g, &d);
 
         if (rc)
-            return report(&d, rc);
+            return pfs_cli_report(&d, rc);
         if (csv)
             printf("%s,\"%s\",%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n", g.name, g.model,
                    g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_min_mhz,
@@ -233,7 +243,7 @@ cmd_model(int argc, char **argv)
                   : c == 't' ? &j.t_max
                              : &step;
             if (!pfs__parse_double(optarg, dst))
-                return usage_error("model", "expected a number, got '%s'", optarg);
+                return pfs_cli_usage("model", "expected a number, got '%s'", optarg);
             break;
         case 'c':
             csv = true;
@@ -241,19 +251,19 @@ cmd_model(int argc, char **argv)
         case 'h':
             return fputs(help_model, stdout), EXIT_OK;
         default:
-            return usage_error("model", "%s", "bad option");
+            return pfs_cli_usage("model", "%s", "bad option");
         }
     }
     if (optind + 1 != argc)
-        return usage_error("model", "%s", "expected one GPU profile name");
+        return pfs_cli_usage("model", "%s", "expected one GPU profile name");
     if (!(step > 0))
-        return usage_error("model", "%s", "--step must be positive");
+        return pfs_cli_usage("model", "%s", "--step must be positive");
     if ((rc = pfs_gpu_find(argv[optind], &g, &d)) != 0)
-        return report(&d, rc);
+        return pfs_cli_report(&d, rc);
     if (j.activity > PFS_DVFS_ACTIVITY_MAX)
-        return usage_error("model", "%s", "--activity must be at most 1.5");
+        return pfs_cli_usage("model", "%s", "--activity must be at most 1.5");
     if ((rc = pfs_curve_model_new(&g, &j, &curve, &d)) != 0)
-        return report(&d, rc);
+        return pfs_cli_report(&d, rc);
 
     if (csv)
         puts("cap_w,f_mhz,power_w,throughput,rel_throughput");
@@ -291,10 +301,10 @@ cmd_model(int argc, char **argv)
  * pfisim import
  */
 
-/* Writes obj with write() to output atomically (temporary file, rename), or to stdout. */
-static int
-write_output(const char *output, int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
-             const void *obj, struct pfs_diag *d)
+int
+pfs_cli_write_output(const char *output,
+                     int (*write)(const void *obj, FILE *fp, struct pfs_diag *d), const void *obj,
+                     struct pfs_diag *d)
 {
     char tmp[600];
     FILE *fp;
@@ -340,14 +350,14 @@ import_telemetry(const struct pfs_telemetry_ops *imp, int n_logs, char **logs, c
         return EXIT_USAGE;
     }
     if (job_id && n_logs != 1)
-        return usage_error("import", "%s", "--job-id names the job of a single log");
+        return pfs_cli_usage("import", "%s", "--job-id names the job of a single log");
     if (pfs_gpu_find(gpu_name, &g, &d) != 0) {
         fprintf(stderr, "pfisim import: %s\n", d.message);
         return EXIT_USAGE;
     }
     js.jobs = calloc((size_t)n_logs, sizeof *js.jobs);
     if (!js.jobs)
-        return report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
     for (int i = 0; i < n_logs && rc == 0; i++) {
         struct pfs_corpus_job *j = &js.jobs[i];
         const char *base = strrchr(logs[i], '/');
@@ -362,9 +372,9 @@ import_telemetry(const struct pfs_telemetry_ops *imp, int n_logs, char **logs, c
         js.n_jobs++;
     }
     if (rc == 0)
-        rc = write_output(output, write_jobs_obj, &js, &d);
+        rc = pfs_cli_write_output(output, write_jobs_obj, &js, &d);
     free(js.jobs);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 static int
@@ -395,10 +405,10 @@ cmd_import(int argc, char **argv)
             fputs(help_import_tail, stdout);
             return EXIT_OK;
         } else
-            return usage_error("import", "%s", "bad option");
+            return pfs_cli_usage("import", "%s", "bad option");
     }
     if (argc - optind < 2)
-        return usage_error("import", "%s", "expected FORMAT and at least one FILE");
+        return pfs_cli_usage("import", "%s", "expected FORMAT and at least one FILE");
     if (pfs_telemetry_find(argv[optind]))
         return import_telemetry(pfs_telemetry_find(argv[optind]), argc - optind - 1,
                                 argv + optind + 1, gpu_opt, job_id, output);
@@ -421,7 +431,7 @@ cmd_import(int argc, char **argv)
         }
     }
     if ((rc = pfs_curveset_new(&cs)) != 0)
-        return report(&d, rc);
+        return pfs_cli_report(&d, rc);
     for (int i = optind + 1; i < argc; i++) {
         const char *gpu = gpu_opt;
 
@@ -437,7 +447,7 @@ cmd_import(int argc, char **argv)
         }
         if ((rc = imp->read(argv[i], gpu, cs, &d)) != 0) {
             pfs_curveset_free(cs);
-            return report(&d, rc);
+            return pfs_cli_report(&d, rc);
         }
     }
     if (cs->n_jobs == 0) {
@@ -452,7 +462,7 @@ cmd_import(int argc, char **argv)
     if (rc && !d.file[0] && output)
         pfs__strlcpy(d.file, output, sizeof d.file);
     pfs_curveset_free(cs);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -612,12 +622,12 @@ cmd_fit(int argc, char **argv)
         else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
-            return usage_error("fit", "%s", "bad option");
+            return pfs_cli_usage("fit", "%s", "bad option");
     }
     if (optind + 1 != argc)
-        return usage_error("fit", "%s", "expected one curves file");
+        return pfs_cli_usage("fit", "%s", "expected one curves file");
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
-        return report(&d, rc);
+        return pfs_cli_report(&d, rc);
     rows = calloc(cs->n_jobs, sizeof *rows);
     if (!rows) {
         rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -668,7 +678,7 @@ out:
         pfs__strlcpy(d.file, cs->path, sizeof d.file);
     free(rows);
     pfs_curveset_free(cs);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -726,14 +736,14 @@ cmd_synth(int argc, char **argv)
             break;
         case 'u':
             if (!pfs__parse_double(optarg, &o.unseen_scale))
-                return usage_error("synth", "expected a number, got '%s'", optarg);
+                return pfs_cli_usage("synth", "expected a number, got '%s'", optarg);
             break;
         case 's':
         case 't':
         case 'v':
         case 'x':
             if (!parse_count(optarg, &v))
-                return usage_error("synth", "expected a non-negative integer, got '%s'", optarg);
+                return pfs_cli_usage("synth", "expected a non-negative integer, got '%s'", optarg);
             if (c == 's')
                 o.seed = v;
             else if (c == 't')
@@ -746,13 +756,13 @@ cmd_synth(int argc, char **argv)
         case 'h':
             return fputs(help_synth, stdout), EXIT_OK;
         default:
-            return usage_error("synth", "%s", "bad option");
+            return pfs_cli_usage("synth", "%s", "bad option");
         }
     }
     if (!dir || optind != argc)
-        return usage_error("synth", "%s", "expected -o DIR and no other arguments");
+        return pfs_cli_usage("synth", "%s", "expected -o DIR and no other arguments");
     if ((rc = pfs_synth(&o, &js, &cs, &d)) != 0 || (rc = pfs_corpus_write(dir, &o, js, cs, &d)))
-        rc = report(&d, rc);
+        rc = pfs_cli_report(&d, rc);
     else
         fprintf(stderr,
                 "pfisim synth: wrote %s/{curves.csv,jobs.csv,README.md} (%zu jobs, "
@@ -881,7 +891,8 @@ cmd_workload(int argc, char **argv)
         case 'g':
         case 's':
             if (!parse_count(optarg, &v) || v > 100000000)
-                return usage_error("workload", "expected a non-negative integer, got '%s'", optarg);
+                return pfs_cli_usage("workload", "expected a non-negative integer, got '%s'",
+                                     optarg);
             if (c == 'g')
                 o.facility_gpus = (int)v;
             else
@@ -890,17 +901,17 @@ cmd_workload(int argc, char **argv)
         case 'd':
         case 'S':
             if (!pfs__parse_double(optarg, c == 'd' ? &o.days : &o.start_day))
-                return usage_error("workload", "expected a number of days, got '%s'", optarg);
+                return pfs_cli_usage("workload", "expected a number of days, got '%s'", optarg);
             break;
         case 'k':
             if (!parse_range(optarg, &o.slack_lo, &o.slack_hi))
-                return usage_error("workload", "expected --slack LO:HI, got '%s'", optarg);
+                return pfs_cli_usage("workload", "expected --slack LO:HI, got '%s'", optarg);
             break;
         case 't':
             if (!parse_tiers(optarg, o.tier_mix))
-                return usage_error("workload",
-                                   "expected --tiers firm:F,flex1:F,flex2:F,flex3:F, got '%s'",
-                                   optarg);
+                return pfs_cli_usage("workload",
+                                     "expected --tiers firm:F,flex1:F,flex2:F,flex3:F, got '%s'",
+                                     optarg);
             break;
         case 'r':
             o.rescale = true;
@@ -914,29 +925,29 @@ cmd_workload(int argc, char **argv)
         case 'h':
             return fputs(help_workload, stdout), EXIT_OK;
         default:
-            return usage_error("workload", "%s", "bad option");
+            return pfs_cli_usage("workload", "%s", "bad option");
         }
     }
     if (optind != argc)
-        return usage_error("workload", "unexpected argument '%s'", argv[optind]);
+        return pfs_cli_usage("workload", "unexpected argument '%s'", argv[optind]);
     if (fit) {
         struct pfs_trace *t = NULL;
         struct pfs_arrival_model m;
 
         if ((rc = pfs_trace_read(fit, &t, &d)) == 0 && (rc = pfs_arrival_fit(t, &m, &d)) == 0)
-            rc = write_output(output, write_arrivals_obj, &m, &d);
+            rc = pfs_cli_write_output(output, write_arrivals_obj, &m, &d);
         pfs_trace_free(t);
-        return rc ? report(&d, rc) : EXIT_OK;
+        return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
     }
     if (!o.arrivals)
-        return usage_error("workload", "%s", "expected --arrivals SOURCE (or --fit SOURCE)");
+        return pfs_cli_usage("workload", "%s", "expected --arrivals SOURCE (or --fit SOURCE)");
     snprintf(jobs_path, sizeof jobs_path, "%s/jobs.csv", corpus_dir);
     if ((rc = pfs_jobset_read(jobs_path, &js, &d)) == 0 &&
         (rc = pfs_workload_generate(&o, js, &w, &d)) == 0)
-        rc = write_output(output, write_workload_obj, w, &d);
+        rc = pfs_cli_write_output(output, write_workload_obj, w, &d);
     pfs_workload_free(w);
     pfs_jobset_free(js);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1003,10 +1014,12 @@ predict_split(const struct pfs_predictor *p, const struct pfs_jobset *js, const 
         return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < js->n_jobs && rc == 0; i++) {
         const struct pfs_corpus_job *j = &js->jobs[i];
+        struct pfs_telemetry tel;
 
         if (strcmp(j->split, split) != 0)
             continue;
-        rc = pfs_predictor_pfi(p, j, *pred + m * PFS_N_CUTS, d);
+        pfs_telemetry_of(j, &tel);
+        rc = pfs_predictor_pfi(p, &tel, *pred + m * PFS_N_CUTS, d);
         for (size_t k = 0; rc == 0 && k < PFS_N_CUTS; k++) {
             (*truth)[m * PFS_N_CUTS + k] = j->pfi[k];
             if (!isfinite(j->pfi[k]))
@@ -1083,7 +1096,7 @@ predict_eval(const struct predict_args *a)
     pfs_predictor_free(p);
     pfs_jobset_free(js);
     pfs_curveset_free(cs);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 static int
@@ -1097,7 +1110,7 @@ predict_explain(const struct predict_args *a)
     int rc;
 
     if ((rc = pfs_predictor_load(a->model, &p, &d)) != 0)
-        return report(&d, rc);
+        return pfs_cli_report(&d, rc);
     if (pfs_predictor_method(p) == PFS_PREDICT_PHYSICS)
         k30 = 0; /* logit alpha carries the slope */
     printf("Standardised coefficients for %s (per 1 sd of the feature; lambda %.3g, CV RMSE "
@@ -1127,7 +1140,7 @@ out:
     pfs_predictor_free(p);
     pfs_jobset_free(js);
     pfs_curveset_free(cs);
-    return rc ? report(&d, rc) : EXIT_OK;
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
 static int
@@ -1170,12 +1183,13 @@ cmd_predict(int argc, char **argv)
             else if (strcmp(optarg, "physics") == 0)
                 a.o.method = PFS_PREDICT_PHYSICS;
             else
-                return usage_error("predict", "unknown method '%s' (ridge, physics)", optarg);
+                return pfs_cli_usage("predict", "unknown method '%s' (ridge, physics)", optarg);
             break;
         case 'S':
         case 'k':
             if (!parse_count(optarg, &v) || v > 1000000000)
-                return usage_error("predict", "expected a non-negative integer, got '%s'", optarg);
+                return pfs_cli_usage("predict", "expected a non-negative integer, got '%s'",
+                                     optarg);
             if (c == 'S')
                 a.o.seed = v;
             else
@@ -1196,11 +1210,11 @@ cmd_predict(int argc, char **argv)
         case 'h':
             return fputs(help_predict, stdout), EXIT_OK;
         default:
-            return usage_error("predict", "%s", "bad option");
+            return pfs_cli_usage("predict", "%s", "bad option");
         }
     }
     if (optind != argc)
-        return usage_error("predict", "unexpected argument '%s'", argv[optind]);
+        return pfs_cli_usage("predict", "unexpected argument '%s'", argv[optind]);
     if (strcmp(verb, "train") == 0) {
         struct pfs_predictor *p = NULL;
         struct pfs_jobset *js = NULL;
@@ -1209,21 +1223,21 @@ cmd_predict(int argc, char **argv)
         int rc;
 
         if (a.o.folds < 2)
-            return usage_error("predict", "%s", "--folds must be at least 2");
+            return pfs_cli_usage("predict", "%s", "--folds must be at least 2");
         if ((rc = load_corpus(a.corpus, a.o.method == PFS_PREDICT_PHYSICS, &js, &cs, &d)) == 0 &&
             (rc = pfs_predictor_train(js, cs, &a.o, &p, &d)) == 0)
-            rc = write_output(a.output, write_predictor_obj, p, &d);
+            rc = pfs_cli_write_output(a.output, write_predictor_obj, p, &d);
         pfs_predictor_free(p);
         pfs_jobset_free(js);
         pfs_curveset_free(cs);
-        return rc ? report(&d, rc) : EXIT_OK;
+        return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
     }
     if (strcmp(verb, "eval") == 0 || strcmp(verb, "explain") == 0) {
         if (!a.model)
-            return usage_error("predict", "%s", "expected --model MODEL.cfg");
+            return pfs_cli_usage("predict", "%s", "expected --model MODEL.cfg");
         return verb[1] == 'v' ? predict_eval(&a) : predict_explain(&a);
     }
-    return usage_error("predict", "unknown verb '%s' (train, eval, explain)", verb);
+    return pfs_cli_usage("predict", "unknown verb '%s' (train, eval, explain)", verb);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1246,7 +1260,8 @@ static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
     {"run", "replay a scenario (planned)", help_planned, cmd_planned},
-    {"alloc", "one-shot allocation by every policy (planned)", help_planned, cmd_planned},
+    {"alloc", "one-shot allocation of a power budget by every policy", pfs_cli_alloc_help,
+     pfs_cli_alloc},
     {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", help_fit, cmd_fit},
     {"import", "convert real power-cap data (perseus, zeus, emerald) to a curves CSV", help_import,
      cmd_import},
@@ -1275,7 +1290,7 @@ find_command(const char *name)
 static void
 print_main_help(FILE *fp)
 {
-    fprintf(fp, "usage: pfisim [--help] [--version] COMMAND [ARGS]\n"
+    fprintf(fp, "usage: pfisim [--help] [--version] [--list-policies] COMMAND [ARGS]\n"
                 "\n"
                 "pfisim simulates datacenter GPU power allocation under power caps and\n"
                 "demand-response events, and measures jobs' Power Flexibility Index (PFI).\n"
@@ -1326,6 +1341,12 @@ main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_main_help(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "--list-policies") == 0) {
+        for (size_t i = 0; pfs_policy_at(i); i++)
+            printf("%-20s %s\n", pfs_policy_name(pfs_policy_at(i)),
+                   pfs_policy_summary(pfs_policy_at(i)));
         return EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {

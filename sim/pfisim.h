@@ -505,6 +505,21 @@ int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *
 
 void pfs_workload_free(struct pfs_workload *w);
 
+/* What an operator observes of a running job: its identity and the telemetry at its uncapped
+ * operating point, never a label. Policies and the predictor see this, not pfs_corpus_job. */
+struct pfs_telemetry {
+    char job_id[32];
+    char gpu[32];
+    int n_gpus;
+    char family[8], phase[16]; /* "" when unknown */
+    double power_w, power_frac, sm_clock_mhz, sm_active, tensor_active, dram_active;
+    double nvlink_gbps, net_gbps; /* NAN when unknown, as in jobs.csv */
+    double tokens_per_s;          /* observed uncapped throughput of the job */
+    double pfi_given[PFS_N_CUTS]; /* PFI the operator measured by a sweep, NAN if none */
+};
+
+/* The observable part of a corpus job (pfi_given stays NAN: labels are not observations). */
+void pfs_telemetry_of(const struct pfs_corpus_job *j, struct pfs_telemetry *t);
 /* ---------------------------------------------------------------------------------------
  * The telemetry-to-PFI predictor (models/predict.c, docs/predictor.md). It sees only the
  * telemetry columns of jobs.csv and the job's GPU count, family and phase: never a label,
@@ -544,7 +559,7 @@ int pfs_predictor_train(const struct pfs_jobset *js, const struct pfs_curveset *
 
 /* Predicted PFI at the cuts pfs_cut(0..PFS_N_CUTS-1) for job j. Returns 0, or PFS_EINVAL
  * when j lacks a feature the model uses (diag names the job and the feature). */
-int pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_corpus_job *j,
+int pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_telemetry *j,
                       double pfi[PFS_N_CUTS], struct pfs_diag *diag);
 
 /* Saves as libconfig (features, scaling, coefficients, regularisation, training metrics);
@@ -578,5 +593,93 @@ int pfs_ridge(const double *X, const double *y, size_t n, size_t p, double lambd
 double pfs_stat_r2(const double *truth, const double *pred, size_t n);
 double pfs_stat_mae(const double *truth, const double *pred, size_t n);
 double pfs_stat_spearman(const double *a, const double *b, size_t n);
+
+/* ---------------------------------------------------------------------------------------
+ * Allocation (policies/, sim/alloc.c, docs/policies.md): dividing a GPU power budget among
+ * running jobs. A policy sees a struct pfs_alloc_view and returns a cap per GPU of each job
+ * and, where it may, the fraction of time the job is paused.
+ */
+
+/* A piecewise-linear curve: throughput of the whole job against the per-GPU cap. */
+#define PFS_PWL_MAX 64
+struct pfs_pwl {
+    size_t n;              /* points, 1 .. PFS_PWL_MAX */
+    double x[PFS_PWL_MAX]; /* per-GPU cap, W, strictly increasing */
+    double y[PFS_PWL_MAX]; /* whole-job throughput */
+};
+
+/* The value of a pwl at x (clamped into its range; linear between points). */
+double pfs_pwl_eval(const struct pfs_pwl *c, double x);
+
+/* Replaces c by its least concave majorant (upper hull) after making it non-decreasing:
+ * what a controller can reach by time-sharing between caps (docs/policies.md). */
+void pfs_pwl_hull(struct pfs_pwl *c);
+
+/* A job as every policy sees it. */
+struct pfs_alloc_job {
+    char job_id[32];
+    int n_gpus;
+    double min_w, max_w;     /* per-GPU settable limits of its GPU type, W */
+    double ref_w;            /* per-GPU reference power (the default limit), W */
+    double idle_w;           /* per-GPU draw while paused, W */
+    int tier;                /* enum pfs_tier */
+    double deadline_s;       /* absolute, s; NAN when none (or not simulating) */
+    double remaining_tokens; /* NAN unless the simulator provides it */
+    double now_s;            /* the decision's time, s (0 in a one-shot allocation) */
+};
+
+/* The true curves, opaque: only the oracle (policies/oracle.c) can look inside. */
+struct pfs_truth;
+
+struct pfs_alloc_view {
+    double budget_w; /* for all GPUs of these jobs, W */
+    size_t n_jobs;
+    const struct pfs_alloc_job *jobs;      /* n_jobs */
+    const struct pfs_telemetry *telemetry; /* n_jobs; NAN fields where unknown */
+    const struct pfs_truth *truth;         /* for the oracle; NULL when unknown */
+    const struct pfs_predictor *predictor; /* the pfi policy's model; may be NULL */
+};
+
+struct pfs_alloc_decision {
+    double cap_w;      /* per-GPU cap while running, W */
+    double pause_frac; /* fraction of time paused (drawing idle_w), 0..1 */
+};
+
+/* A policy's power commitment for job j: n_gpus x (pause x idle + (1 - pause) x cap). */
+double pfs_alloc_power_w(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d);
+
+struct pfs_policy_ops; /* policies/policy.h */
+
+/* The registry: the i-th policy, or NULL past the end; lookup by name. */
+const struct pfs_policy_ops *pfs_policy_at(size_t i);
+const struct pfs_policy_ops *pfs_policy_find(const char *name);
+const char *pfs_policy_name(const struct pfs_policy_ops *ops);
+const char *pfs_policy_summary(const struct pfs_policy_ops *ops);
+bool pfs_policy_may_pause(const struct pfs_policy_ops *ops);
+
+/* Runs policy ops on view, writing view->n_jobs decisions. Returns 0; PFS_EINVAL when the
+ * budget cannot be met (below the sum of minimum caps and the policy may not pause, or not
+ * even pausing every pausable job fits) or the view lacks what the policy needs; diag says
+ * which. The decisions are checked against the limits and the budget before returning. */
+int pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                        struct pfs_alloc_decision *out, struct pfs_diag *diag);
+
+/* Builds the truth from true curves (n_jobs, in the order of the view's jobs): each curve
+ * tabulated (measured points, or a 10 W grid for a model) between the job's limits. Returns
+ * 0, PFS_EINVAL, PFS_ENOMEM. */
+int pfs_truth_new(const struct pfs_curve *const *curves, const struct pfs_alloc_job *jobs,
+                  size_t n_jobs, struct pfs_truth **out, struct pfs_diag *diag);
+void pfs_truth_free(struct pfs_truth *t);
+
+/* The true throughput of job i under decision d: (1 - pause) x its true curve's concave
+ * envelope at the cap (the same yardstick for every policy). */
+double pfs_truth_throughput(const struct pfs_truth *t, size_t i,
+                            const struct pfs_alloc_decision *d);
+/* The envelope itself: job i's best throughput at an average per-GPU power avg_w, pausing
+ * part of the time where that is better (for brute-force checks of the oracle). */
+double pfs_truth_envelope(const struct pfs_truth *t, size_t i, double avg_w);
+
+/* The true per-GPU draw of job i at cap_w (its measured draw, interpolated). */
+double pfs_truth_power_w(const struct pfs_truth *t, size_t i, double cap_w);
 
 #endif /* PFISIM_H */

@@ -109,7 +109,10 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_predict_features_are_telemetry)                                                         \
     X(test_predict_default_corpus)                                                                 \
     X(test_predict_deterministic)                                                                  \
-    X(test_predict_bad_input)
+    X(test_predict_bad_input)                                                                      \
+    X(test_policies_properties)                                                                    \
+    X(test_policies_infeasible)                                                                    \
+    X(test_policies_views)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

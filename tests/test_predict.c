@@ -189,9 +189,12 @@ metrics(struct test *t, const struct pfs_predictor *p, const struct pfs_jobset *
     size_t n = 0;
 
     for (size_t i = 0; i < js->n_jobs && n < 256; i++) {
+        struct pfs_telemetry tel;
+
         if (strcmp(js->jobs[i].split, split) != 0)
             continue;
-        CHECK_INT(pfs_predictor_pfi(p, &js->jobs[i], v, &d), 0);
+        pfs_telemetry_of(&js->jobs[i], &tel);
+        CHECK_INT(pfs_predictor_pfi(p, &tel, v, &d), 0);
         truth[n] = js->jobs[i].pfi[k];
         pred[n++] = v[k];
     }
@@ -225,8 +228,11 @@ test_predict_default_corpus(struct test *t)
         double a[PFS_N_CUTS], b[PFS_N_CUTS];
 
         for (size_t i = 0; i < js->n_jobs; i++) {
-            CHECK_INT(pfs_predictor_pfi(p, &js->jobs[i], a, &d), 0);
-            CHECK_INT(pfs_predictor_pfi(q, &js->jobs[i], b, &d), 0);
+            struct pfs_telemetry tel;
+
+            pfs_telemetry_of(&js->jobs[i], &tel);
+            CHECK_INT(pfs_predictor_pfi(p, &tel, a, &d), 0);
+            CHECK_INT(pfs_predictor_pfi(q, &tel, b, &d), 0);
             for (size_t k = 0; k < PFS_N_CUTS; k++)
                 CHECK_NEAR(a[k], b[k], 1e-12);
         }
@@ -354,9 +360,10 @@ test_predict_bad_input(struct test *t)
     free(err);
     /* A job lacking a feature the model uses. */
     {
-        struct pfs_corpus_job j = js->jobs[0];
+        struct pfs_telemetry j;
         double v[PFS_N_CUTS];
 
+        pfs_telemetry_of(&js->jobs[0], &j);
         j.tensor_active = NAN;
         pfs_diag_clear(&d);
         CHECK_INT(pfs_predictor_pfi(p, &j, v, &d), PFS_EINVAL);

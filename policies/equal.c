@@ -1,0 +1,40 @@
+/*
+ * policies/equal.c - the naive baseline: the same cap on every GPU.
+ *
+ * The level L with sum n_i clamp(L, min_i, max_i) = budget: every GPU gets L, or its own
+ * limit where L is outside it. Knows nothing of the jobs but their GPU counts and limits.
+ */
+#include <stdlib.h>
+
+#include "policy.h"
+
+static int
+equal_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+               struct pfs_diag *diag)
+{
+    double *lo = malloc((v->n_jobs + 1) * sizeof *lo), *hi = malloc((v->n_jobs + 1) * sizeof *hi);
+    int rc;
+
+    (void)state;
+    if (!lo || !hi) {
+        free(lo);
+        free(hi);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        lo[i] = v->jobs[i].min_w;
+        hi[i] = v->jobs[i].max_w;
+    }
+    rc = pfs__level("equal", v->jobs, v->n_jobs, lo, hi, v->budget_w, out, diag);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+const struct pfs_policy_ops pfs_policy_equal = {
+    .name = "equal",
+    .summary = "the same cap on every GPU (the naive baseline)",
+    .state_size = 0,
+    .may_pause = false,
+    .allocate = equal_allocate,
+};

@@ -1,0 +1,65 @@
+/*
+ * policies/fair-headroom - Emerald's "DVFS, Fair" (shared/data/emerald-phoenix, the
+ * artifact's pseudocode): every job keeps its flexibility floor, and the budget above the
+ * floors is shared as equal fractions of each job's remaining headroom.
+ *
+ * The floor is the lowest cap at which the job's predicted throughput keeps 1 - L of its
+ * full-power throughput, L the tolerated loss of its tier (firm 0, Flex 1/2/3 10/25/50%);
+ * then cap_i = floor_i + f (max_i - floor_i) with one f in [0, 1] for all jobs, the largest
+ * that fits: f = (budget - sum n_i floor_i) / sum n_i (max_i - floor_i). Below the floors it
+ * is infeasible: this policy never pauses.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy.h"
+
+int
+pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *floor,
+                 struct pfs_diag *diag)
+{
+    struct pfs_pwl *c = NULL;
+    int rc = pfs__predicted_curves(v, policy, &c, diag);
+
+    for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
+        floor[i] =
+            fmin(fmax(pfs__floor_cap(&c[i], pfs_tier_max_loss(v->jobs[i].tier)), v->jobs[i].min_w),
+                 v->jobs[i].max_w);
+    free(c);
+    return rc;
+}
+
+static int
+fair_headroom_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+                       struct pfs_diag *diag)
+{
+    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0, room = 0, f;
+    int rc;
+
+    (void)state;
+    if (!floor)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs__tier_floors(v, "fair-headroom", floor, diag)) == 0) {
+        for (size_t i = 0; i < v->n_jobs; i++) {
+            need += v->jobs[i].n_gpus * floor[i];
+            room += v->jobs[i].n_gpus * (v->jobs[i].max_w - floor[i]);
+        }
+        if (need > v->budget_w * (1 + 1e-12))
+            rc = pfs__infeasible(diag, "fair-headroom", v->budget_w, need, "the jobs' tier floors");
+    }
+    if (rc == 0) {
+        f = room > 0 ? fmin(1, fmax(0, (v->budget_w - need) / room)) : 1;
+        for (size_t i = 0; i < v->n_jobs; i++)
+            out[i].cap_w = fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w);
+    }
+    free(floor);
+    return rc;
+}
+
+const struct pfs_policy_ops pfs_policy_fair_headroom = {
+    .name = "fair-headroom",
+    .summary = "Emerald's DVFS, Fair: equal fractions of headroom above each tier floor",
+    .state_size = 0,
+    .may_pause = false,
+    .allocate = fair_headroom_allocate,
+};

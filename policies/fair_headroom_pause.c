@@ -1,0 +1,86 @@
+/*
+ * policies/fair-headroom-pause - Emerald's "DVFS + Job Pausing, Fair": fair headroom while
+ * the tier floors fit; beyond that, staggered pauses of the pause-eligible jobs.
+ *
+ * While the floors fit the budget this is fair-headroom. When they do not, every job runs at
+ * its floor and the interruptible (Flex) jobs are paused for one common fraction p of the
+ * time, each at most its allowance (10/25/50%): the smallest p whose savings cover the
+ * deficit, found by bisection. In the simulator the pauses are staggered so that the
+ * facility's draw stays flat; here p is the steady-state duty cycle.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "policy.h"
+
+static double
+saved(const struct pfs_alloc_view *v, const double *floor, double p)
+{
+    double s = 0;
+
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        const struct pfs_alloc_job *j = &v->jobs[i];
+
+        if (j->tier != PFS_TIER_FIRM)
+            s += j->n_gpus * (floor[i] - j->idle_w) * fmin(p, pfs_tier_max_loss(j->tier));
+    }
+    return s;
+}
+
+static int
+fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+             struct pfs_diag *diag)
+{
+    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0, room = 0;
+    int rc;
+
+    (void)state;
+    if (!floor)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs__tier_floors(v, "fair-headroom-pause", floor, diag)) != 0)
+        goto out;
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        need += v->jobs[i].n_gpus * floor[i];
+        room += v->jobs[i].n_gpus * (v->jobs[i].max_w - floor[i]);
+    }
+    if (need <= v->budget_w) {
+        double f = room > 0 ? fmin(1, (v->budget_w - need) / room) : 1;
+
+        for (size_t i = 0; i < v->n_jobs; i++)
+            out[i] = (struct pfs_alloc_decision){
+                fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w), 0};
+    } else {
+        double deficit = need - v->budget_w, a = 0, b = 0.5, p;
+
+        if (saved(v, floor, b) < deficit * (1 - 1e-12)) {
+            rc =
+                pfs__infeasible(diag, "fair-headroom-pause", v->budget_w, need - saved(v, floor, b),
+                                "the tier floors with every Flex job paused for its allowance");
+            goto out;
+        }
+        for (int it = 0; it < 200; it++) {
+            double mid = 0.5 * (a + b);
+
+            if (saved(v, floor, mid) >= deficit)
+                b = mid;
+            else
+                a = mid;
+        }
+        p = b;
+        for (size_t i = 0; i < v->n_jobs; i++)
+            out[i] = (struct pfs_alloc_decision){
+                floor[i],
+                v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, pfs_tier_max_loss(v->jobs[i].tier))};
+    }
+out:
+    free(floor);
+    return rc;
+}
+
+const struct pfs_policy_ops pfs_policy_fair_headroom_pause = {
+    .name = "fair-headroom-pause",
+    .summary = "Emerald's DVFS + Job Pausing, Fair: floors, then staggered Flex pauses",
+    .state_size = 0,
+    .may_pause = true,
+    .allocate = fhp_allocate,
+};

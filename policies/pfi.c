@@ -1,0 +1,62 @@
+/*
+ * policies/pfi.c - PFI-aware: maximise the predicted total throughput.
+ *
+ * Each job's curve is predicted from its telemetry (the predictor of models/predict.c: the
+ * view's, or the model file given in the parameters) or, when the operator measured it, from
+ * its given PFI; then the budget is water-filled over the predicted curves, exactly as the
+ * oracle does over the true ones. The policy never sees a true curve: its view has none it
+ * could open (policies/policy.h).
+ */
+#include <stdlib.h>
+
+#include "policy.h"
+
+struct pfi_state {
+    struct pfs_predictor *own; /* loaded from params->model_path, or NULL */
+};
+
+static int
+pfi_init(void *state, const struct pfs_params *p, struct pfs_diag *diag)
+{
+    struct pfi_state *s = state;
+
+    if (p->model_path)
+        return pfs_predictor_load(p->model_path, &s->own, diag);
+    return 0;
+}
+
+static int
+pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+             struct pfs_diag *diag)
+{
+    struct pfi_state *s = state;
+    struct pfs_alloc_view mine = *v;
+    struct pfs_pwl *c = NULL;
+    int rc;
+
+    if (s->own)
+        mine.predictor = s->own;
+    rc = pfs__predicted_curves(&mine, "pfi", &c, diag);
+    if (rc == 0)
+        rc = pfs__waterfill("pfi", c, v->jobs, v->n_jobs, v->budget_w, NULL, out, diag);
+    free(c);
+    return rc;
+}
+
+static void
+pfi_fini(void *state)
+{
+    struct pfi_state *s = state;
+
+    pfs_predictor_free(s->own);
+}
+
+const struct pfs_policy_ops pfs_policy_pfi = {
+    .name = "pfi",
+    .summary = "maximise predicted throughput: PFI from telemetry (or given), water-filled",
+    .state_size = sizeof(struct pfi_state),
+    .may_pause = false,
+    .init = pfi_init,
+    .allocate = pfi_allocate,
+    .fini = pfi_fini,
+};

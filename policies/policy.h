@@ -1,0 +1,86 @@
+/*
+ * policies/policy.h - the interface every allocation policy implements (STYLE.md,
+ * "Pluggable parts"), and the helpers they share.
+ *
+ * A policy is one file ending in one const descriptor. The core allocates and zeroes its
+ * private state from state_size, calls init once, allocate for every decision, and fini at
+ * the end; observe is optional. A policy returns decisions and never touches engine state.
+ * What it may know is what struct pfs_alloc_view holds: the jobs, their telemetry, the
+ * predictor, and the truth, which is opaque here; only policies/oracle.c includes
+ * policies/truth.h, where struct pfs_truth is defined, so no other policy can read a true
+ * curve without it showing in its #include lines.
+ */
+#ifndef PFISIM_POLICY_H
+#define PFISIM_POLICY_H
+
+#include "internal.h"
+
+struct pfs_params {
+    const char *model_path; /* the pfi policy's predictor file (NULL: the view's, or given PFI) */
+};
+
+typedef int (*pfs_policy_init_fn)(void *state, const struct pfs_params *p, struct pfs_diag *diag);
+typedef int (*pfs_policy_allocate_fn)(void *state, const struct pfs_alloc_view *view,
+                                      struct pfs_alloc_decision *out, struct pfs_diag *diag);
+typedef void (*pfs_policy_observe_fn)(void *state, const struct pfs_telemetry *t);
+typedef void (*pfs_policy_fini_fn)(void *state);
+
+struct pfs_policy_ops {
+    const char *name;                /* unique, [a-z0-9-]+, as typed on the command line */
+    const char *summary;             /* one line for --list-policies */
+    size_t state_size;               /* private state, zeroed by the core */
+    bool may_pause;                  /* may return pause_frac > 0 */
+    pfs_policy_init_fn init;         /* optional */
+    pfs_policy_allocate_fn allocate; /* required: decide caps */
+    pfs_policy_observe_fn observe;   /* optional */
+    pfs_policy_fini_fn fini;         /* optional */
+};
+
+/* ----- policies/solver.c: shared building blocks ----- */
+
+/* Maximises sum_i curves[i](x_i) over per-GPU caps x_i in [x_i,0 .. x_i,last] subject to
+ * sum_i n_gpus_i x_i <= budget_w, for concave non-decreasing curves (apply pfs_pwl_hull
+ * first): start every job at its lowest point, then take curve segments in decreasing order
+ * of throughput per watt (greedy is exact for concave separable objectives). Jobs with
+ * skip[i] keep x = their current out[i].cap_w and cost fixed_w[i] (may be NULL). Writes
+ * out[i].cap_w. Returns 0, PFS_EINVAL (the lowest points exceed the budget; the message
+ * names who), PFS_ENOMEM. */
+int pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
+                   size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
+                   struct pfs_diag *diag);
+
+/* The same per-GPU level for every job, clamped to each job's [lo_i, hi_i]: the level L with
+ * sum n_i clamp(L, lo_i, hi_i) = budget (hi when it all fits). Writes out[i].cap_w.
+ * Returns 0 or PFS_EINVAL (sum n_i lo_i > budget). */
+int pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
+               const double *hi, double budget_w, struct pfs_alloc_decision *out,
+               struct pfs_diag *diag);
+
+/* A job's predicted curve from PFI at the cuts (predictor, else the given PFI): points at
+ * P0 (1 - c) for c = 0, 0.1 .. 0.5 with T = T0 (1 - c PFI(c)), extended to the limits, made
+ * non-decreasing and concave. Returns 0 or PFS_EINVAL (no way to know PFI for this job). */
+int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, struct pfs_pwl *out,
+                         struct pfs_diag *diag);
+
+/* Predicted curves of every job of the view (malloc'd into *out; free it). Returns 0,
+ * PFS_EINVAL (naming the policy when there is no telemetry), PFS_ENOMEM. */
+int pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, struct pfs_pwl **out,
+                          struct pfs_diag *diag);
+
+/* The lowest per-GPU cap at which job i's curve c keeps (1 - loss) of its throughput at its
+ * largest cap: the tier floor. */
+double pfs__floor_cap(const struct pfs_pwl *c, double loss);
+
+/* policies/fair_headroom.c: each job's tier floor on its predicted curve, within its
+ * limits, into floor[n_jobs]. Returns 0 or what pfs__predicted_curves returns. */
+int pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *floor,
+                     struct pfs_diag *diag);
+
+/* c restricted to caps >= lo (a point at lo inserted), for water-filling above a floor. */
+void pfs__pwl_clip(struct pfs_pwl *c, double lo);
+
+/* Budget infeasible: the standard message. Returns PFS_EINVAL. */
+int pfs__infeasible(struct pfs_diag *diag, const char *policy, double budget_w, double need_w,
+                    const char *what);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * sim/cli.h - what the command-line files share (sim/main.c, sim/cli_*.c). Not part of the
+ * library: these print and know about exit codes.
+ */
+#ifndef PFISIM_CLI_H
+#define PFISIM_CLI_H
+
+#include "internal.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_IO = 4 };
+
+/* Prints diag compiler-style (file:line:column: error: ..., the line, a caret) and returns
+ * the exit code for rc. */
+int pfs_cli_report(const struct pfs_diag *d, int rc);
+
+/* Prints "pfisim CMD: message" and a pointer to the help; returns EXIT_USAGE. */
+int pfs_cli_usage(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
+
+/* Writes obj with write() to output atomically (a temporary file renamed into place), or to
+ * stdout when output is NULL or "-". Returns 0 or PFS_EIO. */
+int pfs_cli_write_output(const char *output,
+                         int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
+                         const void *obj, struct pfs_diag *d);
+
+/* Parses a fraction written 0.3 or 30%. */
+bool pfs_cli_parse_frac(const char *s, double *out);
+
+/* The subcommands that live outside main.c. */
+int pfs_cli_alloc(int argc, char **argv);
+extern const char pfs_cli_alloc_help[];
+
+#endif

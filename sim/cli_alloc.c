@@ -1,0 +1,435 @@
+/*
+ * sim/cli_alloc.c - pfisim alloc: the one-shot allocation study (docs/policies.md).
+ *
+ * All jobs of a curves file run at once; the budget is their reference power (default limit
+ * x GPUs) times 1 - cut, or given in watts. Every policy (or one) divides it; each is scored
+ * on the true curves the same way (sim/alloc.c). What a policy may know: the jobs' limits and
+ * tiers; their telemetry from a jobs.csv beside the curves (or --jobs) or, for real curves
+ * that come with none, what an operator learns from the curve's top point (draw, throughput)
+ * and its measured PFI ("PFI given per job"); the predictor (--model, default the shipped
+ * one when telemetry is present); and, for the oracle alone, the curves themselves.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char pfs_cli_alloc_help[] =
+    "usage: pfisim alloc CURVES.csv [--jobs JOBS.csv] (--cut FRAC | --budget-w W)\n"
+    "                   [--policy NAME [--caps] [--nvidia-smi MAP.csv]] [--tier TIER]\n"
+    "                   [--model MODEL.cfg | --given-pfi] [--csv]\n"
+    "\n"
+    "Divides a power budget among all the jobs of CURVES running at once. Without --policy:\n"
+    "one row per policy: policy,total_throughput,unit,delta_vs_equal,gap_recovered,\n"
+    "mean_gain_per_job,min_rel_throughput (gap_recovered = (policy - equal) / (oracle -\n"
+    "equal)). With --policy NAME --caps: one row per job: job_id,n_gpus,cap_w,throughput,\n"
+    "power_w,pause_frac. With --nvidia-smi MAP.csv (job_id,host,gpu_index per GPU): the\n"
+    "nvidia-smi -pl commands that set those caps.\n"
+    "\n"
+    "  --cut FRAC      cut from the jobs' reference power: 0.3 or 30%\n"
+    "  --budget-w W    the GPU power budget in watts\n"
+    "  --jobs FILE     telemetry (jobs.csv); default: jobs.csv beside CURVES, if any\n"
+    "  --tier TIER     every job's tier: firm, flex1, flex2 (default), flex3\n"
+    "  --model FILE    the pfi policy's predictor (default traces/h200-h100/predictor.cfg\n"
+    "                  when the jobs have telemetry)\n"
+    "  --given-pfi     policies go by each job's measured PFI instead of a prediction\n"
+    "\n"
+    "A budget below the jobs' minimum caps is infeasible: policies that may pause pause by\n"
+    "tier; the others say so, and alloc exits 3.\n";
+
+struct problem {
+    struct pfs_curveset *cs;
+    struct pfs_jobset *js;
+    struct pfs_predictor *predictor;
+    size_t n;
+    struct pfs_alloc_job *jobs;
+    struct pfs_telemetry *tel;
+    struct pfs_curve **curves;
+    struct pfs_truth *truth;
+    double ref_total_w, min_total_w;
+    long n_gpus;
+    const char *unit;
+};
+
+static void
+problem_free(struct problem *p)
+{
+    for (size_t i = 0; p->curves && i < p->n; i++)
+        pfs_curve_free(p->curves[i]);
+    free(p->curves);
+    free(p->jobs);
+    free(p->tel);
+    pfs_truth_free(p->truth);
+    pfs_predictor_free(p->predictor);
+    pfs_jobset_free(p->js);
+    pfs_curveset_free(p->cs);
+}
+
+/* What an operator knows of a job that comes with no telemetry: its draw and throughput at
+ * full power, and the PFI its measured curve gives. */
+static void
+telemetry_from_curve(const struct pfs_job_curve *jc, const struct pfs_alloc_job *j,
+                     const struct pfs_curve *c, struct pfs_telemetry *t)
+{
+    struct pfs_curve_point top;
+    double lo, hi;
+
+    memset(t, 0, sizeof *t);
+    pfs__strlcpy(t->job_id, jc->job_id, sizeof t->job_id);
+    pfs__strlcpy(t->gpu, jc->gpu, sizeof t->gpu);
+    t->n_gpus = jc->n_gpus;
+    t->power_w = t->power_frac = t->sm_clock_mhz = t->sm_active = t->tensor_active = NAN;
+    t->dram_active = t->nvlink_gbps = t->net_gbps = NAN;
+    pfs_curve_domain(c, &lo, &hi);
+    if (pfs_curve_eval(c, fmin(j->ref_w, hi), &top) == 0) {
+        t->power_w = top.power_w;
+        t->power_frac = top.power_w / j->ref_w;
+        t->tokens_per_s = top.throughput;
+    }
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        if (pfs_pfi(c, j->ref_w, pfs_cut(k), &t->pfi_given[k]) != 0)
+            t->pfi_given[k] = NAN;
+}
+
+static int
+problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
+              const char *model_path, bool given_pfi, int tier, struct pfs_diag *d)
+{
+    char guess[600];
+    int rc;
+
+    if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0)
+        return rc;
+    if (!jobs_path) {
+        const char *slash = strrchr(curves_path, '/');
+
+        snprintf(guess, sizeof guess, "%.*sjobs.csv", slash ? (int)(slash - curves_path + 1) : 0,
+                 curves_path);
+        if (access(guess, R_OK) == 0)
+            jobs_path = guess;
+    }
+    if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
+        return rc;
+    p->n = p->cs->n_jobs;
+    p->jobs = calloc(p->n + 1, sizeof *p->jobs);
+    p->tel = calloc(p->n + 1, sizeof *p->tel);
+    p->curves = calloc(p->n + 1, sizeof *p->curves);
+    if (!p->jobs || !p->tel || !p->curves)
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    p->unit = p->cs->jobs[0].unit;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct pfs_job_curve *jc = &p->cs->jobs[i];
+        struct pfs_alloc_job *j = &p->jobs[i];
+        const struct pfs_corpus_job *cj = p->js ? pfs_jobset_find(p->js, jc->job_id) : NULL;
+        struct pfs_gpu g;
+
+        if (strcmp(jc->unit, p->unit) != 0)
+            return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, "unit",
+                                 "job '%s' counts %s, job '%s' %s: a total needs one unit",
+                                 jc->job_id, jc->unit, p->cs->jobs[0].job_id, p->unit);
+        if ((rc = pfs_gpu_find(jc->gpu, &g, d)) != 0) {
+            pfs__strlcpy(d->file, curves_path, sizeof d->file);
+            d->line = jc->line;
+            return rc;
+        }
+        pfs__strlcpy(j->job_id, jc->job_id, sizeof j->job_id);
+        j->n_gpus = jc->n_gpus;
+        j->min_w = fmax(g.min_limit_w, jc->cap_w[0]);
+        j->max_w = fmin(g.max_limit_w, jc->cap_w[jc->n_points - 1]);
+        j->ref_w = fmin(g.default_limit_w, j->max_w);
+        j->idle_w = g.idle_w;
+        j->tier = tier;
+        j->deadline_s = NAN;
+        j->remaining_tokens = NAN;
+        if (!(j->max_w >= j->min_w))
+            return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, NULL,
+                                 "job '%s': measured caps [%g, %g] W miss the %s limits",
+                                 jc->job_id, jc->cap_w[0], jc->cap_w[jc->n_points - 1], g.name);
+        if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points,
+                                        &p->curves[i], d)) != 0)
+            return rc;
+        /* Observed telemetry where there is some; the curve's top point otherwise. The
+         * measured PFI is given to the policies only where no telemetry exists (real
+         * curves) or when asked (--given-pfi). */
+        telemetry_from_curve(jc, j, p->curves[i], &p->tel[i]);
+        if (cj) {
+            struct pfs_telemetry measured = p->tel[i];
+
+            pfs_telemetry_of(cj, &p->tel[i]);
+            if (given_pfi)
+                memcpy(p->tel[i].pfi_given, measured.pfi_given, sizeof measured.pfi_given);
+        }
+        p->ref_total_w += j->n_gpus * j->ref_w;
+        p->min_total_w += j->n_gpus * j->min_w;
+        p->n_gpus += j->n_gpus;
+    }
+    if (!given_pfi && (model_path || p->js)) {
+        const char *mp = model_path ? model_path : "traces/h200-h100/predictor.cfg";
+
+        if ((rc = pfs_predictor_load(mp, &p->predictor, d)) != 0)
+            return rc;
+    }
+    return pfs_truth_new((const struct pfs_curve *const *)p->curves, p->jobs, p->n, &p->truth, d);
+}
+
+struct outcome {
+    const struct pfs_policy_ops *ops;
+    int rc;
+    struct pfs_diag diag;
+    double total, min_rel, power_w;
+    struct pfs_alloc_decision *d;
+};
+
+static void
+run_policy(const struct problem *p, const struct pfs_alloc_view *v, struct outcome *o)
+{
+    o->d = calloc(p->n + 1, sizeof *o->d);
+    o->total = o->power_w = 0;
+    o->min_rel = HUGE_VAL;
+    if (!o->d) {
+        o->rc = pfs__diag_set(&o->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return;
+    }
+    o->rc = pfs_policy_allocate(o->ops, v, o->d, &o->diag);
+    for (size_t i = 0; o->rc == 0 && i < p->n; i++) {
+        struct pfs_alloc_decision full = {p->jobs[i].ref_w, 0};
+        double t = pfs_truth_throughput(p->truth, i, &o->d[i]);
+        double t0 = pfs_truth_throughput(p->truth, i, &full);
+
+        o->total += t;
+        o->power_w += p->jobs[i].n_gpus *
+                      (o->d[i].pause_frac * p->jobs[i].idle_w +
+                       (1 - o->d[i].pause_frac) * pfs_truth_power_w(p->truth, i, o->d[i].cap_w));
+        if (t0 > 0)
+            o->min_rel = fmin(o->min_rel, t / t0);
+    }
+}
+
+/* Prints the nvidia-smi commands for map (job_id,host,gpu_index per GPU). */
+static int
+print_nvidia_smi(const char *map, const struct problem *p, const struct outcome *o,
+                 struct pfs_diag *d)
+{
+    static const char *const names[] = {"job_id", "host", "gpu_index"};
+    struct pfs__csv csv;
+    size_t idx[3];
+    int rc;
+
+    if ((rc = pfs__csv_open(&csv, map, d)) || (rc = pfs__csv_header(&csv, names, 3, idx)))
+        goto out;
+    while ((rc = pfs__csv_next(&csv)) == 1) {
+        const char *job, *host;
+        long gpu;
+        size_t i;
+
+        if ((rc = pfs__csv_str(&csv, idx[0], "job_id", &job)) ||
+            (rc = pfs__csv_str(&csv, idx[1], "host", &host)) ||
+            (rc = pfs__csv_long(&csv, idx[2], "gpu_index", &gpu)))
+            goto out;
+        for (i = 0; i < p->n && strcmp(p->jobs[i].job_id, job) != 0; i++)
+            ;
+        if (i == p->n) {
+            rc = pfs__csv_error(&csv, idx[0], "job_id", PFS_EINVAL, "no job '%s' in the curves",
+                                job);
+            goto out;
+        }
+        if (o->d[i].pause_frac >= 1)
+            printf("# %s: job %s paused (checkpoint and stop it)\n", host, job);
+        else
+            printf("ssh %s nvidia-smi -i %ld -pl %.0f%s\n", host, gpu, floor(o->d[i].cap_w),
+                   o->d[i].pause_frac > 0 ? "   # and pause it part of the time" : "");
+    }
+out:
+    pfs__csv_close(&csv);
+    return rc < 0 ? rc : 0;
+}
+
+int
+pfs_cli_alloc(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"jobs", required_argument, 0, 'j'},     {"cut", required_argument, 0, 'c'},
+        {"budget-w", required_argument, 0, 'b'}, {"policy", required_argument, 0, 'p'},
+        {"caps", no_argument, 0, 'C'},           {"nvidia-smi", required_argument, 0, 'n'},
+        {"tier", required_argument, 0, 't'},     {"model", required_argument, 0, 'm'},
+        {"given-pfi", no_argument, 0, 'g'},      {"csv", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
+    double cut = NAN, budget = NAN;
+    bool caps = false, given = false, csv = false;
+    int c, tier = PFS_TIER_FLEX2, rc, code = EXIT_OK;
+    struct problem p = {0};
+    struct pfs_diag d = {0};
+    struct outcome *out = NULL;
+    size_t n_pol = 0, i_equal = (size_t)-1, i_oracle = (size_t)-1;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            jobs = optarg;
+            break;
+        case 'c':
+            if (!pfs_cli_parse_frac(optarg, &cut) || !(cut > 0 && cut < 1))
+                return pfs_cli_usage("alloc",
+                                     "--cut takes a fraction in (0, 1) or a percent, "
+                                     "got '%s'",
+                                     optarg);
+            break;
+        case 'b':
+            if (!pfs__parse_double(optarg, &budget) || !(budget > 0))
+                return pfs_cli_usage("alloc", "--budget-w takes positive watts, got '%s'", optarg);
+            break;
+        case 'p':
+            policy = optarg;
+            break;
+        case 'C':
+            caps = true;
+            break;
+        case 'n':
+            map = optarg;
+            break;
+        case 't':
+            for (tier = 0; tier < PFS_N_TIERS && strcmp(optarg, pfs_tier_name(tier)); tier++)
+                ;
+            if (tier == PFS_N_TIERS)
+                return pfs_cli_usage("alloc", "unknown tier '%s' (firm, flex1, flex2, flex3)",
+                                     optarg);
+            break;
+        case 'm':
+            model = optarg;
+            break;
+        case 'g':
+            given = true;
+            break;
+        case 'v':
+            csv = true;
+            break;
+        case 'h':
+            return fputs(pfs_cli_alloc_help, stdout), EXIT_OK;
+        default:
+            return pfs_cli_usage("alloc", "%s", "bad option");
+        }
+    }
+    if (optind + 1 != argc)
+        return pfs_cli_usage("alloc", "%s", "expected one curves file");
+    if (isnan(cut) == isnan(budget))
+        return pfs_cli_usage("alloc", "%s", "give exactly one of --cut and --budget-w");
+    if ((caps || map) && !policy)
+        return pfs_cli_usage("alloc", "%s", "--caps and --nvidia-smi need --policy NAME");
+    if (policy && !pfs_policy_find(policy)) {
+        fprintf(stderr, "pfisim alloc: unknown policy '%s' (known:", policy);
+        for (size_t k = 0; pfs_policy_at(k); k++)
+            fprintf(stderr, " %s", pfs_policy_name(pfs_policy_at(k)));
+        fprintf(stderr, ")\n");
+        return EXIT_USAGE;
+    }
+    if ((rc = problem_build(&p, argv[optind], jobs, model, given, tier, &d)) != 0) {
+        problem_free(&p);
+        return pfs_cli_report(&d, rc);
+    }
+    if (isnan(budget))
+        budget = p.ref_total_w * (1 - cut);
+    {
+        struct pfs_alloc_view v = {budget, p.n, p.jobs, p.tel, p.truth, p.predictor};
+
+        while (pfs_policy_at(n_pol))
+            n_pol++;
+        out = calloc(n_pol, sizeof *out);
+        for (size_t k = 0; out && k < n_pol; k++) {
+            out[k].ops = pfs_policy_at(k);
+            if (policy && strcmp(pfs_policy_name(out[k].ops), policy) != 0 &&
+                strcmp(pfs_policy_name(out[k].ops), "equal") != 0 &&
+                strcmp(pfs_policy_name(out[k].ops), "oracle") != 0)
+                continue;
+            run_policy(&p, &v, &out[k]);
+            if (strcmp(pfs_policy_name(out[k].ops), "equal") == 0)
+                i_equal = k;
+            if (strcmp(pfs_policy_name(out[k].ops), "oracle") == 0)
+                i_oracle = k;
+        }
+        if (!out) {
+            problem_free(&p);
+            return pfs_cli_report(&d,
+                                  pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+        }
+    }
+    if (policy) {
+        struct outcome *o = NULL;
+
+        for (size_t k = 0; k < n_pol; k++)
+            if (strcmp(pfs_policy_name(out[k].ops), policy) == 0)
+                o = &out[k];
+        if (o->rc) {
+            code = pfs_cli_report(&o->diag, o->rc);
+        } else if (map) {
+            rc = print_nvidia_smi(map, &p, o, &d);
+            code = rc ? pfs_cli_report(&d, rc) : EXIT_OK;
+        } else if (caps) {
+            puts("job_id,n_gpus,cap_w,throughput,power_w,pause_frac");
+            for (size_t i = 0; i < p.n; i++)
+                printf("%s,%d,%.3f,%.6g,%.3f,%.4f\n", p.jobs[i].job_id, p.jobs[i].n_gpus,
+                       o->d[i].cap_w, pfs_truth_throughput(p.truth, i, &o->d[i]),
+                       pfs_truth_power_w(p.truth, i, o->d[i].cap_w), o->d[i].pause_frac);
+        }
+        if (!map && !caps && o->rc == 0)
+            policy = NULL; /* no per-job output asked: print the one row below */
+        if (map || caps || o->rc) {
+            for (size_t k = 0; k < n_pol; k++)
+                free(out[k].d);
+            free(out);
+            problem_free(&p);
+            return code;
+        }
+    }
+    {
+        double eq = i_equal < n_pol && out[i_equal].rc == 0 ? out[i_equal].total : (double)NAN;
+        double orc = i_oracle < n_pol && out[i_oracle].rc == 0 ? out[i_oracle].total : (double)NAN;
+
+        if (csv)
+            puts("policy,total_throughput,unit,delta_vs_equal,gap_recovered,mean_gain_per_job,"
+                 "min_rel_throughput");
+        else
+            printf("%zu jobs on %ld GPUs; budget %.0f W, %.1f%% of their reference %.0f W\n"
+                   "%-20s %16s %-10s %12s %8s %14s %8s\n",
+                   p.n, p.n_gpus, budget, 100 * budget / p.ref_total_w, p.ref_total_w, "policy",
+                   "total", "unit", "vs equal", "gap", "gain per job", "min rel");
+        for (size_t k = 0; k < n_pol; k++) {
+            const struct outcome *o = &out[k];
+
+            if (!o->d)
+                continue;
+            if (o->rc) {
+                if (!csv)
+                    printf("%-20s %s\n", pfs_policy_name(o->ops), o->diag.message);
+                continue;
+            }
+            printf(csv ? "%s,%.6g,%s,%.6g,%.4f,%.6g,%.4f\n"
+                       : "%-20s %16.6g %-10s %+12.6g %8.4f %+14.6g %8.4f\n",
+                   pfs_policy_name(o->ops), o->total, p.unit, o->total - eq,
+                   (o->total - eq) / (orc - eq), (o->total - eq) / (double)p.n, o->min_rel);
+        }
+        for (size_t k = 0; csv && k < n_pol; k++)
+            if (out[k].d && out[k].rc)
+                fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),
+                        out[k].diag.message);
+        /* A budget below every job's minimum cap is bad input (exit 3), whatever the
+         * pausing policies made of it; one policy that cannot meet a feasible budget is a
+         * result, shown in its row. */
+        if (budget < p.min_total_w * (1 - 1e-12)) {
+            fprintf(stderr,
+                    "pfisim alloc: error: the budget of %.0f W is below the %.0f W of the jobs' "
+                    "minimum caps: infeasible without pausing\n",
+                    budget, p.min_total_w);
+            code = EXIT_INPUT;
+        }
+    }
+    for (size_t k = 0; k < n_pol; k++)
+        free(out[k].d);
+    free(out);
+    problem_free(&p);
+    return code;
+}

@@ -1,0 +1,370 @@
+/*
+ * tests/test_policies.c - every policy of the registry against the rules, on 1,000 seeded
+ * random instances, and the oracle against brute force.
+ *
+ * Instances mix concave curves (the DVFS model with random job parameters) and
+ * measured-like ones (the model sampled at 11 caps with 1% noise, made non-decreasing: not
+ * concave), 1 to 200 jobs of 1 to 8 GPUs, budgets from the sum of minimum caps to above the
+ * sum of maxima. Brute force: exhaustive search on a 5 W grid of average per-GPU power, from
+ * paused (idle) to the maximum cap, for up to 4 single-GPU jobs (the last job takes the
+ * largest that fits, which dominates), and dynamic programming over the budget in 5 W units
+ * for up to 30. Both score a job by its envelope (pfs_truth_envelope), the yardstick every
+ * policy is scored by, so equality is exact up to rounding.
+ */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+struct instance {
+    size_t n;
+    struct pfs_alloc_job jobs[200];
+    struct pfs_telemetry tel[200];
+    struct pfs_curve *curves[200];
+    struct pfs_truth *truth;
+    double budget_w, min_total_w;
+};
+
+static void
+instance_free(struct instance *in)
+{
+    for (size_t i = 0; i < in->n; i++)
+        pfs_curve_free(in->curves[i]);
+    pfs_truth_free(in->truth);
+}
+
+/* Builds a random instance; single_gpu and budget_step 5 for the brute-force cases. */
+static int
+instance_make(struct test *t, gsl_rng *r, size_t n, bool single_gpu, struct instance *in)
+{
+    struct pfs_gpu g[2];
+    struct pfs_diag d = {0};
+    double max_total = 0;
+
+    memset(in, 0, sizeof *in);
+    pfs_gpu_find("h200-sxm", &g[0], &d);
+    pfs_gpu_find("h100-sxm", &g[1], &d);
+    in->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct pfs_gpu *gp = &g[gsl_rng_uniform_int(r, 2)];
+        struct pfs_dvfs_job dj = {.t_max = 1000 * (0.5 + gsl_rng_uniform(r)),
+                                  .alpha = gsl_rng_uniform(r),
+                                  .activity = 0.2 + 1.0 * gsl_rng_uniform(r),
+                                  .mem_w = 100 * gsl_rng_uniform(r),
+                                  .cap_fill = 0.9 + 0.1 * gsl_rng_uniform(r)};
+        struct pfs_alloc_job *j = &in->jobs[i];
+        struct pfs_telemetry *tl = &in->tel[i];
+        int rc;
+
+        snprintf(j->job_id, sizeof j->job_id, "j%zu", i);
+        j->n_gpus = single_gpu ? 1 : 1 << gsl_rng_uniform_int(r, 4);
+        j->min_w = gp->min_limit_w;
+        j->max_w = gp->max_limit_w;
+        j->ref_w = gp->default_limit_w;
+        j->idle_w = 75; /* both types: keeps every envelope breakpoint on the 5 W grid */
+        j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
+        j->deadline_s = NAN;
+        j->remaining_tokens = NAN;
+        if (gsl_rng_uniform(r) < 0.5) {
+            rc = pfs_curve_model_new(gp, &dj, &in->curves[i], &d);
+        } else {
+            double cap[11], tp[11], pw[11];
+
+            for (int k = 0; k < 11; k++) {
+                struct pfs_dvfs_point pt;
+
+                cap[k] = 200 + 50.0 * k;
+                pfs_dvfs_eval(gp, &dj, cap[k], &pt);
+                tp[k] = pt.throughput * (1 + gsl_ran_gaussian(r, 0.01));
+                pw[k] = fmin(pt.power_w, cap[k]);
+                if (k > 0 && tp[k] < tp[k - 1])
+                    tp[k] = tp[k - 1];
+            }
+            rc = pfs_curve_sampled_new(cap, tp, pw, 11, &in->curves[i], &d);
+        }
+        if (rc) {
+            test_fail(t, __FILE__, __LINE__, "curve: %s", d.message);
+            in->n = i;
+            return rc;
+        }
+        /* What the telemetry-aware policies go by: the measured PFI, draw, throughput. */
+        memset(tl, 0, sizeof *tl);
+        pfs__strlcpy(tl->job_id, j->job_id, sizeof tl->job_id);
+        pfs__strlcpy(tl->gpu, gp->name, sizeof tl->gpu);
+        tl->n_gpus = j->n_gpus;
+        {
+            struct pfs_curve_point top;
+
+            pfs_curve_eval(in->curves[i], j->ref_w, &top);
+            tl->power_w = top.power_w;
+            tl->tokens_per_s = top.throughput;
+            for (size_t k = 0; k < PFS_N_CUTS; k++)
+                pfs_pfi(in->curves[i], j->ref_w, pfs_cut(k), &tl->pfi_given[k]);
+        }
+        in->min_total_w += j->n_gpus * j->min_w;
+        max_total += j->n_gpus * j->max_w;
+    }
+    if (pfs_truth_new((const struct pfs_curve *const *)in->curves, in->jobs, n, &in->truth, &d)) {
+        test_fail(t, __FILE__, __LINE__, "truth: %s", d.message);
+        return -1;
+    }
+    in->budget_w = in->min_total_w + gsl_rng_uniform(r) * (1.1 * max_total - in->min_total_w);
+    if (single_gpu)
+        in->budget_w = 5 * floor(in->budget_w / 5);
+    return 0;
+}
+
+static double
+total(const struct instance *in, const struct pfs_alloc_decision *d)
+{
+    double s = 0;
+
+    for (size_t i = 0; i < in->n; i++)
+        s += pfs_truth_throughput(in->truth, i, &d[i]);
+    return s;
+}
+
+/* Exhaustive search on the 5 W grid of average power, up to 4 single-GPU jobs. */
+static double
+brute_force(const struct instance *in)
+{
+    size_t n = in->n;
+    long steps[4], idx[4] = {0, 0, 0, 0};
+    double best = -1;
+
+    for (size_t i = 0; i < n; i++)
+        steps[i] = lround((in->jobs[i].max_w - in->jobs[i].idle_w) / 5) + 1;
+    for (;;) {
+        double used = 0, value = 0;
+
+        for (size_t i = 0; i + 1 < n; i++) {
+            double x = in->jobs[i].idle_w + 5.0 * (double)idx[i];
+
+            used += x;
+            value += pfs_truth_envelope(in->truth, i, x);
+        }
+        {
+            const struct pfs_alloc_job *last = &in->jobs[n - 1];
+            double room = in->budget_w - used;
+
+            if (room >= last->idle_w - 1e-9) {
+                double x =
+                    fmin(last->max_w, last->idle_w + 5 * floor((room - last->idle_w) / 5 + 1e-9));
+
+                best = fmax(best, value + pfs_truth_envelope(in->truth, n - 1, x));
+            }
+        }
+        size_t k = 0;
+
+        while (k + 1 < n && ++idx[k] == steps[k])
+            idx[k++] = 0;
+        if (k + 1 >= n)
+            break;
+    }
+    return best;
+}
+
+/* Dynamic programming over the budget above everyone's idle draw, in 5 W units. */
+static double
+dynamic_programming(const struct instance *in)
+{
+    double idle_total = 0, *v, *w, best;
+    long units;
+
+    for (size_t i = 0; i < in->n; i++)
+        idle_total += in->jobs[i].idle_w;
+    units = lround(floor((in->budget_w - idle_total) / 5 + 1e-9));
+    v = calloc((size_t)units + 1, sizeof *v);
+    w = calloc((size_t)units + 1, sizeof *w);
+    for (size_t i = 0; i < in->n; i++) {
+        const struct pfs_alloc_job *j = &in->jobs[i];
+        long steps = lround((j->max_w - j->idle_w) / 5);
+
+        for (long b = 0; b <= units; b++) {
+            double m = -HUGE_VAL;
+
+            for (long s = 0; s <= steps && s <= b; s++)
+                m = fmax(m,
+                         v[b - s] + pfs_truth_envelope(in->truth, i, j->idle_w + 5.0 * (double)s));
+            w[b] = m;
+        }
+        memcpy(v, w, ((size_t)units + 1) * sizeof *v);
+    }
+    best = v[units];
+    free(v);
+    free(w);
+    return best;
+}
+
+void
+test_policies_properties(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs_alloc_decision d[200], od[200];
+    size_t n_brute = 0, n_dp = 0;
+
+    gsl_rng_set(r, 2026);
+    for (int inst = 0; inst < 1000 && t->failures < 20; inst++) {
+        struct instance in;
+        struct pfs_alloc_view v;
+        struct pfs_diag diag = {0};
+        bool small = inst % 5 == 0, medium = inst % 5 == 1;
+        size_t n = small    ? 1 + gsl_rng_uniform_int(r, 4)
+                   : medium ? 5 + gsl_rng_uniform_int(r, 26)
+                            : 1 + gsl_rng_uniform_int(r, 200);
+        double best;
+
+        if (instance_make(t, r, n, small || medium, &in) != 0) {
+            instance_free(&in);
+            break;
+        }
+        v = (struct pfs_alloc_view){in.budget_w, in.n, in.jobs, in.tel, in.truth, NULL};
+        CHECK_INT(pfs_policy_allocate(pfs_policy_find("oracle"), &v, od, &diag), 0);
+        best = total(&in, od);
+        /* Its decisions realise the envelope at the power they commit. */
+        for (size_t i = 0; i < in.n; i++) {
+            double avg =
+                od[i].pause_frac * in.jobs[i].idle_w + (1 - od[i].pause_frac) * od[i].cap_w;
+
+            CHECK_NEAR(pfs_truth_throughput(in.truth, i, &od[i]),
+                       pfs_truth_envelope(in.truth, i, avg), 1e-9 * (1 + best));
+        }
+        for (size_t k = 0; pfs_policy_at(k); k++) {
+            const struct pfs_policy_ops *ops = pfs_policy_at(k);
+            const char *name = pfs_policy_name(ops);
+            double used = 0;
+            int rc;
+
+            pfs_diag_clear(&diag);
+            rc = pfs_policy_allocate(ops, &v, d, &diag);
+            if (rc == PFS_EINVAL) {
+                /* Only policies with floors or pauses may refuse a budget above the minimum
+                 * caps, and then they say so. */
+                if (strcmp(name, "equal") == 0 || strcmp(name, "pfi") == 0 ||
+                    strcmp(name, "oracle") == 0 || strcmp(name, "proportional") == 0 ||
+                    strcmp(name, "static-tag") == 0)
+                    test_fail(t, __FILE__, __LINE__, "%s refused a feasible budget: %s", name,
+                              diag.message);
+                CHECK(strncmp(diag.message, "infeasible for ", 15) == 0);
+                continue;
+            }
+            if (rc != 0)
+                test_fail(t, __FILE__, __LINE__, "instance %d: %s: %s", inst, name, diag.message);
+            for (size_t i = 0; rc == 0 && i < in.n; i++) {
+                const struct pfs_alloc_job *j = &in.jobs[i];
+
+                CHECK(d[i].cap_w >= j->min_w * (1 - 1e-12) && d[i].cap_w <= j->max_w * (1 + 1e-12));
+                CHECK(d[i].pause_frac >= 0 && d[i].pause_frac <= 1);
+                CHECK(pfs_policy_may_pause(ops) || !(d[i].pause_frac > 0));
+                used +=
+                    j->n_gpus * (d[i].pause_frac * j->idle_w + (1 - d[i].pause_frac) * d[i].cap_w);
+            }
+            CHECK(used <= in.budget_w * (1 + 1e-9));
+            /* The oracle is never beaten. */
+            if (total(&in, d) > best * (1 + 1e-9) + 1e-9)
+                test_fail(t, __FILE__, __LINE__, "instance %d: %s %.9g beats the oracle %.9g", inst,
+                          name, total(&in, d), best);
+        }
+        if (small) {
+            CHECK_NEAR(best, brute_force(&in), 1e-6 * best);
+            n_brute++;
+        } else if (medium) {
+            CHECK_NEAR(best, dynamic_programming(&in), 1e-6 * best);
+            n_dp++;
+        }
+        instance_free(&in);
+    }
+    CHECK_INT(n_brute, 200);
+    CHECK_INT(n_dp, 200);
+    gsl_rng_free(r);
+}
+
+void
+test_policies_infeasible(struct test *t)
+{
+    /* A budget below the minimum caps: policies that may pause do so by tier (Flex first,
+     * firm never); the others say it is infeasible. Never a silent overrun. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct instance in;
+    struct pfs_alloc_decision d[200];
+
+    gsl_rng_set(r, 11);
+    if (instance_make(t, r, 40, false, &in) == 0) {
+        struct pfs_alloc_view v;
+        double budget = 0;
+
+        /* Two firm jobs, the rest Flex: full power for the firm ones and idle for the rest fits;
+         * the minimum caps of all do not. */
+        for (size_t i = 0; i < in.n; i++) {
+            in.jobs[i].tier = i < 2 ? PFS_TIER_FIRM : PFS_TIER_FLEX1 + (int)(i % 3);
+            budget += in.jobs[i].n_gpus * (i < 2 ? in.jobs[i].max_w : in.jobs[i].idle_w);
+        }
+        budget = fmin(budget * 1.05, 0.9 * in.min_total_w);
+        v = (struct pfs_alloc_view){budget, in.n, in.jobs, in.tel, in.truth, NULL};
+        for (size_t k = 0; pfs_policy_at(k); k++) {
+            const struct pfs_policy_ops *ops = pfs_policy_at(k);
+            struct pfs_diag diag = {0};
+            int rc = pfs_policy_allocate(ops, &v, d, &diag);
+
+            if (!pfs_policy_may_pause(ops)) {
+                CHECK_INT(rc, PFS_EINVAL);
+                CHECK(strncmp(diag.message, "infeasible for ", 15) == 0);
+                CHECK(strstr(diag.message, pfs_policy_name(ops)) != NULL);
+                continue;
+            }
+            if (rc != 0) {
+                CHECK_INT(rc, PFS_EINVAL);
+                continue;
+            }
+            /* The oracle is the throughput ceiling, blind to tiers by design; the pausing
+             * policies proper never pause a firm job. */
+            if (strcmp(pfs_policy_name(ops), "oracle") == 0)
+                continue;
+            for (size_t i = 0; i < in.n; i++)
+                if (in.jobs[i].tier == PFS_TIER_FIRM)
+                    CHECK(!(d[i].pause_frac > 0));
+        }
+        /* sla pauses whole Flex jobs and meets the budget here. */
+        {
+            struct pfs_diag diag = {0};
+            size_t n_paused = 0;
+
+            CHECK_INT(pfs_policy_allocate(pfs_policy_find("sla"), &v, d, &diag), 0);
+            for (size_t i = 0; i < in.n; i++)
+                n_paused += d[i].pause_frac >= 1;
+            CHECK(n_paused > 0);
+        }
+    }
+    instance_free(&in);
+    gsl_rng_free(r);
+}
+
+void
+test_policies_views(struct test *t)
+{
+    /* What a policy may know is what its view holds: without true curves the oracle refuses,
+     * without telemetry the PFI-aware policies do; equal needs neither. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct instance in;
+    struct pfs_alloc_decision d[200];
+    struct pfs_diag diag = {0};
+
+    gsl_rng_set(r, 5);
+    if (instance_make(t, r, 10, false, &in) == 0) {
+        struct pfs_alloc_view v = {in.min_total_w * 1.2, in.n, in.jobs, NULL, NULL, NULL};
+
+        CHECK_INT(pfs_policy_allocate(pfs_policy_find("oracle"), &v, d, &diag), PFS_EINVAL);
+        CHECK_STR(diag.message, "the oracle needs the jobs' true curves");
+        pfs_diag_clear(&diag);
+        CHECK_INT(pfs_policy_allocate(pfs_policy_find("pfi"), &v, d, &diag), PFS_EINVAL);
+        CHECK_STR(diag.message, "the pfi policy needs each job's telemetry");
+        pfs_diag_clear(&diag);
+        CHECK_INT(pfs_policy_allocate(pfs_policy_find("equal"), &v, d, &diag), 0);
+        /* equal: one level for all (all H100/H200 share limits here). */
+        for (size_t i = 1; i < in.n; i++)
+            CHECK_NEAR(d[i].cap_w, d[0].cap_w, 1e-9);
+    }
+    instance_free(&in);
+    gsl_rng_free(r);
+}
