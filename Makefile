@@ -128,8 +128,12 @@ $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
+$(BUILD)/bench_alloc: $(BUILD)/bench/bench_alloc.o $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model $(BUILD)/bench_alloc
 	$(Q)sh bench/run.sh
 
 DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core

@@ -4,6 +4,8 @@ set -eu
 dir=$(dirname "$0")/../build
 echo "== bench_model ($(uname -m), $(nproc) cores)"
 "$dir/bench_model"
+echo "== bench_alloc: allocation time per policy, 30% cut"
+"$dir/bench_alloc"
 echo "== pfisim fit on the real A40 sweep (53 jobs), if the data directory is there"
 data=${PFISIM_DATA:-../shared/data}
 if [ -f "$data/power/zeus-nsdi23/summary_power_a40.csv" ]; then

@@ -19,7 +19,7 @@ pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *flo
                  struct pfs_diag *diag)
 {
     struct pfs_pwl *c = NULL;
-    int rc = pfs__predicted_curves(v, policy, &c, diag);
+    int rc = pfs__predicted_curves(v, policy, true, &c, diag);
 
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
         floor[i] =

@@ -4,8 +4,9 @@
  * Each job's curve is predicted from its telemetry (the predictor of models/predict.c: the
  * view's, or the model file given in the parameters) or, when the operator measured it, from
  * its given PFI; then the budget is water-filled over the predicted curves, exactly as the
- * oracle does over the true ones. The policy never sees a true curve: its view has none it
- * could open (policies/policy.h).
+ * oracle does over the true ones. It keeps jobs within the cuts its predictions cover (down
+ * to 50%) unless the budget cannot be met that way: then it extrapolates, cautiously. The policy
+ * never sees a true curve: its view has none it could open (policies/policy.h).
  */
 #include <stdlib.h>
 
@@ -36,9 +37,19 @@ pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
 
     if (s->own)
         mine.predictor = s->own;
-    rc = pfs__predicted_curves(&mine, "pfi", &c, diag);
-    if (rc == 0)
-        rc = pfs__waterfill("pfi", c, v->jobs, v->n_jobs, v->budget_w, NULL, out, diag);
+    /* Within what the predictions cover first; below it only if the budget demands. */
+    for (int extrapolate = 0; extrapolate < 2; extrapolate++) {
+        struct pfs_diag first = {0};
+
+        free(c);
+        c = NULL;
+        rc = pfs__predicted_curves(&mine, "pfi", extrapolate, &c, diag);
+        if (rc == 0)
+            rc = pfs__waterfill("pfi", c, v->jobs, v->n_jobs, v->budget_w, NULL, out,
+                                extrapolate ? diag : &first);
+        if (rc != PFS_EINVAL || extrapolate)
+            break;
+    }
     free(c);
     return rc;
 }

@@ -56,16 +56,18 @@ int pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, cons
                const double *hi, double budget_w, struct pfs_alloc_decision *out,
                struct pfs_diag *diag);
 
-/* A job's predicted curve from PFI at the cuts (predictor, else the given PFI): points at
- * P0 (1 - c) for c = 0, 0.1 .. 0.5 with T = T0 (1 - c PFI(c)), extended to the limits, made
- * non-decreasing and concave. Returns 0 or PFS_EINVAL (no way to know PFI for this job). */
-int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, struct pfs_pwl *out,
-                         struct pfs_diag *diag);
+/* A job's predicted curve from PFI at the cuts (predictor, else the given PFI at the cuts
+ * given): points at P0 (1 - c) with T = T0 (1 - c PFI(c)), made non-decreasing and concave.
+ * It starts at the deepest known cut; with extrapolate it reaches down to the minimum cap,
+ * throughput falling in proportion to power below the known range. Returns 0 or PFS_EINVAL
+ * (no way to know PFI for this job). */
+int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
+                         struct pfs_pwl *out, struct pfs_diag *diag);
 
 /* Predicted curves of every job of the view (malloc'd into *out; free it). Returns 0,
  * PFS_EINVAL (naming the policy when there is no telemetry), PFS_ENOMEM. */
-int pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, struct pfs_pwl **out,
-                          struct pfs_diag *diag);
+int pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
+                          struct pfs_pwl **out, struct pfs_diag *diag);
 
 /* The lowest per-GPU cap at which job i's curve c keeps (1 - loss) of its throughput at its
  * largest cap: the tier floor. */

@@ -45,8 +45,8 @@ cmp_order(const void *a, const void *b)
 }
 
 static int
-sla_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
-             struct pfs_diag *diag)
+sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decision *out,
+        struct pfs_diag *diag)
 {
     size_t n = v->n_jobs, m = 0;
     struct pfs_pwl *c = NULL;
@@ -55,19 +55,19 @@ sla_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
     struct order *o = malloc((n + 1) * sizeof *o);
     int rc;
 
-    (void)state;
     if (!floor || !paused || !o) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    if ((rc = pfs__predicted_curves(v, "sla", &c, diag)) != 0)
+    if ((rc = pfs__predicted_curves(v, "sla", extrapolate, &c, diag)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 
         floor[i] =
             fmax(pfs__floor_cap(&c[i], pfs_tier_max_loss(j->tier)), deadline_floor(j, &c[i]));
-        floor[i] = fmin(fmax(floor[i], j->min_w), j->max_w);
+        floor[i] = fmin(fmax(floor[i], c[i].x[0]), j->max_w);
+        out[i] = (struct pfs_alloc_decision){floor[i], 0};
         need += j->n_gpus * floor[i];
         if (j->tier != PFS_TIER_FIRM)
             o[m++] = (struct order){(double)j->tier, j->n_gpus * (floor[i] - j->idle_w), i};
@@ -94,6 +94,24 @@ out:
     free(floor);
     free(paused);
     free(o);
+    return rc;
+}
+
+static int
+sla_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+             struct pfs_diag *diag)
+{
+    struct pfs_diag first = {0};
+    int rc;
+
+    (void)state;
+    /* Within the predictions' range first (pausing if need be); extrapolate only when even
+     * that cannot meet the budget. */
+    rc = sla_try(v, false, out, &first);
+    if (rc == PFS_EINVAL)
+        rc = sla_try(v, true, out, diag);
+    else if (rc)
+        *diag = first;
     return rc;
 }
 

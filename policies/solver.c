@@ -258,39 +258,38 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
 }
 
 int
-pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, struct pfs_pwl *out,
-                     struct pfs_diag *diag)
+pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
+                     struct pfs_pwl *out, struct pfs_diag *diag)
 {
     const struct pfs_alloc_job *j = &view->jobs[i];
     const struct pfs_telemetry *t = &view->telemetry[i];
     double pfi[PFS_N_CUTS], t0 = t->tokens_per_s, p0 = j->ref_w;
-    bool have = false;
-    size_t n = 0;
+    size_t n = 0, known = 0;
 
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        pfi[k] = NAN;
     if (view->predictor) {
         struct pfs_diag quiet = {0};
 
-        have = pfs_predictor_pfi(view->predictor, t, pfi, &quiet) == 0;
-        for (size_t k = 0; have && k < PFS_N_CUTS; k++)
-            have = isfinite(pfi[k]);
+        if (pfs_predictor_pfi(view->predictor, t, pfi, &quiet) != 0)
+            for (size_t k = 0; k < PFS_N_CUTS; k++)
+                pfi[k] = NAN;
     }
-    if (!have) {
-        have = true;
-        for (size_t k = 0; k < PFS_N_CUTS; k++) {
-            pfi[k] = t->pfi_given[k];
-            have = have && isfinite(pfi[k]);
-        }
-    }
-    if (!have || !(t0 > 0))
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        known += isfinite(pfi[k]);
+    if (known == 0) /* no prediction: the PFI the operator measured, at the cuts measured */
+        for (size_t k = 0; k < PFS_N_CUTS; k++)
+            known += isfinite(pfi[k] = t->pfi_given[k]);
+    if (known == 0 || !(t0 > 0))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "telemetry",
                              "job '%s': no PFI to go by (no predictor features and no given "
                              "PFI) or no observed throughput",
                              j->job_id);
-    /* Points from the deepest cut up; a cut below the minimum cap is skipped. */
+    /* Points from the deepest known cut up; a cut outside the limits is skipped. */
     for (size_t k = PFS_N_CUTS; k-- > 0;) {
         double x = p0 * (1 - pfs_cut(k));
 
-        if (x < j->min_w || x > j->max_w)
+        if (!isfinite(pfi[k]) || x < j->min_w || x > j->max_w)
             continue;
         out->x[n] = x;
         out->y[n++] = fmax(0, t0 * (1 - pfs_cut(k) * fmax(pfi[k], 0)));
@@ -301,14 +300,14 @@ pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, struct pfs_pwl
         out->x[n] = j->max_w;
         out->y[n++] = t0;
     }
-    /* Below the deepest predicted point: continue the last slope down to the minimum cap. */
-    if (j->min_w < out->x[0]) {
-        double slope = n >= 2 ? (out->y[1] - out->y[0]) / (out->x[1] - out->x[0]) : 0;
-
+    /* Below the deepest known point nothing is known. Asked to, assume throughput falls in
+     * proportion to power from there (a line through the origin), which errs on the side of
+     * caution: real curves fall at least that fast once the clock is at its floor. */
+    if (extrapolate && j->min_w < out->x[0]) {
         memmove(out->x + 1, out->x, n * sizeof *out->x);
         memmove(out->y + 1, out->y, n * sizeof *out->y);
         out->x[0] = j->min_w;
-        out->y[0] = fmax(0, out->y[1] - slope * (out->x[1] - j->min_w));
+        out->y[0] = out->y[1] * j->min_w / out->x[1];
         n++;
     }
     out->n = n;
@@ -335,8 +334,8 @@ pfs__floor_cap(const struct pfs_pwl *c, double loss)
 }
 
 int
-pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, struct pfs_pwl **out,
-                      struct pfs_diag *diag)
+pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
+                      struct pfs_pwl **out, struct pfs_diag *diag)
 {
     struct pfs_pwl *c;
     int rc = 0;
@@ -348,7 +347,7 @@ pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, struct
     if (!(c = malloc((v->n_jobs + 1) * sizeof *c)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
-        rc = pfs__predicted_curve(v, i, &c[i], diag);
+        rc = pfs__predicted_curve(v, i, extrapolate, &c[i], diag);
     if (rc)
         free(c);
     else

@@ -30,7 +30,7 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
     int rc;
 
     (void)state;
-    if ((rc = pfs__predicted_curves(v, "static-tag", &c, diag)) != 0)
+    if ((rc = pfs__predicted_curves(v, "static-tag", true, &c, diag)) != 0)
         return rc;
     p30 = malloc((n + 1) * sizeof *p30);
     sorted = malloc((n + 1) * sizeof *sorted);

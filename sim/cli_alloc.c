@@ -357,32 +357,28 @@ pfs_cli_alloc(int argc, char **argv)
                                   pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
         }
     }
-    if (policy) {
-        struct outcome *o = NULL;
+    {
+        struct outcome *chosen = NULL;
 
-        for (size_t k = 0; k < n_pol; k++)
+        for (size_t k = 0; policy && k < n_pol; k++)
             if (strcmp(pfs_policy_name(out[k].ops), policy) == 0)
-                o = &out[k];
-        if (o->rc) {
-            code = pfs_cli_report(&o->diag, o->rc);
-        } else if (map) {
-            rc = print_nvidia_smi(map, &p, o, &d);
+                chosen = &out[k];
+        if (chosen && chosen->rc) {
+            code = pfs_cli_report(&chosen->diag, chosen->rc);
+            goto done;
+        }
+        if (chosen && map) {
+            rc = print_nvidia_smi(map, &p, chosen, &d);
             code = rc ? pfs_cli_report(&d, rc) : EXIT_OK;
-        } else if (caps) {
+            goto done;
+        }
+        if (chosen && caps) {
             puts("job_id,n_gpus,cap_w,throughput,power_w,pause_frac");
             for (size_t i = 0; i < p.n; i++)
                 printf("%s,%d,%.3f,%.6g,%.3f,%.4f\n", p.jobs[i].job_id, p.jobs[i].n_gpus,
-                       o->d[i].cap_w, pfs_truth_throughput(p.truth, i, &o->d[i]),
-                       pfs_truth_power_w(p.truth, i, o->d[i].cap_w), o->d[i].pause_frac);
-        }
-        if (!map && !caps && o->rc == 0)
-            policy = NULL; /* no per-job output asked: print the one row below */
-        if (map || caps || o->rc) {
-            for (size_t k = 0; k < n_pol; k++)
-                free(out[k].d);
-            free(out);
-            problem_free(&p);
-            return code;
+                       chosen->d[i].cap_w, pfs_truth_throughput(p.truth, i, &chosen->d[i]),
+                       pfs_truth_power_w(p.truth, i, chosen->d[i].cap_w), chosen->d[i].pause_frac);
+            goto done;
         }
     }
     {
@@ -427,6 +423,7 @@ pfs_cli_alloc(int argc, char **argv)
             code = EXIT_INPUT;
         }
     }
+done:
     for (size_t k = 0; k < n_pol; k++)
         free(out[k].d);
     free(out);
