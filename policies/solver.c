@@ -252,6 +252,23 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
         else
             b = mid;
     }
+    /* The exact level: at the bisected level each job is clamped low, clamped high or free;
+     * the free ones share what the clamped ones leave. Keep it only if it is consistent. */
+    {
+        double fixed = 0, free_gpus = 0, level;
+
+        for (size_t i = 0; i < n; i++) {
+            if (a <= lo[i])
+                fixed += jobs[i].n_gpus * lo[i];
+            else if (a >= hi[i])
+                fixed += jobs[i].n_gpus * hi[i];
+            else
+                free_gpus += jobs[i].n_gpus;
+        }
+        level = free_gpus > 0 ? (budget_w - fixed) / free_gpus : a;
+        if (level >= a && level <= b)
+            a = level;
+    }
     for (size_t i = 0; i < n; i++)
         out[i].cap_w = fmin(fmax(a, lo[i]), hi[i]);
     return 0;

@@ -112,7 +112,8 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_predict_bad_input)                                                                      \
     X(test_policies_properties)                                                                    \
     X(test_policies_infeasible)                                                                    \
-    X(test_policies_views)
+    X(test_policies_views)                                                                         \
+    X(test_alloc_cli)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

@@ -368,3 +368,77 @@ test_policies_views(struct test *t)
     instance_free(&in);
     gsl_rng_free(r);
 }
+
+void
+test_alloc_cli(struct test *t)
+{
+    char *out, *err, args[800];
+    const char *curves, *map;
+
+    /* Three single-GPU H200 jobs, measured at 200, 450 and 700 W. */
+    curves = test_write(t, 0, "curves.csv",
+                        "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                        "a,h200-sxm,1,200,40,tokens/s,195\n"
+                        "a,h200-sxm,1,450,85,tokens/s,440\n"
+                        "a,h200-sxm,1,700,100,tokens/s,650\n"
+                        "b,h200-sxm,1,200,90,tokens/s,195\n"
+                        "b,h200-sxm,1,450,99,tokens/s,420\n"
+                        "b,h200-sxm,1,700,100,tokens/s,430\n"
+                        "c,h200-sxm,2,200,100,tokens/s,195\n"
+                        "c,h200-sxm,2,450,170,tokens/s,440\n"
+                        "c,h200-sxm,2,700,200,tokens/s,690\n");
+    /* Every policy, a 30% cut of 4 x 700 W: 1960 W. */
+    snprintf(args, sizeof args, "alloc %s --cut 30%% --csv", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strncmp(out,
+                  "policy,total_throughput,unit,delta_vs_equal,gap_recovered,"
+                  "mean_gain_per_job,min_rel_throughput\nequal,",
+                  96) == 0);
+    CHECK(strstr(out, "\noracle,") != NULL && strstr(out, ",1.0000,") != NULL);
+    free(out);
+    free(err);
+    /* One policy's caps: equal gives every GPU 1960 / 4 = 490 W. */
+    snprintf(args, sizeof args, "alloc %s --budget-w 1960 --policy equal --caps", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strncmp(out, "job_id,n_gpus,cap_w,throughput,power_w,pause_frac\na,1,490.000,", 62) == 0);
+    CHECK(strstr(out, "\nc,2,490.000,") != NULL);
+    free(out);
+    free(err);
+    /* The nvidia-smi commands for a map of GPUs. */
+    map = test_write(t, 1, "map.csv",
+                     "job_id,host,gpu_index\na,node1,0\nb,node1,1\nc,node2,0\nc,node2,1\n");
+    snprintf(args, sizeof args, "alloc %s --budget-w 1960 --policy equal --nvidia-smi %s", curves,
+             map);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK_STR(out, "ssh node1 nvidia-smi -i 0 -pl 490\n"
+                   "ssh node1 nvidia-smi -i 1 -pl 490\n"
+                   "ssh node2 nvidia-smi -i 0 -pl 490\n"
+                   "ssh node2 nvidia-smi -i 1 -pl 490\n");
+    free(out);
+    free(err);
+    /* A budget below the minimum caps (4 x 200 W): exit 3, said clearly. */
+    snprintf(args, sizeof args, "alloc %s --budget-w 700 --policy equal", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK_STR(err, "pfisim: error: infeasible for equal: the budget of 700 W is below the 800 W "
+                   "that the minimum caps need\n");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "alloc %s --budget-w 700", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "infeasible without pausing") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "alloc %s --cut 30%% --policy nosuch", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(strncmp(err, "pfisim alloc: unknown policy 'nosuch' (known: equal pfi oracle", 62) == 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "alloc %s --cut 130%%", curves);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "--list-policies", &out, &err), 0);
+    CHECK(strncmp(out, "equal ", 6) == 0 && strstr(out, "\noracle ") != NULL);
+    free(out);
+    free(err);
+}
