@@ -599,15 +599,6 @@ pfs_stat_spearman(const double *a, const double *b, size_t n)
 
 /* ----- files ----- */
 
-static void
-write_floats(FILE *fp, const char *indent, const char *name, const double *v, size_t n)
-{
-    fprintf(fp, "%s%s = [", indent, name);
-    for (size_t i = 0; i < n; i++)
-        fprintf(fp, "%s%.17e", i ? ", " : "", v[i]);
-    fprintf(fp, "];\n");
-}
-
 int
 pfs_predictor_save(const struct pfs_predictor *p, FILE *fp, struct pfs_diag *diag)
 {
@@ -627,8 +618,8 @@ pfs_predictor_save(const struct pfs_predictor *p, FILE *fp, struct pfs_diag *dia
     for (size_t i = 0; i < p->n_features; i++)
         fprintf(fp, "%s\"%s\"", i ? ", " : "", features[p->feat[i]].info.name);
     fprintf(fp, "];\n");
-    write_floats(fp, "    ", "mean", p->mean, p->n_features);
-    write_floats(fp, "    ", "sd", p->sd, p->n_features);
+    pfs__cfg_write_floats(fp, "    ", "mean", p->mean, p->n_features);
+    pfs__cfg_write_floats(fp, "    ", "sd", p->sd, p->n_features);
     fprintf(fp, "    targets = (\n");
     for (size_t k = 0; k < p->n_targets; k++) {
         const struct target *t = &p->t[k];
@@ -641,37 +632,12 @@ pfs_predictor_save(const struct pfs_predictor *p, FILE *fp, struct pfs_diag *dia
                 "            cv_rmse = %.17e;\n"
                 "            train_r2 = %.17e;\n",
                 t->name, t->lambda, t->intercept, t->cv_rmse, t->train_r2);
-        write_floats(fp, "            ", "coef", t->coef, p->n_features);
+        pfs__cfg_write_floats(fp, "            ", "coef", t->coef, p->n_features);
         fprintf(fp, "        }%s\n", k + 1 < p->n_targets ? "," : "");
     }
     fprintf(fp, "    );\n};\n");
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error");
-    return 0;
-}
-
-/* Reads an array of n floats at path under s. */
-static int
-load_floats(config_setting_t *s, const char *name, const char *where, double *dst, size_t n,
-            const char *file, struct pfs_diag *diag)
-{
-    config_setting_t *a = config_setting_get_member(s, name);
-
-    if (!a || !config_setting_is_array(a))
-        return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(s), 0, name,
-                             "%s.%s: missing array", where, name);
-    if ((size_t)config_setting_length(a) != n)
-        return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(a), 0, name,
-                             "%s.%s: %d values for %zu features (a missing feature?)", where, name,
-                             config_setting_length(a), n);
-    for (size_t i = 0; i < n; i++) {
-        config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
-
-        if (config_setting_type(e) != CONFIG_TYPE_FLOAT)
-            return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(a), 0, name,
-                                 "%s.%s: element %zu is not a number", where, name, i + 1);
-        dst[i] = config_setting_get_float(e);
-    }
     return 0;
 }
 
@@ -739,8 +705,10 @@ pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag
         }
         p->feat[i] = (int)k;
     }
-    if ((rc = load_floats(root, "mean", "predictor", p->mean, p->n_features, path, diag)) ||
-        (rc = load_floats(root, "sd", "predictor", p->sd, p->n_features, path, diag)))
+    if ((rc = pfs__cfg_read_floats(root, "mean", "predictor", p->mean, p->n_features, p->n_features,
+                                   "per feature", NULL, path, diag)) ||
+        (rc = pfs__cfg_read_floats(root, "sd", "predictor", p->sd, p->n_features, p->n_features,
+                                   "per feature", NULL, path, diag)))
         goto out;
     ts = config_setting_get_member(root, "targets");
     p->n_targets = p->method == PFS_PREDICT_RIDGE ? PFS_N_CUTS : 4;
@@ -766,7 +734,8 @@ pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag
         pfs__strlcpy(p->t[k].name, name, sizeof p->t[k].name);
         config_setting_lookup_float(t, "cv_rmse", &p->t[k].cv_rmse);
         config_setting_lookup_float(t, "train_r2", &p->t[k].train_r2);
-        if ((rc = load_floats(t, "coef", where, p->t[k].coef, p->n_features, path, diag)))
+        if ((rc = pfs__cfg_read_floats(t, "coef", where, p->t[k].coef, p->n_features, p->n_features,
+                                       "per feature", NULL, path, diag)))
             goto out;
     }
 out:

@@ -84,6 +84,17 @@ struct pfs__embedded_file {
 extern const struct pfs__embedded_file pfs__gpu_embedded[];
 extern const struct pfs__embedded_file pfs__arrivals_embedded[];
 
+/* sim/cfgio.c: number arrays in pfisim's own libconfig files. The writer uses %.17e (exact
+ * round trip); the reader wants between min_n and max_n numbers, names the setting as
+ * where.name in its message, says "(one PER)" when a fixed count is wrong, and writes the
+ * count to *got (may be NULL). Returns 0 or PFS_EINVAL. */
+struct config_setting_t;
+void pfs__cfg_write_floats(FILE *fp, const char *indent, const char *name, const double *v,
+                           size_t n);
+int pfs__cfg_read_floats(struct config_setting_t *parent, const char *name, const char *where,
+                         double *dst, size_t min_n, size_t max_n, const char *per, size_t *got,
+                         const char *file, struct pfs_diag *diag);
+
 /* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters and its
  * GPUs' own profile (unit variation) in truth[] and truth_gpu[] (caller-allocated, n_jobs
  * each; either may be NULL), for tests and validation. */

@@ -104,6 +104,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_workload_synthetic_sources)                                                             \
     X(test_workload_fitted)                                                                        \
     X(test_workload_bad_input)                                                                     \
+    X(test_arrival_models_reproducible)                                                            \
     X(test_ridge_closed_forms)                                                                     \
     X(test_rank_statistics)                                                                        \
     X(test_predict_features_are_telemetry)                                                         \

@@ -339,3 +339,56 @@ test_workload_bad_input(struct test *t)
     free(out);
     free(err);
 }
+
+void
+test_arrival_models_reproducible(struct test *t)
+{
+    /* Each shipped model in configs/arrivals/ is what fitting its real trace gives now. */
+    static const char *const sources[] = {
+        "kalos",         "helios",        "philly",        "itp:cluster01", "itp:cluster02",
+        "itp:cluster03", "itp:cluster04", "itp:cluster05", "itp:cluster06", "itp:cluster07",
+        "itp:cluster08", "itp:cluster09", "itp:cluster10"};
+    char path[512];
+
+    if (!test_data("jobs", path, sizeof path))
+        SKIP("no jobs/ in the data directory");
+    for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
+        struct pfs_trace *tr = NULL;
+        struct pfs_arrival_model m, shipped;
+        struct pfs_diag d = {0};
+        char *text = NULL, *disk = NULL, file[128];
+        size_t len = 0;
+        FILE *fp;
+
+        CHECK_INT(pfs_trace_read(sources[i], &tr, &d), 0);
+        CHECK_INT(pfs_arrival_fit(tr, &m, &d), 0);
+        fp = open_memstream(&text, &len);
+        pfs_arrival_write(&m, fp, &d);
+        fclose(fp);
+        snprintf(file, sizeof file, "configs/arrivals/%s.cfg", sources[i]);
+        for (char *c = file; *c; c++)
+            if (*c == ':')
+                *c = '-';
+        fp = fopen(file, "r");
+        if (fp) {
+            disk = calloc(len + 2, 1);
+            if (disk && fread(disk, 1, len + 1, fp) != len)
+                disk[0] = '\0';
+            fclose(fp);
+        }
+        if (!disk || strcmp(disk, text) != 0)
+            test_fail(t, __FILE__, __LINE__,
+                      "%s is stale: regenerate it with 'pfisim workload "
+                      "--fit %s -o %s'",
+                      file, sources[i], file);
+        /* and the embedded copy reads back to the fitted numbers (libconfig's scanner may
+         * round the 17th digit differently) */
+        CHECK_INT(pfs_arrival_find(sources[i], &shipped, &d), 0);
+        CHECK_NEAR(shipped.interarrival_mean_s, m.interarrival_mean_s,
+                   1e-15 * m.interarrival_mean_s);
+        CHECK_NEAR(shipped.dur_large_q[20], m.dur_large_q[20], 1e-15 * m.dur_large_q[20]);
+        free(text);
+        free(disk);
+        pfs_trace_free(tr);
+    }
+}

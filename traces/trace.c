@@ -260,15 +260,6 @@ pfs_arrival_fit(const struct pfs_trace *t, struct pfs_arrival_model *m, struct p
     return 0;
 }
 
-static void
-write_array(FILE *fp, const char *name, const double *v, size_t n)
-{
-    fprintf(fp, "    %s = [", name);
-    for (size_t i = 0; i < n; i++)
-        fprintf(fp, "%s%.9e", i ? ", " : "", v[i]);
-    fprintf(fp, "];\n");
-}
-
 int
 pfs_arrival_write(const struct pfs_arrival_model *m, FILE *fp, struct pfs_diag *diag)
 {
@@ -289,39 +280,13 @@ pfs_arrival_write(const struct pfs_arrival_model *m, FILE *fp, struct pfs_diag *
     for (size_t i = 0; i < m->n_buckets; i++)
         fprintf(fp, "%s%d", i ? ", " : "", m->bucket_gpus[i]);
     fprintf(fp, "];\n");
-    write_array(fp, "bucket_p", m->bucket_p, m->n_buckets);
+    pfs__cfg_write_floats(fp, "    ", "bucket_p", m->bucket_p, m->n_buckets);
     fprintf(fp, "    small_max_gpus = %d;\n", m->small_max_gpus);
-    write_array(fp, "duration_small_q", m->dur_small_q, PFS_ARRIVAL_N_QUANTILES);
-    write_array(fp, "duration_large_q", m->dur_large_q, PFS_ARRIVAL_N_QUANTILES);
+    pfs__cfg_write_floats(fp, "    ", "duration_small_q", m->dur_small_q, PFS_ARRIVAL_N_QUANTILES);
+    pfs__cfg_write_floats(fp, "    ", "duration_large_q", m->dur_large_q, PFS_ARRIVAL_N_QUANTILES);
     fprintf(fp, "};\n");
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
-    return 0;
-}
-
-/* Reads a float array setting of exactly n elements (n == 0: any length up to max). */
-static int
-read_floats(config_setting_t *root, const char *name, double *dst, size_t n, size_t max,
-            size_t *got, const char *file, struct pfs_diag *diag)
-{
-    config_setting_t *a = config_setting_get_member(root, name);
-    size_t len;
-
-    if (!a || !config_setting_is_array(a))
-        return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(root), 0, name,
-                             "arrivals.%s: missing array", name);
-    len = (size_t)config_setting_length(a);
-    if ((n && len != n) || len > max || len == 0)
-        return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(a), 0, name,
-                             "arrivals.%s: wrong number of elements (%zu)", name, len);
-    for (size_t i = 0; i < len; i++) {
-        config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
-
-        dst[i] = config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
-                                                             : (double)config_setting_get_int(e);
-    }
-    if (got)
-        *got = len;
     return 0;
 }
 
@@ -369,17 +334,19 @@ pfs_arrival_find(const char *source, struct pfs_arrival_model *m, struct pfs_dia
                 rc = pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(root), 0,
                                    "arrivals", "arrivals: missing interarrival or size setting");
             if (!rc)
-                rc = read_floats(root, "bucket_gpus", buckets, 0, PFS_ARRIVAL_MAX_BUCKETS,
-                                 &m->n_buckets, file, diag);
+                rc = pfs__cfg_read_floats(root, "bucket_gpus", "arrivals", buckets, 1,
+                                          PFS_ARRIVAL_MAX_BUCKETS, NULL, &m->n_buckets, file, diag);
             if (!rc)
-                rc = read_floats(root, "bucket_p", m->bucket_p, m->n_buckets,
-                                 PFS_ARRIVAL_MAX_BUCKETS, NULL, file, diag);
+                rc = pfs__cfg_read_floats(root, "bucket_p", "arrivals", m->bucket_p, m->n_buckets,
+                                          m->n_buckets, "per bucket", NULL, file, diag);
             if (!rc)
-                rc = read_floats(root, "duration_small_q", m->dur_small_q, PFS_ARRIVAL_N_QUANTILES,
-                                 PFS_ARRIVAL_N_QUANTILES, NULL, file, diag);
+                rc = pfs__cfg_read_floats(root, "duration_small_q", "arrivals", m->dur_small_q,
+                                          PFS_ARRIVAL_N_QUANTILES, PFS_ARRIVAL_N_QUANTILES,
+                                          "per quantile", NULL, file, diag);
             if (!rc)
-                rc = read_floats(root, "duration_large_q", m->dur_large_q, PFS_ARRIVAL_N_QUANTILES,
-                                 PFS_ARRIVAL_N_QUANTILES, NULL, file, diag);
+                rc = pfs__cfg_read_floats(root, "duration_large_q", "arrivals", m->dur_large_q,
+                                          PFS_ARRIVAL_N_QUANTILES, PFS_ARRIVAL_N_QUANTILES,
+                                          "per quantile", NULL, file, diag);
             for (size_t i = 0; !rc && i < m->n_buckets; i++)
                 m->bucket_gpus[i] = (int)buckets[i];
         }
