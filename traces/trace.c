@@ -271,9 +271,9 @@ pfs_arrival_write(const struct pfs_arrival_model *m, FILE *fp, struct pfs_diag *
             "    source = \"%s\";\n"
             "    cite = \"%s\";\n"
             "    jobs = %zu;\n"
-            "    span_days = %.9e;\n"
-            "    interarrival_mean_s = %.9e;\n"
-            "    interarrival_cv = %.9e;\n"
+            "    span_days = %.17e;\n"
+            "    interarrival_mean_s = %.17e;\n"
+            "    interarrival_cv = %.17e;\n"
             "    bucket_gpus = [",
             m->source, m->source, m->source, m->source, m->cite, m->n_jobs, m->span_days,
             m->interarrival_mean_s, m->interarrival_cv);
