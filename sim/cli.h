@@ -28,5 +28,7 @@ bool pfs_cli_parse_frac(const char *s, double *out);
 /* The subcommands that live outside main.c. */
 int pfs_cli_alloc(int argc, char **argv);
 extern const char pfs_cli_alloc_help[];
+int pfs_cli_run(int argc, char **argv);
+extern const char pfs_cli_run_help[];
 
 #endif

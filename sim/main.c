@@ -800,6 +800,8 @@ static const char help_workload[] =
     "  --slack LO:HI  deadline = submit + U(LO, HI) x duration (default 1.5:3)\n"
     "  --tiers MIX    tier shares (default firm:0.4,flex1:0.2,flex2:0.2,flex3:0.2)\n"
     "  --rescale      scale job sizes down to fit the facility instead of failing\n"
+    "  --load L       fitted sources: arrival rate scaled to offer L x the facility's GPU\n"
+    "                 time (sizes and durations unchanged)\n"
     "  --fit SOURCE   fit the arrival model to a real trace and print it (libconfig)\n";
 
 static bool
@@ -900,7 +902,8 @@ cmd_workload(int argc, char **argv)
             break;
         case 'd':
         case 'S':
-            if (!pfs__parse_double(optarg, c == 'd' ? &o.days : &o.start_day))
+        case 'L':
+            if (!pfs__parse_double(optarg, c == 'd' ? &o.days : c == 'S' ? &o.start_day : &o.load))
                 return pfs_cli_usage("workload", "expected a number of days, got '%s'", optarg);
             break;
         case 'k':
@@ -1259,7 +1262,8 @@ cmd_planned(int argc, char **argv)
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-    {"run", "replay a scenario (planned)", help_planned, cmd_planned},
+    {"run", "replay a scenario: every policy on the same workload, power, DR, deadlines",
+     pfs_cli_run_help, pfs_cli_run},
     {"alloc", "one-shot allocation of a power budget by every policy", pfs_cli_alloc_help,
      pfs_cli_alloc},
     {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", help_fit, cmd_fit},

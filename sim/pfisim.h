@@ -473,6 +473,8 @@ struct pfs_workload_options {
     double slack_lo, slack_hi;    /* deadline = submit + U(slack_lo, slack_hi) * duration */
     double tier_mix[PFS_N_TIERS]; /* shares of firm, flex1, flex2, flex3 (sum 1) */
     bool rescale;                 /* scale GPU counts down to fit the facility instead of failing */
+    double load; /* fitted sources: scale the arrival rate so that the offered GPU time is
+                  * this share of the facility's (0: the trace's own rate) */
 };
 
 void pfs_workload_defaults(struct pfs_workload_options *o);
@@ -681,5 +683,107 @@ double pfs_truth_envelope(const struct pfs_truth *t, size_t i, double avg_w);
 
 /* The true per-GPU draw of job i at cap_w (its measured draw, interpolated). */
 double pfs_truth_power_w(const struct pfs_truth *t, size_t i, double cap_w);
+
+/* ---------------------------------------------------------------------------------------
+ * The simulator (sim/sim.c, sim/scenario.c, DESIGN.md section 5, docs/simulator.md).
+ */
+
+/* A demand-response event: the facility's power target ramps down over ramp_s from start_s,
+ * holds until end_s, and ramps back up over ramp_s. The target is absolute (target_w > 0,
+ * facility watts) or a cut from the facility's power at the event's start (cut_frac). */
+struct pfs_dr_event {
+    double start_s, end_s, ramp_s;
+    double target_w; /* facility W, or 0 */
+    double cut_frac; /* 0..1, used when target_w is 0 */
+};
+
+#define PFS_MAX_DR       4096
+#define PFS_MAX_POLICIES 16
+
+struct pfs_scenario {
+    char name[64];
+    /* facility */
+    int gpus; /* GPUs in the facility */
+    int gpus_per_node;
+    char gpu[32];        /* GPU profile */
+    double node_other_w; /* non-GPU power per node (CPUs, memory, NICs, fans), W */
+    double pue;          /* facility power = IT power x pue */
+    double base_cap_w;   /* facility power cap outside events, W (0: none) */
+    /* workload */
+    char corpus[256];                     /* corpus directory (curves.csv, jobs.csv) */
+    char workload[256];                   /* a workload CSV, or "" to build one from arrivals */
+    struct pfs_workload_options arrivals; /* when building: source, days, seed, tiers */
+    char arrivals_source[64];
+    double days; /* simulated time, days */
+    unsigned long seed;
+    /* events and control */
+    size_t n_dr;
+    struct pfs_dr_event dr[PFS_MAX_DR];
+    double cadence_s;       /* control period outside events, s */
+    double event_cadence_s; /* control period during events, s */
+    double actuation_s;     /* delay before new caps take effect, s */
+    double resume_s;        /* a paused job's resume overhead, s */
+    char predictor[256];    /* the pfi policy's model file ("" : the corpus's predictor.cfg) */
+    size_t n_policies;
+    char policies[PFS_MAX_POLICIES][32];
+};
+
+/* The embedded default scenario (DESIGN.md section 5 and issue 6): the H200 corpus on a
+ * 1,024-GPU facility for 7 days, arrivals from the model fitted to Kalos, three 3-hour 30%
+ * DR events; policies equal, pfi, oracle, sla. */
+void pfs_scenario_default(struct pfs_scenario *sc);
+
+/* Reads a scenario file (libconfig), starting from the default for every setting it does
+ * not give. Returns 0, PFS_EIO, PFS_EINVAL (file:line: setting.path: message). */
+int pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag);
+
+/* Per-run results (DESIGN.md section 5 metrics). */
+struct pfs_run_result {
+    char policy[32];
+    double tokens;   /* trained in the simulated time */
+    double mean_tps; /* tokens / simulated seconds */
+    double energy_j; /* facility energy */
+    double tokens_per_j;
+    double dr_minutes_over; /* minutes whose mean facility power exceeded the DR target */
+    double dr_worst_excess_w;
+    double dr_energy_over_j;
+    size_t deadline_misses; /* jobs that finished after their deadline, or did not finish by
+                             * the end with their deadline passed */
+    size_t tier_violations; /* finished jobs whose mean slowdown broke their tier's tolerance */
+    size_t jobs_submitted, jobs_started, jobs_finished;
+    size_t events;        /* events processed */
+    double gap_recovered; /* (tokens - equal) / (oracle - equal); NAN when unknown */
+};
+
+/* One row per simulated minute. */
+struct pfs_ts_row {
+    double t_s;
+    double facility_w, gpu_w, budget_w; /* minute means; budget NAN when uncapped */
+    double throughput;                  /* tokens/s, minute mean */
+    int running_jobs, paused_jobs;
+};
+
+struct pfs_timeseries {
+    size_t n, cap;
+    struct pfs_ts_row *rows;
+};
+
+void pfs_timeseries_free(struct pfs_timeseries *ts);
+
+/* Everything a run needs that is read from files once and shared by the runs of all
+ * policies. */
+struct pfs_sim_inputs;
+
+/* Loads the corpus, builds or reads the workload, loads the predictor, and checks that the
+ * scenario can be met at all (budget above idle draw, no job larger than the facility)
+ * before anything is simulated. Returns 0, PFS_EINVAL (with a clear message), PFS_EIO,
+ * PFS_ENOMEM. */
+int pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
+                       struct pfs_diag *diag);
+void pfs_sim_inputs_free(struct pfs_sim_inputs *in);
+
+/* Runs one policy over the scenario. ts may be NULL. Returns 0 or PFS_E* (diag says). */
+int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+                struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

@@ -9,7 +9,9 @@
  * - poisson:RATE: exponential interarrivals at RATE per hour, sizes those of the corpus's
  *   jobs, durations lognormal with a 6 h median and sigma 1 (an assumption, said so);
  * - fitted:SOURCE: the shipped model of configs/arrivals/ (traces/trace.c), so the default
- *   scenario needs no real data.
+ *   scenario needs no real data; with load > 0 its arrival rate is scaled so that the GPU
+ *   time asked for is that share of the facility's (the sizes and durations stay the
+ *   trace's: only how often jobs come changes).
  *
  * Each job then runs a corpus job's curve: one of the H200 corpus jobs with the same GPU
  * count, chosen uniformly; when the corpus has no job of that size, one of the largest size
@@ -140,12 +142,39 @@ pick_bucket(gsl_rng *r, const struct pfs_arrival_model *m)
     return m->n_buckets - 1;
 }
 
-static int
-from_model(const struct pfs_arrival_model *m, double window_s, gsl_rng *r, struct arrivals *a)
+/* The mean GPU-seconds a job of model m asks for (sizes x durations, per size class: the
+ * mean of a log-linearly interpolated quantile function, by its 20 segments). */
+static double
+mean_gpu_seconds(const struct pfs_arrival_model *m)
 {
-    /* Gamma renewal process: shape 1/cv^2, mean as fitted. */
+    double small = 0, large = 0, gs = 0;
+
+    for (int i = 0; i < 20; i++) {
+        double lo[2] = {fmax(m->dur_small_q[i], 1), fmax(m->dur_large_q[i], 1)};
+        double hi[2] = {fmax(m->dur_small_q[i + 1], 1), fmax(m->dur_large_q[i + 1], 1)};
+        double seg[2];
+
+        for (int c = 0; c < 2; c++) /* mean of exp(linear) over the segment */
+            seg[c] = fabs(log(hi[c]) - log(lo[c])) < 1e-12
+                         ? lo[c]
+                         : (hi[c] - lo[c]) / (log(hi[c]) - log(lo[c]));
+        small += seg[0] / 20;
+        large += seg[1] / 20;
+    }
+    for (size_t k = 0; k < m->n_buckets; k++)
+        gs += m->bucket_p[k] * m->bucket_gpus[k] *
+              (m->bucket_gpus[k] <= m->small_max_gpus ? small : large);
+    return gs;
+}
+
+static int
+from_model(const struct pfs_arrival_model *m, double window_s, double load, int gpus, gsl_rng *r,
+           struct arrivals *a)
+{
+    /* Gamma renewal process: shape 1/cv^2, mean as fitted, or as the load asks. */
     double cv = fmax(m->interarrival_cv, 0.05), shape = 1.0 / (cv * cv);
-    double scale = m->interarrival_mean_s / shape, t = 0;
+    double mean = load > 0 ? mean_gpu_seconds(m) / (load * gpus) : m->interarrival_mean_s;
+    double scale = mean / shape, t = 0;
 
     for (;;) {
         int g;
@@ -221,6 +250,8 @@ check_options(const struct pfs_workload_options *o, struct pfs_diag *diag)
     if (!(o->days > 0 && o->days <= 3660) || !(o->start_day >= 0 && o->start_day <= 3660))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "days",
                              "days must be in (0, 3660] and the start day in [0, 3660]");
+    if (!(o->load >= 0 && o->load <= 10))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "load", "load must be in [0, 10]");
     if (!(o->slack_lo >= 1 && o->slack_hi >= o->slack_lo))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "slack", "slack needs 1 <= low <= high");
     return 0;
@@ -276,7 +307,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
 
         if ((rc = pfs_arrival_find(o->arrivals + 7, &m, diag)) != 0)
             goto out;
-        rc = from_model(&m, window_s, r, &a);
+        rc = from_model(&m, window_s, o->load, o->facility_gpus, r, &a);
     } else {
         rc = from_trace(o->arrivals, o->start_day * 86400.0, window_s, &a, diag);
     }

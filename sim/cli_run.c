@@ -1,0 +1,203 @@
+/*
+ * sim/cli_run.c - pfisim run: a scenario, every policy of it on the same workload.
+ *
+ * The inputs (corpus, workload, predictor) are loaded once and shared by the runs; each
+ * policy's results are kept in memory and written only when all runs succeeded, so an
+ * interrupted or failed run leaves no half-written output.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char pfs_cli_run_help[] =
+    "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N] [--days D]\n"
+    "                  [--timeseries-csv FILE] [--csv]\n"
+    "\n"
+    "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
+    "corpus on 1,024 GPUs for 7 days, arrivals from the model fitted to Kalos, three 3-hour\n"
+    "30% DR events) with every policy it names, on the same workload, and prints one row per\n"
+    "policy: policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,\n"
+    "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered.\n"
+    "\n"
+    "  --policy NAME         run this policy (repeatable) instead of the scenario's list\n"
+    "  --seed N              the workload's seed\n"
+    "  --days D              simulated days\n"
+    "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
+    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs\n";
+
+struct outputs {
+    size_t n;
+    struct pfs_run_result *res;
+    struct pfs_timeseries *ts;
+};
+
+static int
+write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    const struct outputs *o = obj;
+
+    fputs("t_s,policy,facility_w,gpu_w,budget_w,throughput,running_jobs,paused_jobs\n", fp);
+    for (size_t k = 0; k < o->n; k++) {
+        for (size_t i = 0; i < o->ts[k].n; i++) {
+            const struct pfs_ts_row *r = &o->ts[k].rows[i];
+
+            fprintf(fp, "%.0f,%s,%.3f,%.3f,", r->t_s, o->res[k].policy, r->facility_w, r->gpu_w);
+            if (isnan(r->budget_w))
+                fputc(',', fp);
+            else
+                fprintf(fp, "%.3f,", r->budget_w);
+            fprintf(fp, "%.6g,%d,%d\n", r->throughput, r->running_jobs, r->paused_jobs);
+        }
+    }
+    if (fflush(fp) != 0 || ferror(fp))
+        return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
+    return 0;
+}
+
+int
+pfs_cli_run(int argc, char **argv)
+{
+    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"days", required_argument, 0, 'd'},
+                                         {"timeseries-csv", required_argument, 0, 't'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    const char *policies[PFS_MAX_POLICIES], *ts_path = NULL;
+    size_t n_pol = 0;
+    struct outputs o = {0};
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    double days = NAN;
+    long seed = -1;
+    bool csv = false;
+    int c, rc = 0, code = EXIT_OK;
+
+    if (!sc)
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p':
+            if (!pfs_policy_find(optarg)) {
+                free(sc);
+                return pfs_cli_usage("run", "unknown policy '%s' (pfisim --list-policies)", optarg);
+            }
+            if (n_pol < PFS_MAX_POLICIES)
+                policies[n_pol++] = optarg;
+            break;
+        case 's':
+            if (!pfs__parse_long(optarg, &seed) || seed < 0) {
+                free(sc);
+                return pfs_cli_usage("run", "--seed takes a non-negative integer, got '%s'",
+                                     optarg);
+            }
+            break;
+        case 'd':
+            if (!pfs__parse_double(optarg, &days) || !(days > 0 && days <= 3660)) {
+                free(sc);
+                return pfs_cli_usage("run", "--days takes a number in (0, 3660], got '%s'", optarg);
+            }
+            break;
+        case 't':
+            ts_path = optarg;
+            break;
+        case 'c':
+            csv = true;
+            break;
+        case 'h':
+            free(sc);
+            return fputs(pfs_cli_run_help, stdout), EXIT_OK;
+        default:
+            free(sc);
+            return pfs_cli_usage("run", "%s", "bad option");
+        }
+    }
+    if (argc - optind > 1) {
+        free(sc);
+        return pfs_cli_usage("run", "%s", "expected at most one scenario file");
+    }
+    if (optind < argc)
+        rc = pfs_scenario_load(argv[optind], sc, &d);
+    else
+        pfs_scenario_default(sc);
+    if (rc) {
+        free(sc);
+        return pfs_cli_report(&d, rc);
+    }
+    if (seed >= 0)
+        sc->seed = (unsigned long)seed;
+    if (!isnan(days))
+        sc->days = days;
+    if (n_pol == 0)
+        for (size_t k = 0; k < sc->n_policies; k++)
+            policies[n_pol++] = sc->policies[k];
+    o.n = n_pol;
+    o.res = calloc(n_pol, sizeof *o.res);
+    o.ts = calloc(n_pol, sizeof *o.ts);
+    if (!o.res || !o.ts)
+        rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (rc == 0)
+        rc = pfs_sim_inputs_new(sc, &in, &d);
+    for (size_t k = 0; rc == 0 && k < n_pol; k++) {
+        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL, &d);
+        if (isatty(2) && rc == 0)
+            fprintf(stderr, "pfisim run: %s done (%zu of %zu)\n", policies[k], k + 1, n_pol);
+    }
+    if (rc == 0) {
+        double eq = NAN, orc = NAN;
+
+        for (size_t k = 0; k < n_pol; k++) {
+            if (strcmp(o.res[k].policy, "equal") == 0)
+                eq = o.res[k].tokens;
+            if (strcmp(o.res[k].policy, "oracle") == 0)
+                orc = o.res[k].tokens;
+        }
+        for (size_t k = 0; k < n_pol; k++)
+            o.res[k].gap_recovered = (o.res[k].tokens - eq) / (orc - eq);
+        if (ts_path)
+            rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
+    }
+    if (rc == 0) {
+        if (csv)
+            puts("policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,"
+                 "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered");
+        else
+            printf("scenario %s: %d GPUs (%s), %.3g days, %zu jobs, %zu DR events\n"
+                   "%-14s %12s %10s %12s %10s %8s %10s %6s %6s %7s\n",
+                   sc->name, sc->gpus, sc->gpu, sc->days, o.res[0].jobs_submitted, sc->n_dr,
+                   "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J", "DR_min", "worst_W",
+                   "missed", "tier", "gap");
+        for (size_t k = 0; k < n_pol; k++) {
+            const struct pfs_run_result *r = &o.res[k];
+
+            if (csv)
+                printf("%s,%.6e,%.6g,%.6e,%.6g,%.1f,%.1f,%zu,%zu,%.4f\n", r->policy, r->tokens,
+                       r->mean_tps, r->energy_j, r->tokens_per_j, r->dr_minutes_over,
+                       r->dr_worst_excess_w, r->deadline_misses, r->tier_violations,
+                       r->gap_recovered);
+            else
+                printf("%-14s %12.5g %10.5g %12.4f %10.4g %8.1f %10.0f %6zu %6zu %7.4f\n",
+                       r->policy, r->tokens, r->mean_tps, r->energy_j / 3.6e9, r->tokens_per_j,
+                       r->dr_minutes_over, r->dr_worst_excess_w, r->deadline_misses,
+                       r->tier_violations, r->gap_recovered);
+        }
+        if (ts_path && !csv)
+            printf("time series: %s\n", ts_path);
+    } else {
+        code = pfs_cli_report(&d, rc);
+    }
+    for (size_t k = 0; k < n_pol && o.ts; k++)
+        pfs_timeseries_free(&o.ts[k]);
+    free(o.ts);
+    free(o.res);
+    pfs_sim_inputs_free(in);
+    free(sc);
+    return code;
+}

@@ -1,0 +1,333 @@
+/*
+ * sim/scenario.c - scenarios: the embedded default and the libconfig reader
+ * (docs/scenarios.md has an annotated example, setting by setting).
+ *
+ * A file gives only what differs from the default. Every setting is checked for its type and
+ * range, and a name the reader does not know is an error too (a typo must not silently leave
+ * a default in place); messages are `file:line: setting.path: message`, libconfig knowing
+ * lines but not columns.
+ */
+#include <libconfig.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+void
+pfs_scenario_default(struct pfs_scenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    pfs__strlcpy(sc->name, "default", sizeof sc->name);
+    sc->gpus = 1024;
+    sc->gpus_per_node = 8;
+    pfs__strlcpy(sc->gpu, "h200-sxm", sizeof sc->gpu);
+    sc->node_other_w = 1500; /* CPUs, memory, NICs, fans of an 8-GPU node (docs/simulator.md) */
+    sc->pue = 1.3;
+    sc->base_cap_w = 0;
+    pfs__strlcpy(sc->corpus, "traces/h200-h100", sizeof sc->corpus);
+    pfs_workload_defaults(&sc->arrivals);
+    pfs__strlcpy(sc->arrivals_source, "fitted:kalos", sizeof sc->arrivals_source);
+    sc->arrivals.load = 0.9; /* a busy facility: Kalos's sizes and durations, 90% offered load */
+    sc->days = 7;
+    sc->seed = 1;
+    /* Three 3-hour 30% cuts in the evening peak (17:00-20:00) of days 2, 4 and 6. */
+    for (int k = 0; k < 3; k++) {
+        double day = 1 + 2 * k;
+
+        sc->dr[k] = (struct pfs_dr_event){.start_s = (day * 24 + 17) * 3600,
+                                          .end_s = (day * 24 + 20) * 3600,
+                                          .ramp_s = 15 * 60,
+                                          .cut_frac = 0.3};
+    }
+    sc->n_dr = 3;
+    sc->cadence_s = 300;
+    sc->event_cadence_s = 60;
+    sc->actuation_s = 30;
+    sc->resume_s = 120;
+    sc->n_policies = 4;
+    pfs__strlcpy(sc->policies[0], "equal", sizeof sc->policies[0]);
+    pfs__strlcpy(sc->policies[1], "pfi", sizeof sc->policies[1]);
+    pfs__strlcpy(sc->policies[2], "oracle", sizeof sc->policies[2]);
+    pfs__strlcpy(sc->policies[3], "sla", sizeof sc->policies[3]);
+}
+
+struct reader {
+    const char *file;
+    struct pfs_diag *diag;
+};
+
+static int
+bad(const struct reader *r, const config_setting_t *s, const char *path, const char *msg)
+{
+    return pfs__diag_set(r->diag, PFS_EINVAL, r->file, s ? config_setting_source_line(s) : 0, 0,
+                         path, "%s: %s", path, msg);
+}
+
+/* A number setting (int or float) within [lo, hi]; absent leaves *out. */
+static int
+number(const struct reader *r, const config_setting_t *g, const char *name, const char *path,
+       double lo, double hi, double *out)
+{
+    config_setting_t *s = config_setting_get_member(g, name);
+    double v;
+
+    if (!s)
+        return 0;
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        v = (double)config_setting_get_int64(s);
+        break;
+    case CONFIG_TYPE_FLOAT:
+        v = config_setting_get_float(s);
+        break;
+    default:
+        return bad(r, s, path, "expected a number");
+    }
+    if (!(v >= lo && v <= hi)) {
+        char msg[96];
+
+        snprintf(msg, sizeof msg, "%g is outside [%g, %g]", v, lo, hi);
+        return bad(r, s, path, msg);
+    }
+    *out = v;
+    return 0;
+}
+
+static int
+string(const struct reader *r, const config_setting_t *g, const char *name, const char *path,
+       char *dst, size_t size)
+{
+    config_setting_t *s = config_setting_get_member(g, name);
+
+    if (!s)
+        return 0;
+    if (config_setting_type(s) != CONFIG_TYPE_STRING)
+        return bad(r, s, path, "expected a string");
+    if (!pfs__strlcpy(dst, config_setting_get_string(s), size))
+        return bad(r, s, path, "too long");
+    return 0;
+}
+
+/* Rejects members of g not in names (a NULL-terminated list). */
+static int
+only(const struct reader *r, const config_setting_t *g, const char *prefix,
+     const char *const *names)
+{
+    for (int i = 0; i < config_setting_length(g); i++) {
+        const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
+        const char *n = config_setting_name(m);
+        bool known = false;
+        char path[128];
+
+        for (size_t k = 0; names[k] && n; k++)
+            known = known || strcmp(n, names[k]) == 0;
+        if (!known) {
+            snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
+            return bad(r, m, path, "unknown setting");
+        }
+    }
+    return 0;
+}
+
+static int
+read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"gpus", "gpus_per_node", "gpu", "node_other_w",
+                                        "pue",  "cap_w",         NULL};
+    double gpus = sc->gpus, per = sc->gpus_per_node;
+    struct pfs_gpu g;
+    int rc;
+
+    if ((rc = only(r, f, "scenario.facility", names)) ||
+        (rc = number(r, f, "gpus", "scenario.facility.gpus", 1, 1e7, &gpus)) ||
+        (rc = number(r, f, "gpus_per_node", "scenario.facility.gpus_per_node", 1, 64, &per)) ||
+        (rc = string(r, f, "gpu", "scenario.facility.gpu", sc->gpu, sizeof sc->gpu)) ||
+        (rc = number(r, f, "node_other_w", "scenario.facility.node_other_w", 0, 1e5,
+                     &sc->node_other_w)) ||
+        (rc = number(r, f, "pue", "scenario.facility.pue", 1, 3, &sc->pue)) ||
+        (rc = number(r, f, "cap_w", "scenario.facility.cap_w", 0, 1e12, &sc->base_cap_w)))
+        return rc;
+    if (fabs(gpus - floor(gpus)) > 0 || fabs(per - floor(per)) > 0)
+        return bad(r, f, "scenario.facility", "gpus and gpus_per_node must be whole numbers");
+    sc->gpus = (int)gpus;
+    sc->gpus_per_node = (int)per;
+    if (pfs_gpu_find(sc->gpu, &g, NULL) != 0)
+        return bad(r, config_setting_get_member(f, "gpu"), "scenario.facility.gpu",
+                   "unknown GPU profile (see pfisim gpus)");
+    return 0;
+}
+
+static int
+read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"corpus", "file",  "arrivals", "load",
+                                        "tiers",  "slack", NULL};
+    static const char *const tiers[] = {"firm", "flex1", "flex2", "flex3", NULL};
+    config_setting_t *t, *sl;
+    int rc;
+
+    if ((rc = only(r, w, "scenario.workload", names)) ||
+        (rc = string(r, w, "corpus", "scenario.workload.corpus", sc->corpus, sizeof sc->corpus)) ||
+        (rc = string(r, w, "file", "scenario.workload.file", sc->workload, sizeof sc->workload)) ||
+        (rc = string(r, w, "arrivals", "scenario.workload.arrivals", sc->arrivals_source,
+                     sizeof sc->arrivals_source)) ||
+        (rc = number(r, w, "load", "scenario.workload.load", 0, 10, &sc->arrivals.load)))
+        return rc;
+    if ((t = config_setting_get_member(w, "tiers")) != NULL) {
+        double sum = 0;
+
+        if (!config_setting_is_group(t))
+            return bad(r, t, "scenario.workload.tiers", "expected a group of tier shares");
+        if ((rc = only(r, t, "scenario.workload.tiers", tiers)))
+            return rc;
+        for (int k = 0; k < PFS_N_TIERS; k++) {
+            char path[64];
+
+            snprintf(path, sizeof path, "scenario.workload.tiers.%s", tiers[k]);
+            sc->arrivals.tier_mix[k] = 0;
+            if ((rc = number(r, t, tiers[k], path, 0, 1, &sc->arrivals.tier_mix[k])))
+                return rc;
+            sum += sc->arrivals.tier_mix[k];
+        }
+        if (fabs(sum - 1) > 1e-6)
+            return bad(r, t, "scenario.workload.tiers", "shares must add up to 1");
+    }
+    if ((sl = config_setting_get_member(w, "slack")) != NULL) {
+        if (!config_setting_is_array(sl) || config_setting_length(sl) != 2)
+            return bad(r, sl, "scenario.workload.slack", "expected [low, high]");
+        sc->arrivals.slack_lo = config_setting_get_float_elem(sl, 0);
+        sc->arrivals.slack_hi = config_setting_get_float_elem(sl, 1);
+        if (!(sc->arrivals.slack_lo >= 1 && sc->arrivals.slack_hi >= sc->arrivals.slack_lo))
+            return bad(r, sl, "scenario.workload.slack", "need 1 <= low <= high (floats)");
+    }
+    return 0;
+}
+
+static int
+read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"start_h", "end_h", "ramp_min", "cut", "target_w", NULL};
+
+    if (!config_setting_is_list(l))
+        return bad(r, l, "scenario.dr_events", "expected a list ( {...}, ... )");
+    if (config_setting_length(l) > PFS_MAX_DR)
+        return bad(r, l, "scenario.dr_events", "too many events");
+    sc->n_dr = 0;
+    for (int i = 0; i < config_setting_length(l); i++) {
+        const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
+        double start = -1, end = -1, ramp = 0, cut = 0, target = 0;
+        char p[64];
+        int rc;
+
+        snprintf(p, sizeof p, "scenario.dr_events.[%d]", i);
+        if (!config_setting_is_group(e))
+            return bad(r, e, p, "expected a group");
+        if ((rc = only(r, e, p, names)) || (rc = number(r, e, "start_h", p, 0, 1e6, &start)) ||
+            (rc = number(r, e, "end_h", p, 0, 1e6, &end)) ||
+            (rc = number(r, e, "ramp_min", p, 0, 1e4, &ramp)) ||
+            (rc = number(r, e, "cut", p, 0, 1, &cut)) ||
+            (rc = number(r, e, "target_w", p, 0, 1e12, &target)))
+            return rc;
+        if (!(start >= 0 && end > start))
+            return bad(r, e, p, "needs start_h < end_h");
+        if ((cut > 0) == (target > 0))
+            return bad(r, e, p, "give exactly one of cut and target_w");
+        sc->dr[sc->n_dr++] =
+            (struct pfs_dr_event){start * 3600, end * 3600, ramp * 60, target, cut};
+    }
+    return 0;
+}
+
+static int
+read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s", "resume_s",
+                                        NULL};
+    int rc;
+
+    if ((rc = only(r, c, "scenario.control", names)) ||
+        (rc = number(r, c, "cadence_s", "scenario.control.cadence_s", 1, 86400, &sc->cadence_s)) ||
+        (rc = number(r, c, "event_cadence_s", "scenario.control.event_cadence_s", 1, 86400,
+                     &sc->event_cadence_s)) ||
+        (rc = number(r, c, "actuation_s", "scenario.control.actuation_s", 0, 3600,
+                     &sc->actuation_s)) ||
+        (rc = number(r, c, "resume_s", "scenario.control.resume_s", 0, 86400, &sc->resume_s)))
+        return rc;
+    return 0;
+}
+
+static int
+read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
+{
+    if (!config_setting_is_array(p) || config_setting_length(p) < 1 ||
+        config_setting_length(p) > PFS_MAX_POLICIES)
+        return bad(r, p, "scenario.policies", "expected an array of 1 to 16 policy names");
+    sc->n_policies = 0;
+    for (int i = 0; i < config_setting_length(p); i++) {
+        const char *name = config_setting_get_string_elem(p, i);
+
+        if (!name || !pfs_policy_find(name)) {
+            char msg[128];
+
+            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
+                     name ? name : "?");
+            return bad(r, p, "scenario.policies", msg);
+        }
+        pfs__strlcpy(sc->policies[sc->n_policies++], name, sizeof sc->policies[0]);
+    }
+    return 0;
+}
+
+int
+pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    static const char *const names[] = {"name",      "facility",  "workload", "duration_days",
+                                        "seed",      "dr_events", "control",  "policies",
+                                        "predictor", NULL};
+    struct reader r = {path, diag};
+    config_setting_t *root, *g;
+    config_t cfg;
+    double days, seed;
+    int rc = 0;
+
+    pfs_scenario_default(sc);
+    days = sc->days;
+    seed = (double)sc->seed;
+    config_init(&cfg);
+    if (config_read_file(&cfg, path) == CONFIG_FALSE) {
+        rc = config_error_type(&cfg) == CONFIG_ERR_FILE_IO
+                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the scenario")
+                 : pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(&cfg), 0, NULL, "%s",
+                                 config_error_text(&cfg));
+        goto out;
+    }
+    if (!(root = config_lookup(&cfg, "scenario")) || !config_setting_is_group(root)) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "scenario",
+                           "scenario: missing group (see docs/scenarios.md)");
+        goto out;
+    }
+    if ((rc = only(&r, root, "scenario", names)) ||
+        (rc = string(&r, root, "name", "scenario.name", sc->name, sizeof sc->name)) ||
+        (rc = number(&r, root, "duration_days", "scenario.duration_days", 1.0 / 1440, 3660,
+                     &days)) ||
+        (rc = number(&r, root, "seed", "scenario.seed", 0, 4e9, &seed)) ||
+        (rc = string(&r, root, "predictor", "scenario.predictor", sc->predictor,
+                     sizeof sc->predictor)))
+        goto out;
+    sc->days = days;
+    sc->seed = (unsigned long)seed;
+    if ((g = config_setting_get_member(root, "facility")) && (rc = read_facility(&r, g, sc)))
+        goto out;
+    if ((g = config_setting_get_member(root, "workload")) && (rc = read_workload(&r, g, sc)))
+        goto out;
+    if ((g = config_setting_get_member(root, "dr_events")) && (rc = read_events(&r, g, sc)))
+        goto out;
+    if ((g = config_setting_get_member(root, "control")) && (rc = read_control(&r, g, sc)))
+        goto out;
+    if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
+        goto out;
+out:
+    config_destroy(&cfg);
+    return rc;
+}

@@ -1,0 +1,770 @@
+/*
+ * sim/sim.c - the discrete-event simulator (DESIGN.md section 5, docs/simulator.md).
+ *
+ * Time is integer microseconds. Between two events every job's rate and every GPU's draw is
+ * constant, so tokens and energy are integrated exactly at each event, never stepped.
+ *
+ * Events (sim/sim.h): arrivals; finishes (rescheduled whenever a rate changes, stale ones
+ * dropped by a version number); control ticks (every cadence_s, every event_cadence_s while a
+ * DR event is on, and after every arrival and finish); actuation (a decision takes effect
+ * actuation_s after it is made); DR starts (the baseline of a cut is the facility's power at
+ * that moment); minute boundaries (metrics, DR compliance); the end. At equal times events
+ * run in the order they were scheduled.
+ *
+ * The scheduler is FIFO with EASY backfill, gang-scheduled (a job starts on all its GPUs at
+ * once), and blind to power: a later job may start early only if it does not delay the first
+ * job in the queue, judged by run-time estimates (each job's uncapped duration; a running job's
+ * remaining work at its current rate).
+ *
+ * Power. A job's per-GPU draw is its measured draw at its cap (or idle while paused); free
+ * GPUs idle; every node draws node_other_w; the facility draws pue times all of it. The
+ * policy divides, among running jobs, the GPU budget left by the facility's cap: the lowest
+ * target over the coming control period and actuation delay (the DR signal is known ahead),
+ * divided by the PUE, less the nodes' other draw and the idle draw of free GPUs. Without a
+ * cap or event, jobs run at full power and no policy is asked.
+ *
+ * Throughput of a job under (cap, pause): (1 - pause) x its curve's envelope at the cap x
+ * its scale (its GPUs over its curve's), the same yardstick as pfisim alloc (sim/alloc.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policies/truth.h"
+#include "sim.h"
+
+#define US 1000000.0
+
+enum job_state { QUEUED, RUNNING, DONE };
+
+struct corpus_curve {
+    struct pfs_pwl env, power; /* envelope (with the paused point) and draw, per GPU cap */
+    struct pfs_telemetry tel;  /* what the corpus job shows an operator */
+    int n_gpus;                /* the curve's own GPU count */
+};
+
+struct pfs_sim_inputs {
+    struct pfs_gpu gpu;
+    struct pfs_curveset *cs;
+    struct pfs_jobset *js;
+    struct pfs_predictor *pred;
+    struct pfs_workload *wl;
+    size_t n_curves;
+    struct corpus_curve *curves;
+    size_t *job_curve; /* workload job -> curve index */
+    int nodes;
+};
+
+struct job {
+    enum job_state state;
+    double done, rate, gpu_w; /* tokens done, tokens/s now, per-GPU draw now */
+    double cap_w, pause;      /* the decision in effect */
+    double pend_cap, pend_pause;
+    uint32_t pend_round; /* the control round of the pending decision, 0: none */
+    int64_t last_us, start_us, finish_us, resume_until_us;
+    uint32_t version;
+    size_t slot; /* index in the running list */
+};
+
+struct sim {
+    const struct pfs_scenario *sc;
+    const struct pfs_sim_inputs *in;
+    const struct pfs_policy_ops *policy;
+    struct pfs__heap heap;
+    struct job *jobs;
+    size_t n_jobs;
+    size_t *queue, q_head, q_len; /* queued job indices, FIFO */
+    size_t *running, n_running;
+    int free_gpus;
+    int64_t now_us, end_us;
+    uint32_t round;
+    double total_rate, gpu_w_total; /* sums over running jobs */
+    double dr_baseline_w[PFS_MAX_DR];
+    /* accumulators */
+    double tokens, energy_j;
+    double m_energy, m_gpu_energy, m_tokens; /* this minute */
+    int64_t m_start_us;
+    /* allocation scratch */
+    struct pfs_alloc_job *aj;
+    struct pfs_telemetry *at;
+    struct pfs_alloc_decision *ad;
+    struct pfs_truth truth;
+    struct pfs_run_result *res;
+    struct pfs_timeseries *ts;
+    struct pfs_diag *diag;
+};
+
+/* ----- inputs ----- */
+
+static int
+tabulate(struct corpus_curve *cc, const struct pfs_job_curve *jc, const struct pfs_gpu *g,
+         struct pfs_diag *diag)
+{
+    struct pfs_curve *c = NULL;
+    struct pfs_alloc_job aj = {.min_w = g->min_limit_w,
+                               .max_w = g->max_limit_w,
+                               .idle_w = g->idle_w,
+                               .n_gpus = jc->n_gpus};
+    const struct pfs_curve *one[1];
+    struct pfs_truth *t = NULL;
+    int rc;
+
+    pfs__strlcpy(aj.job_id, jc->job_id, sizeof aj.job_id);
+    if ((rc =
+             pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points, &c, diag)))
+        return rc;
+    one[0] = c;
+    rc = pfs_truth_new(one, &aj, 1, &t, diag);
+    if (rc == 0) {
+        cc->env = t->hull[0];
+        cc->power = t->power[0];
+    }
+    pfs_truth_free(t);
+    pfs_curve_free(c);
+    cc->n_gpus = jc->n_gpus;
+    return rc;
+}
+
+int
+pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
+                   struct pfs_diag *diag)
+{
+    struct pfs_sim_inputs *in = calloc(1, sizeof *in);
+    char path[600];
+    double idle_fac_w;
+    int rc;
+
+    *out = NULL;
+    if (!in)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs_gpu_find(sc->gpu, &in->gpu, diag)))
+        goto fail;
+    in->nodes = (sc->gpus + sc->gpus_per_node - 1) / sc->gpus_per_node;
+    /* A scenario that cannot be met stops here, before anything is simulated. */
+    idle_fac_w = sc->pue * (in->nodes * sc->node_other_w + sc->gpus * in->gpu.idle_w);
+    if (sc->base_cap_w > 0 && sc->base_cap_w < idle_fac_w) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "facility.cap_w",
+                           "scenario.facility.cap_w: %.0f W is below the facility's idle draw "
+                           "of %.0f W",
+                           sc->base_cap_w, idle_fac_w);
+        goto fail;
+    }
+    for (size_t k = 0; k < sc->n_dr; k++) {
+        if (sc->dr[k].target_w > 0 && sc->dr[k].target_w < idle_fac_w) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "dr_events",
+                               "scenario.dr_events.[%zu]: the target of %.0f W is below the "
+                               "facility's idle draw of %.0f W",
+                               k, sc->dr[k].target_w, idle_fac_w);
+            goto fail;
+        }
+    }
+    snprintf(path, sizeof path, "%s/curves.csv", sc->corpus);
+    if ((rc = pfs_curveset_read(path, &in->cs, diag)))
+        goto fail;
+    snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
+    if ((rc = pfs_jobset_read(path, &in->js, diag)))
+        goto fail;
+    snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
+    if ((rc = pfs_predictor_load(sc->predictor[0] ? sc->predictor : path, &in->pred, diag)))
+        goto fail;
+    {
+        struct pfs_workload_options o = sc->arrivals;
+
+        o.arrivals = sc->arrivals_source;
+        o.facility_gpus = sc->gpus;
+        o.days = sc->days;
+        o.seed = sc->seed;
+        if ((rc = pfs_workload_generate(&o, in->js, &in->wl, diag)))
+            goto fail;
+    }
+    in->n_curves = in->cs->n_jobs;
+    in->curves = calloc(in->n_curves + 1, sizeof *in->curves);
+    in->job_curve = calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
+    if (!in->curves || !in->job_curve) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < in->n_curves; i++) {
+        const struct pfs_corpus_job *cj = pfs_jobset_find(in->js, in->cs->jobs[i].job_id);
+
+        if ((rc = tabulate(&in->curves[i], &in->cs->jobs[i], &in->gpu, diag)))
+            goto fail;
+        if (cj)
+            pfs_telemetry_of(cj, &in->curves[i].tel);
+    }
+    for (size_t j = 0; j < in->wl->n_jobs; j++) {
+        const struct pfs_workload_job *w = &in->wl->jobs[j];
+        size_t i;
+
+        for (i = 0; i < in->n_curves && strcmp(in->cs->jobs[i].job_id, w->curve_id); i++)
+            ;
+        if (i == in->n_curves) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "curve_id",
+                               "workload job '%s' runs curve '%s', which the corpus lacks",
+                               w->job_id, w->curve_id);
+            goto fail;
+        }
+        if (w->n_gpus > sc->gpus) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "n_gpus",
+                               "workload job '%s' needs %d GPUs; the facility has %d", w->job_id,
+                               w->n_gpus, sc->gpus);
+            goto fail;
+        }
+        in->job_curve[j] = i;
+    }
+    *out = in;
+    return 0;
+fail:
+    pfs_sim_inputs_free(in);
+    return rc;
+}
+
+void
+pfs_sim_inputs_free(struct pfs_sim_inputs *in)
+{
+    if (!in)
+        return;
+    free(in->curves);
+    free(in->job_curve);
+    pfs_workload_free(in->wl);
+    pfs_predictor_free(in->pred);
+    pfs_jobset_free(in->js);
+    pfs_curveset_free(in->cs);
+    free(in);
+}
+
+void
+pfs_timeseries_free(struct pfs_timeseries *ts)
+{
+    if (!ts)
+        return;
+    free(ts->rows);
+    ts->rows = NULL;
+    ts->n = ts->cap = 0;
+}
+
+/* ----- the budget timeline ----- */
+
+/* The DR target of event k at time t (facility W), or +inf outside it. */
+static double
+dr_target(const struct sim *s, size_t k, double t)
+{
+    const struct pfs_dr_event *e = &s->sc->dr[k];
+    double base = s->dr_baseline_w[k], target, f;
+
+    if (t < e->start_s || t > e->end_s + e->ramp_s)
+        return HUGE_VAL;
+    target = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * base;
+    if (!(base > 0) && !(e->target_w > 0))
+        return HUGE_VAL; /* a cut before its baseline is known */
+    if (e->ramp_s <= 0)
+        return t <= e->end_s ? target : HUGE_VAL;
+    if (t < e->start_s + e->ramp_s) {
+        f = (t - e->start_s) / e->ramp_s;
+        return base > 0 ? base + f * (target - base) : target;
+    }
+    if (t <= e->end_s)
+        return target;
+    f = (t - e->end_s) / e->ramp_s;
+    return base > 0 ? target + f * (base - target) : target;
+}
+
+static bool
+in_event(const struct sim *s, double t)
+{
+    for (size_t k = 0; k < s->sc->n_dr; k++)
+        if (t >= s->sc->dr[k].start_s && t <= s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
+            return true;
+    return false;
+}
+
+/* The facility's power limit at t: the base cap and every event's target. */
+static double
+facility_budget(const struct sim *s, double t)
+{
+    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+
+    for (size_t k = 0; k < s->sc->n_dr; k++)
+        b = fmin(b, dr_target(s, k, t));
+    return b;
+}
+
+/* The lowest limit over [t, t + horizon], sampled at each second and at the events' kinks. */
+static double
+budget_ahead(const struct sim *s, double t, double horizon)
+{
+    double b = facility_budget(s, t);
+
+    for (double u = t + 1; u <= t + horizon; u += 1)
+        b = fmin(b, facility_budget(s, u));
+    return fmin(b, facility_budget(s, t + horizon));
+}
+
+/* ----- progress and power ----- */
+
+static double
+job_rate(const struct sim *s, size_t j, double cap, double pause)
+{
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+
+    return (1 - pause) * pfs_pwl_eval(&c->env, cap) * w->n_gpus / c->n_gpus;
+}
+
+static double
+job_gpu_w(const struct sim *s, size_t j, double cap, double pause)
+{
+    const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+
+    return pause * s->in->gpu.idle_w + (1 - pause) * pfs_pwl_eval(&c->power, cap);
+}
+
+static double
+facility_w(const struct sim *s)
+{
+    return s->sc->pue *
+           (s->gpu_w_total + s->free_gpus * s->in->gpu.idle_w + s->in->nodes * s->sc->node_other_w);
+}
+
+/* Integrates the facility up to now (tokens and energy, with the minute's share). */
+static void
+advance(struct sim *s, int64_t to_us)
+{
+    double dt = (double)(to_us - s->now_us) / US, p = facility_w(s);
+
+    if (dt <= 0)
+        return;
+    s->tokens += s->total_rate * dt;
+    s->energy_j += p * dt;
+    s->m_energy += p * dt;
+    s->m_gpu_energy += (s->gpu_w_total + s->free_gpus * s->in->gpu.idle_w) * dt;
+    s->m_tokens += s->total_rate * dt;
+    s->now_us = to_us;
+}
+
+/* Brings job j's progress up to now. */
+static void
+touch(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+
+    jb->done += jb->rate * (double)(s->now_us - jb->last_us) / US;
+    jb->last_us = s->now_us;
+}
+
+/* Sets job j's rate and draw from its decision and reschedules its finish. */
+static int
+set_rate(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    double rate = s->now_us < jb->resume_until_us ? 0 : job_rate(s, j, jb->cap_w, jb->pause);
+    double gw = job_gpu_w(s, j, jb->cap_w, jb->pause) * w->n_gpus;
+
+    touch(s, j);
+    s->total_rate += rate - jb->rate;
+    s->gpu_w_total += gw - jb->gpu_w;
+    jb->rate = rate;
+    jb->gpu_w = gw;
+    jb->version++;
+    if (rate > 0) {
+        double left = fmax(0, w->tokens - jb->done);
+        int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
+
+        return pfs__heap_push(&s->heap, t, PFS__EV_FINISH, (uint32_t)j, jb->version);
+    }
+    return 0;
+}
+
+/* ----- scheduling ----- */
+
+static int
+start_job(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+
+    jb->state = RUNNING;
+    jb->start_us = s->now_us;
+    jb->last_us = s->now_us;
+    jb->cap_w = s->in->gpu.max_limit_w;
+    jb->pause = 0;
+    jb->slot = s->n_running;
+    s->running[s->n_running++] = j;
+    s->free_gpus -= s->in->wl->jobs[j].n_gpus;
+    s->res->jobs_started++;
+    return set_rate(s, j);
+}
+
+static double
+est_finish_s(const struct sim *s, size_t j)
+{
+    const struct job *jb = &s->jobs[j];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    double full = w->tokens / w->duration_s, rate = jb->rate > 0 ? jb->rate : full;
+
+    return (double)s->now_us / US + fmax(0, w->tokens - jb->done) / rate;
+}
+
+static int
+cmp_finish(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* FIFO with EASY backfill. */
+static int
+schedule(struct sim *s)
+{
+    int rc = 0;
+
+    while (s->q_len > 0) {
+        size_t head = s->queue[s->q_head];
+
+        if (s->in->wl->jobs[head].n_gpus > s->free_gpus)
+            break;
+        s->q_head++;
+        s->q_len--;
+        if ((rc = start_job(s, head)))
+            return rc;
+    }
+    if (s->q_len > 1) {
+        size_t head = s->queue[s->q_head];
+        int need = s->in->wl->jobs[head].n_gpus, avail = s->free_gpus, extra;
+        double *fin = malloc(2 * (s->n_running + 1) * sizeof *fin), shadow = HUGE_VAL;
+        size_t m = 0;
+
+        if (!fin)
+            return PFS_ENOMEM;
+        /* The shadow time: when enough running jobs will have ended for the head. */
+        for (size_t r = 0; r < s->n_running; r++) {
+            fin[2 * r] = est_finish_s(s, s->running[r]);
+            fin[2 * r + 1] = s->in->wl->jobs[s->running[r]].n_gpus;
+        }
+        qsort(fin, s->n_running, 2 * sizeof *fin, cmp_finish);
+        for (; m < s->n_running && avail < need; m++)
+            avail += (int)fin[2 * m + 1];
+        if (avail >= need && m > 0)
+            shadow = fin[2 * (m - 1)];
+        extra = avail - need;
+        free(fin);
+        /* Later jobs that fit now and end before the shadow time, or use only the GPUs the
+         * head will not need then. Queue order is kept for the ones left. */
+        for (size_t q = 1; q < s->q_len && rc == 0; q++) {
+            size_t j = s->queue[s->q_head + q];
+            const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+            bool ends_before = (double)s->now_us / US + w->duration_s <= shadow;
+
+            if (w->n_gpus > s->free_gpus || (!ends_before && w->n_gpus > extra))
+                continue;
+            if (!ends_before)
+                extra -= w->n_gpus;
+            memmove(&s->queue[s->q_head + q], &s->queue[s->q_head + q + 1],
+                    (s->q_len - q - 1) * sizeof *s->queue);
+            s->q_len--;
+            q--;
+            rc = start_job(s, j);
+        }
+    }
+    return rc;
+}
+
+/* ----- control ----- */
+
+static int
+apply(struct sim *s, uint32_t round)
+{
+    int rc = 0;
+
+    for (size_t r = 0; r < s->n_running && rc == 0; r++) {
+        size_t j = s->running[r];
+        struct job *jb = &s->jobs[j];
+
+        if (jb->pend_round != round)
+            continue;
+        if (jb->pause >= 1 && jb->pend_pause < 1)
+            jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+        jb->cap_w = jb->pend_cap;
+        jb->pause = jb->pend_pause;
+        jb->pend_round = 0;
+        rc = set_rate(s, j);
+        if (rc == 0 && jb->resume_until_us > s->now_us)
+            rc = pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j,
+                                UINT32_MAX);
+    }
+    return rc;
+}
+
+static int
+control(struct sim *s)
+{
+    double t = (double)s->now_us / US, period, fac, gpu_budget;
+    const struct pfs_gpu *g = &s->in->gpu;
+    int rc;
+
+    if ((rc = schedule(s)))
+        return rc;
+    if (s->n_running == 0)
+        return 0;
+    period = in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
+    fac = budget_ahead(s, t, fmin(period, 3600) + s->sc->actuation_s);
+    s->round++;
+    if (!isfinite(fac)) {
+        /* No cap: full power, no policy asked. */
+        for (size_t r = 0; r < s->n_running; r++) {
+            struct job *jb = &s->jobs[s->running[r]];
+
+            jb->pend_cap = g->max_limit_w;
+            jb->pend_pause = 0;
+            jb->pend_round = s->round;
+        }
+    } else {
+        struct pfs_alloc_view v;
+        struct pfs_diag d = {0};
+
+        gpu_budget =
+            fac / s->sc->pue - s->in->nodes * s->sc->node_other_w - s->free_gpus * g->idle_w;
+        for (size_t r = 0; r < s->n_running; r++) {
+            size_t j = s->running[r];
+            const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+            const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+            double scale = (double)w->n_gpus / c->n_gpus;
+
+            s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
+                                              .min_w = g->min_limit_w,
+                                              .max_w = g->max_limit_w,
+                                              .ref_w = g->default_limit_w,
+                                              .idle_w = g->idle_w,
+                                              .tier = w->tier,
+                                              .deadline_s = w->deadline_s,
+                                              .remaining_tokens = w->tokens - s->jobs[j].done,
+                                              .now_s = t};
+            pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
+            s->at[r] = c->tel;
+            s->at[r].n_gpus = w->n_gpus;
+            s->at[r].tokens_per_s = c->tel.tokens_per_s * scale;
+            s->truth.hull[r] = c->env;
+            s->truth.power[r] = c->power;
+            for (size_t k = 0; k < s->truth.hull[r].n; k++)
+                s->truth.hull[r].y[k] *= scale;
+        }
+        s->truth.n_jobs = s->n_running;
+        v = (struct pfs_alloc_view){gpu_budget, s->n_running, s->aj, s->at, &s->truth, s->in->pred};
+        rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
+        if (rc == PFS_EINVAL) {
+            /* The budget cannot be met with this policy: everyone at the minimum cap; the
+             * overrun shows in DR compliance. */
+            for (size_t r = 0; r < s->n_running; r++)
+                s->ad[r] = (struct pfs_alloc_decision){g->min_limit_w, 0};
+            rc = 0;
+        }
+        if (rc)
+            return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+        for (size_t r = 0; r < s->n_running; r++) {
+            struct job *jb = &s->jobs[s->running[r]];
+
+            jb->pend_cap = s->ad[r].cap_w;
+            jb->pend_pause = s->ad[r].pause_frac;
+            jb->pend_round = s->round;
+        }
+    }
+    if (s->sc->actuation_s <= 0)
+        return apply(s, s->round);
+    return pfs__heap_push(&s->heap, s->now_us + (int64_t)(s->sc->actuation_s * US), PFS__EV_ACTUATE,
+                          0, s->round);
+}
+
+/* ----- metrics ----- */
+
+static int
+minute(struct sim *s)
+{
+    double t1 = (double)s->now_us / US, t0 = (double)s->m_start_us / US, len = t1 - t0;
+    double p = len > 0 ? s->m_energy / len : facility_w(s);
+    double target = facility_budget(s, t0 + len / 2);
+
+    if (in_event(s, t0 + len / 2) && isfinite(target) && p > target * (1 + 1e-9)) {
+        s->res->dr_minutes_over += len / 60;
+        s->res->dr_worst_excess_w = fmax(s->res->dr_worst_excess_w, p - target);
+        s->res->dr_energy_over_j += (p - target) * len;
+    }
+    if (s->ts && len > 0) {
+        if (s->ts->n == s->ts->cap) {
+            size_t cap = s->ts->cap ? 2 * s->ts->cap : 1024;
+            struct pfs_ts_row *r = realloc(s->ts->rows, cap * sizeof *r);
+
+            if (!r)
+                return PFS_ENOMEM;
+            s->ts->rows = r;
+            s->ts->cap = cap;
+        }
+        {
+            int paused = 0;
+
+            for (size_t r = 0; r < s->n_running; r++)
+                paused += s->jobs[s->running[r]].pause >= 1;
+            s->ts->rows[s->ts->n++] = (struct pfs_ts_row){t0,
+                                                          p,
+                                                          s->m_gpu_energy / len,
+                                                          isfinite(target) ? target : (double)NAN,
+                                                          s->m_tokens / len,
+                                                          (int)s->n_running - paused,
+                                                          paused};
+        }
+    }
+    s->m_energy = s->m_gpu_energy = s->m_tokens = 0;
+    s->m_start_us = s->now_us;
+    return 0;
+}
+
+static void
+finish(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    double took, loss;
+    size_t slot = jb->slot;
+
+    touch(s, j);
+    s->total_rate -= jb->rate;
+    s->gpu_w_total -= jb->gpu_w;
+    jb->rate = jb->gpu_w = 0;
+    jb->state = DONE;
+    jb->finish_us = s->now_us;
+    jb->version++;
+    s->running[slot] = s->running[--s->n_running];
+    s->jobs[s->running[slot]].slot = slot;
+    s->free_gpus += w->n_gpus;
+    s->res->jobs_finished++;
+    took = (double)(jb->finish_us - jb->start_us) / US;
+    if ((double)jb->finish_us / US > w->deadline_s)
+        s->res->deadline_misses++;
+    loss = took > 0 ? 1 - w->duration_s / took : 0;
+    if (loss > pfs_tier_max_loss(w->tier) + 1e-9)
+        s->res->tier_violations++;
+}
+
+/* ----- the run ----- */
+
+int
+pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_diag *diag)
+{
+    struct sim s = {0};
+    size_t n = in->wl->n_jobs;
+    struct pfs__event ev;
+    int rc = 0;
+
+    memset(out, 0, sizeof *out);
+    pfs__strlcpy(out->policy, policy, sizeof out->policy);
+    out->gap_recovered = NAN;
+    s.sc = sc;
+    s.in = in;
+    s.res = out;
+    s.ts = ts;
+    s.diag = diag;
+    s.policy = pfs_policy_find(policy);
+    if (!s.policy)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
+                             "unknown policy '%s' (pfisim --list-policies)", policy);
+    s.n_jobs = n;
+    s.jobs = calloc(n + 1, sizeof *s.jobs);
+    s.queue = calloc(n + 1, sizeof *s.queue);
+    s.running = calloc(n + 1, sizeof *s.running);
+    s.aj = calloc(n + 1, sizeof *s.aj);
+    s.at = calloc(n + 1, sizeof *s.at);
+    s.ad = calloc(n + 1, sizeof *s.ad);
+    s.truth.hull = calloc(n + 1, sizeof *s.truth.hull);
+    s.truth.power = calloc(n + 1, sizeof *s.truth.power);
+    if (!s.jobs || !s.queue || !s.running || !s.aj || !s.at || !s.ad || !s.truth.hull ||
+        !s.truth.power) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    s.free_gpus = sc->gpus;
+    s.end_us = (int64_t)(sc->days * 86400 * US);
+    out->jobs_submitted = n;
+    /* The schedule of everything known in advance, in a fixed order. */
+    for (size_t j = 0; j < n && rc == 0; j++)
+        rc = pfs__heap_push(&s.heap, (int64_t)(in->wl->jobs[j].submit_s * US), PFS__EV_ARRIVAL,
+                            (uint32_t)j, 0);
+    for (size_t k = 0; k < sc->n_dr && rc == 0; k++)
+        rc = pfs__heap_push(&s.heap, (int64_t)(sc->dr[k].start_s * US), PFS__EV_CONTROL,
+                            (uint32_t)k, 1);
+    for (int64_t t = 60 * (int64_t)US; t <= s.end_us && rc == 0; t += 60 * (int64_t)US)
+        rc = pfs__heap_push(&s.heap, t, PFS__EV_MINUTE, 0, 0);
+    if (rc == 0)
+        rc = pfs__heap_push(&s.heap, 0, PFS__EV_CONTROL, 0, 0);
+    if (rc == 0)
+        rc = pfs__heap_push(&s.heap, s.end_us, PFS__EV_END, 0, 0);
+    while (rc == 0 && pfs__heap_pop(&s.heap, &ev)) {
+        if (ev.t_us > s.end_us)
+            break;
+        if (ev.type == PFS__EV_FINISH && ev.version != s.jobs[ev.job].version)
+            continue; /* stale: the job's rate changed since */
+        advance(&s, ev.t_us);
+        out->events++;
+        switch (ev.type) {
+        case PFS__EV_ARRIVAL:
+            s.queue[s.q_head + s.q_len++] = ev.job;
+            rc = control(&s);
+            break;
+        case PFS__EV_FINISH:
+            finish(&s, ev.job);
+            rc = control(&s);
+            break;
+        case PFS__EV_CONTROL: {
+            double t = (double)s.now_us / US, next;
+
+            if (ev.version == 1) /* a DR event starts: its baseline is the power now */
+                s.dr_baseline_w[ev.job] = facility_w(&s);
+            rc = control(&s);
+            if (ev.version == 0 && rc == 0) { /* the cadence */
+                next = in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;
+                rc =
+                    pfs__heap_push(&s.heap, s.now_us + (int64_t)(next * US), PFS__EV_CONTROL, 0, 0);
+            }
+            break;
+        }
+        case PFS__EV_ACTUATE:
+            if (ev.version == UINT32_MAX) /* a resume overhead ends */
+                rc = s.jobs[ev.job].state == RUNNING ? set_rate(&s, ev.job) : 0;
+            else
+                rc = apply(&s, ev.version);
+            break;
+        case PFS__EV_MINUTE:
+            rc = minute(&s);
+            break;
+        case PFS__EV_END:
+            break;
+        }
+        if (ev.type == PFS__EV_END)
+            break;
+    }
+    if (rc == 0) {
+        double secs = (double)s.end_us / US;
+
+        for (size_t j = 0; j < n; j++) {
+            if (s.jobs[j].state == RUNNING)
+                touch(&s, j);
+            if (s.jobs[j].state != DONE && in->wl->jobs[j].deadline_s < secs)
+                out->deadline_misses++;
+        }
+        out->tokens = s.tokens;
+        out->mean_tps = s.tokens / secs;
+        out->energy_j = s.energy_j;
+        out->tokens_per_j = s.energy_j > 0 ? s.tokens / s.energy_j : 0;
+    }
+out:
+    pfs__heap_fini(&s.heap);
+    free(s.jobs);
+    free(s.queue);
+    free(s.running);
+    free(s.aj);
+    free(s.at);
+    free(s.ad);
+    free(s.truth.hull);
+    free(s.truth.power);
+    return rc;
+}
