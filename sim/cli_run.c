@@ -146,7 +146,7 @@ pfs_cli_run(int argc, char **argv)
     if (rc == 0)
         rc = pfs_sim_inputs_new(sc, &in, &d);
     for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL, &d);
+        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL, NULL, &d);
         if (isatty(2) && rc == 0)
             fprintf(stderr, "pfisim run: %s done (%zu of %zu)\n", policies[k], k + 1, n_pol);
     }

@@ -502,6 +502,10 @@ struct pfs_workload {
 int pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_jobset *corpus,
                           struct pfs_workload **out, struct pfs_diag *diag);
 
+/* Reads a workload CSV strictly (duration_s is left 0: the simulator derives it from the
+ * tokens and the curve). Returns 0, PFS_EIO, PFS_EINVAL (file:line:column), PFS_ENOMEM. */
+int pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *diag);
+
 /* Writes job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier. Returns 0 or PFS_EIO. */
 int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag);
 
@@ -782,8 +786,20 @@ int pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **ou
                        struct pfs_diag *diag);
 void pfs_sim_inputs_free(struct pfs_sim_inputs *in);
 
-/* Runs one policy over the scenario. ts may be NULL. Returns 0 or PFS_E* (diag says). */
+/* Per-job outcome of a run. */
+struct pfs_job_result {
+    double start_s, finish_s; /* NAN when it did not start / finish */
+    double tokens_done;
+};
+
+/* The workload's jobs, in order (what per_job arrays are indexed by). */
+size_t pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in);
+const struct pfs_workload_job *pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j);
+
+/* Runs one policy over the scenario. ts and per_job (n_jobs entries) may be NULL. Returns 0
+ * or PFS_E* (diag says). */
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-                struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_diag *diag);
+                struct pfs_run_result *out, struct pfs_timeseries *ts,
+                struct pfs_job_result *per_job, struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

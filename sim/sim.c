@@ -29,6 +29,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../policies/truth.h"
 #include "sim.h"
@@ -164,10 +165,15 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
     if ((rc = pfs_jobset_read(path, &in->js, diag)))
         goto fail;
+    /* The predictor: the scenario's, else the corpus's when it has one. */
     snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
-    if ((rc = pfs_predictor_load(sc->predictor[0] ? sc->predictor : path, &in->pred, diag)))
+    if ((sc->predictor[0] || access(path, R_OK) == 0) &&
+        (rc = pfs_predictor_load(sc->predictor[0] ? sc->predictor : path, &in->pred, diag)))
         goto fail;
-    {
+    if (sc->workload[0]) {
+        if ((rc = pfs_workload_read(sc->workload, &in->wl, diag)))
+            goto fail;
+    } else {
         struct pfs_workload_options o = sc->arrivals;
 
         o.arrivals = sc->arrivals_source;
@@ -204,6 +210,13 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                                w->job_id, w->curve_id);
             goto fail;
         }
+        /* A job read from a file carries no duration: its uncapped run time follows. */
+        if (!(w->duration_s > 0)) {
+            const struct pfs_corpus_job *cj = pfs_jobset_find(in->js, w->curve_id);
+            double tps = cj ? cj->tokens_per_s : in->curves[i].env.y[in->curves[i].env.n - 1];
+
+            in->wl->jobs[j].duration_s = w->tokens / (tps * w->n_gpus / in->cs->jobs[i].n_gpus);
+        }
         if (w->n_gpus > sc->gpus) {
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "n_gpus",
                                "workload job '%s' needs %d GPUs; the facility has %d", w->job_id,
@@ -217,6 +230,18 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
 fail:
     pfs_sim_inputs_free(in);
     return rc;
+}
+
+size_t
+pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in)
+{
+    return in->wl->n_jobs;
+}
+
+const struct pfs_workload_job *
+pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j)
+{
+    return &in->wl->jobs[j];
 }
 
 void
@@ -245,35 +270,37 @@ pfs_timeseries_free(struct pfs_timeseries *ts)
 
 /* ----- the budget timeline ----- */
 
-/* The DR target of event k at time t (facility W), or +inf outside it. */
+/* The DR target of event k at time t (facility W), or +inf outside it. The event is
+ * [start, end + ramp): ramping down over [start, start + ramp), holding until end, ramping
+ * back up over [end, end + ramp). */
 static double
 dr_target(const struct sim *s, size_t k, double t)
 {
     const struct pfs_dr_event *e = &s->sc->dr[k];
     double base = s->dr_baseline_w[k], target, f;
 
-    if (t < e->start_s || t > e->end_s + e->ramp_s)
+    if (t < e->start_s || t >= e->end_s + e->ramp_s)
         return HUGE_VAL;
-    target = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * base;
     if (!(base > 0) && !(e->target_w > 0))
         return HUGE_VAL; /* a cut before its baseline is known */
+    target = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * base;
     if (e->ramp_s <= 0)
-        return t <= e->end_s ? target : HUGE_VAL;
+        return target;
     if (t < e->start_s + e->ramp_s) {
         f = (t - e->start_s) / e->ramp_s;
         return base > 0 ? base + f * (target - base) : target;
     }
-    if (t <= e->end_s)
+    if (t < e->end_s)
         return target;
     f = (t - e->end_s) / e->ramp_s;
-    return base > 0 ? target + f * (base - target) : target;
+    return base > 0 ? target + f * (base - target) : HUGE_VAL;
 }
 
 static bool
 in_event(const struct sim *s, double t)
 {
     for (size_t k = 0; k < s->sc->n_dr; k++)
-        if (t >= s->sc->dr[k].start_s && t <= s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
+        if (t >= s->sc->dr[k].start_s && t < s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
             return true;
     return false;
 }
@@ -289,15 +316,31 @@ facility_budget(const struct sim *s, double t)
     return b;
 }
 
-/* The lowest limit over [t, t + horizon], sampled at each second and at the events' kinks. */
+/* The lowest limit while a decision made at t is in effect: from t + actuation until the
+ * next decision takes effect, at the next control step (t + period, or the next kink of a DR
+ * event, each of which has its own step) plus the actuation delay. The window is half-open:
+ * the limit at its end is the next decision's business. Sampled every second and just
+ * before its end. */
 static double
-budget_ahead(const struct sim *s, double t, double horizon)
+budget_ahead(const struct sim *s, double t, double period, double actuation)
 {
-    double b = facility_budget(s, t);
+    double next = t + period, lo, hi, b;
 
-    for (double u = t + 1; u <= t + horizon; u += 1)
+    for (size_t k = 0; k < s->sc->n_dr; k++) {
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+        const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
+                                 e->end_s + e->ramp_s};
+
+        for (int q = 0; q < 4; q++)
+            if (kinks[q] > t && kinks[q] < next)
+                next = kinks[q];
+    }
+    lo = t + actuation;
+    hi = next + actuation;
+    b = facility_budget(s, lo);
+    for (double u = lo + 1; u < hi; u += 1)
         b = fmin(b, facility_budget(s, u));
-    return fmin(b, facility_budget(s, t + horizon));
+    return fmin(b, facility_budget(s, fmax(lo, hi - 1e-6)));
 }
 
 /* ----- progress and power ----- */
@@ -508,7 +551,7 @@ control(struct sim *s)
     if (s->n_running == 0)
         return 0;
     period = in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
-    fac = budget_ahead(s, t, fmin(period, 3600) + s->sc->actuation_s);
+    fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
     s->round++;
     if (!isfinite(fac)) {
         /* No cap: full power, no policy asked. */
@@ -649,7 +692,8 @@ finish(struct sim *s, size_t j)
 
 int
 pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_diag *diag)
+            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
+            struct pfs_diag *diag)
 {
     struct sim s = {0};
     size_t n = in->wl->n_jobs;
@@ -689,9 +733,18 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
     for (size_t j = 0; j < n && rc == 0; j++)
         rc = pfs__heap_push(&s.heap, (int64_t)(in->wl->jobs[j].submit_s * US), PFS__EV_ARRIVAL,
                             (uint32_t)j, 0);
-    for (size_t k = 0; k < sc->n_dr && rc == 0; k++)
-        rc = pfs__heap_push(&s.heap, (int64_t)(sc->dr[k].start_s * US), PFS__EV_CONTROL,
-                            (uint32_t)k, 1);
+    /* A control step at every kink of every event: its start (version 1: take the
+     * baseline), the end of its ramp down, its end, the end of its ramp up (version 2). */
+    for (size_t k = 0; k < sc->n_dr && rc == 0; k++) {
+        const struct pfs_dr_event *e = &sc->dr[k];
+        const double kinks[3] = {e->start_s + e->ramp_s, e->end_s, e->end_s + e->ramp_s};
+
+        rc = pfs__heap_push(&s.heap, (int64_t)(e->start_s * US), PFS__EV_CONTROL, (uint32_t)k, 1);
+        for (int q = 0; q < 3 && rc == 0; q++)
+            if (q == 0 || kinks[q] > kinks[q - 1])
+                rc = pfs__heap_push(&s.heap, (int64_t)(kinks[q] * US), PFS__EV_CONTROL, (uint32_t)k,
+                                    2);
+    }
     for (int64_t t = 60 * (int64_t)US; t <= s.end_us && rc == 0; t += 60 * (int64_t)US)
         rc = pfs__heap_push(&s.heap, t, PFS__EV_MINUTE, 0, 0);
     if (rc == 0)
@@ -746,10 +799,16 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
         double secs = (double)s.end_us / US;
 
         for (size_t j = 0; j < n; j++) {
-            if (s.jobs[j].state == RUNNING)
+            const struct job *jb = &s.jobs[j];
+
+            if (jb->state == RUNNING)
                 touch(&s, j);
-            if (s.jobs[j].state != DONE && in->wl->jobs[j].deadline_s < secs)
+            if (jb->state != DONE && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
+            if (per_job)
+                per_job[j] = (struct pfs_job_result){
+                    jb->state == QUEUED ? (double)NAN : (double)jb->start_us / US,
+                    jb->state == DONE ? (double)jb->finish_us / US : (double)NAN, jb->done};
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;

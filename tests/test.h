@@ -114,7 +114,12 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_policies_properties)                                                                    \
     X(test_policies_infeasible)                                                                    \
     X(test_policies_views)                                                                         \
-    X(test_alloc_cli)
+    X(test_alloc_cli)                                                                              \
+    X(test_sim_one_job)                                                                            \
+    X(test_sim_cap_change)                                                                         \
+    X(test_sim_backfill)                                                                           \
+    X(test_sim_deterministic)                                                                      \
+    X(test_sim_bad_scenarios)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

@@ -390,6 +390,91 @@ pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag
     return 0;
 }
 
+int
+pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *diag)
+{
+    static const char *const names[] = {"job_id", "submit_s",   "curve_id", "n_gpus",
+                                        "tokens", "deadline_s", "tier"};
+    struct pfs__csv csv;
+    struct pfs_workload *w = calloc(1, sizeof *w);
+    size_t idx[7], cap = 0;
+    double last = -HUGE_VAL;
+    int rc;
+
+    *out = NULL;
+    if (!w)
+        return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if ((rc = pfs__csv_open(&csv, path, diag)) != 0) {
+        free(w);
+        return rc;
+    }
+    if ((rc = pfs__csv_header(&csv, names, 7, idx)) != 0)
+        goto fail;
+    while ((rc = pfs__csv_next(&csv)) == 1) {
+        struct pfs_workload_job j = {0};
+        const char *id, *curve, *tier;
+        long n;
+        int k;
+
+        if ((rc = pfs__csv_str(&csv, idx[0], "job_id", &id)) ||
+            (rc = pfs__csv_double(&csv, idx[1], "submit_s", &j.submit_s)) ||
+            (rc = pfs__csv_str(&csv, idx[2], "curve_id", &curve)) ||
+            (rc = pfs__csv_long(&csv, idx[3], "n_gpus", &n)) ||
+            (rc = pfs__csv_double(&csv, idx[4], "tokens", &j.tokens)) ||
+            (rc = pfs__csv_double(&csv, idx[5], "deadline_s", &j.deadline_s)) ||
+            (rc = pfs__csv_str(&csv, idx[6], "tier", &tier)))
+            goto fail;
+        for (k = 0; k < PFS_N_TIERS && strcmp(tier, pfs_tier_name(k)) != 0; k++)
+            ;
+        if (k == PFS_N_TIERS) {
+            rc = pfs__csv_error(&csv, idx[6], "tier", PFS_EINVAL,
+                                "unknown tier '%s' (firm, flex1, flex2, flex3)", tier);
+            goto fail;
+        }
+        if (!*id || strlen(id) >= sizeof j.job_id || !*curve ||
+            strlen(curve) >= sizeof j.curve_id) {
+            rc = pfs__csv_error(&csv, idx[*id ? 2 : 0], *id ? "curve_id" : "job_id", PFS_EINVAL,
+                                "must be 1 to 31 bytes");
+            goto fail;
+        }
+        if (j.submit_s < 0 || j.submit_s < last) {
+            rc = pfs__csv_error(&csv, idx[1], "submit_s", PFS_EINVAL,
+                                "must not be negative or earlier than the row before");
+            goto fail;
+        }
+        if (n < 1 || n > 10000000 || !(j.tokens > 0)) {
+            rc = pfs__csv_error(&csv, idx[n < 1 || n > 10000000 ? 3 : 4],
+                                n < 1 || n > 10000000 ? "n_gpus" : "tokens", PFS_EINVAL,
+                                "must be positive");
+            goto fail;
+        }
+        last = j.submit_s;
+        pfs__strlcpy(j.job_id, id, sizeof j.job_id);
+        pfs__strlcpy(j.curve_id, curve, sizeof j.curve_id);
+        j.n_gpus = (int)n;
+        j.tier = k;
+        if (w->n_jobs == cap) {
+            struct pfs_workload_job *v = realloc(w->jobs, (cap = cap ? 2 * cap : 256) * sizeof *v);
+
+            if (!v) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+                goto fail;
+            }
+            w->jobs = v;
+        }
+        w->jobs[w->n_jobs++] = j;
+    }
+    if (rc < 0)
+        goto fail;
+    pfs__csv_close(&csv);
+    *out = w;
+    return 0;
+fail:
+    pfs__csv_close(&csv);
+    pfs_workload_free(w);
+    return rc;
+}
+
 void
 pfs_workload_free(struct pfs_workload *w)
 {

@@ -1,0 +1,238 @@
+/*
+ * tests/test_sim.c - the simulator against hand computations.
+ *
+ * The test corpus is one curve, exactly linear in the per-GPU cap: throughput
+ * 100 + 0.2 (cap - 200) tokens/s per GPU (200 at 700 W) and draw cap - 10 W, on an H200
+ * (idle 75 W). Steffen interpolation of collinear points is the line itself, so every rate,
+ * draw and energy below follows by hand. The facility: 8 GPUs in one node, 1,000 W of other
+ * draw per node, PUE 1.5.
+ */
+#include <stdlib.h>
+
+#include "test.h"
+
+static const char jobs_header[] =
+    "job_id,gpu,split,twin_id,n_gpus,family,phase,params_b,active_params_b,seq_len,"
+    "micro_batch,tp,pp,dp,ep,power_w,power_frac,sm_clock_mhz,sm_active,tensor_active,"
+    "dram_active,nvlink_gbps,net_gbps,tokens_per_s,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50\n";
+
+/* Writes the one-curve corpus into t->tmpdir and a scenario for it; returns the scenario. */
+static void
+setup(struct test *t, const char *workload, struct pfs_scenario *sc)
+{
+    char path[600], text[4096];
+    size_t used = 0;
+    FILE *fp;
+
+    used +=
+        (size_t)snprintf(text, sizeof text, "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+    for (int k = 0; k <= 10; k++) {
+        double cap = 200 + 50.0 * k;
+
+        used +=
+            (size_t)snprintf(text + used, sizeof text - used, "c1,h200-sxm,1,%g,%g,tokens/s,%g\n",
+                             cap, 100 + 0.2 * (cap - 200), cap - 10);
+    }
+    snprintf(path, sizeof path, "%s/curves.csv", t->tmpdir);
+    fp = fopen(path, "w");
+    fputs(text, fp);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/jobs.csv", t->tmpdir);
+    fp = fopen(path, "w");
+    fprintf(fp,
+            "%sc1,h200-sxm,train,,1,dense,pretrain,7,7,4096,1,1,1,1,1,690,0.9857,1980,0.9,"
+            "0.6,0.3,2,0.5,200,,,,,\n",
+            jobs_header);
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/workload.csv", t->tmpdir);
+    fp = fopen(path, "w");
+    fputs(workload, fp);
+    fclose(fp);
+    pfs_scenario_default(sc);
+    pfs__strlcpy(sc->corpus, t->tmpdir, sizeof sc->corpus);
+    pfs__strlcpy(sc->workload, path, sizeof sc->workload);
+    sc->gpus = 8;
+    sc->gpus_per_node = 8;
+    sc->node_other_w = 1000;
+    sc->pue = 1.5;
+    sc->n_dr = 0;
+    sc->cadence_s = 100;
+    sc->event_cadence_s = 100;
+    sc->actuation_s = 0;
+    sc->days = 2.0 / 24;
+}
+
+static int
+run(struct test *t, struct pfs_scenario *sc, const char *policy, struct pfs_run_result *r,
+    struct pfs_job_result *jobs)
+{
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    int rc = pfs_sim_inputs_new(sc, &in, &d);
+
+    if (rc == 0)
+        rc = pfs_sim_run(sc, in, policy, r, NULL, jobs, &d);
+    if (rc)
+        test_fail(t, __FILE__, __LINE__, "%s", d.message);
+    pfs_sim_inputs_free(in);
+    return rc;
+}
+
+void
+test_sim_one_job(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    /* 720,000 tokens at 200 tokens/s: done at 3,600 s. */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,720000,5000,firm\n",
+          &sc);
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[0].start_s, 0, 0);
+    CHECK_NEAR(j[0].finish_s, 3600, 1e-6);
+    CHECK_NEAR(r.tokens, 720000, 1e-6);
+    CHECK_INT(r.jobs_finished, 1);
+    CHECK_INT(r.deadline_misses, 0);
+    /* Energy: the job's GPU draws 690 W and 7 idle ones 75 W, the node 1,000 W, x 1.5, for
+     * an hour; then 8 idle GPUs and the node for the second hour. */
+    CHECK_NEAR(r.energy_j, 1.5 * (690 + 7 * 75 + 1000) * 3600 + 1.5 * (8 * 75 + 1000) * 3600, 1e-6);
+}
+
+void
+test_sim_cap_change(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    /* A DR event from 1,000 to 5,000 s with a target that leaves one GPU 450 W:
+     * 1.5 x (450 + 7 x 75 + 1,000) = 2,962.5 W. At 450 W the job makes 150 tokens/s and
+     * draws 440 W. It never finishes (10^7 tokens). */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.dr[0] =
+        (struct pfs_dr_event){.start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5};
+    sc.n_dr = 1;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[0].tokens_done, 200 * 1000.0 + 150 * 4000.0 + 200 * 2200.0, 1e-6);
+    CHECK_NEAR(r.tokens, 200 * 1000.0 + 150 * 4000.0 + 200 * 2200.0, 1e-6);
+    /* Energy: full power outside the event, 440 W inside it; within the target throughout. */
+    CHECK_NEAR(r.energy_j,
+               1.5 * (690 + 525 + 1000) * (1000 + 2200) + 1.5 * (440 + 525 + 1000) * 4000, 1e-6);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
+
+void
+test_sim_backfill(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[5];
+    static const double start[5] = {0, 3600, 20, 3600, 5400};
+    static const double end[5] = {3600, 5400, 7220, 4200, 5500};
+    double total = 0;
+
+    /* 8 GPUs. A (6 GPUs, 1 h) runs; B (4) waits at the head; C (2 GPUs, 2 h) may not end
+     * before A, but uses only GPUs B will not need when A ends: backfilled at 20 s. D (2)
+     * finds no GPU free and waits; when A ends, B and D start; E (4) waits for B's end. Rates
+     * are 200 tokens/s per GPU; tokens = GPUs x 200 x duration. */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "A,0,c1,6,4320000,100000,firm\n"
+          "B,10,c1,4,1440000,100000,firm\n"
+          "C,20,c1,2,2880000,100000,firm\n"
+          "D,30,c1,2,240000,100000,firm\n"
+          "E,40,c1,4,80000,100000,firm\n",
+          &sc);
+    sc.days = 3.0 / 24;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    for (int k = 0; k < 5; k++) {
+        CHECK_NEAR(j[k].start_s, start[k], 1e-6);
+        CHECK_NEAR(j[k].finish_s, end[k], 1e-6);
+    }
+    /* Tokens are conserved: what the jobs did is what the run counted. */
+    for (int k = 0; k < 5; k++)
+        total += j[k].tokens_done;
+    CHECK_NEAR(r.tokens, total, 1e-6);
+    CHECK_NEAR(total, 4320000.0 + 1440000 + 2880000 + 240000 + 80000, 1e-6);
+    CHECK_INT(r.jobs_finished, 5);
+}
+
+void
+test_sim_deterministic(struct test *t)
+{
+    /* The default scenario, one simulated day: the same bytes twice. */
+    struct pfs_scenario sc;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    struct pfs_run_result a, b;
+    struct pfs_timeseries ta = {0}, tb = {0};
+
+    pfs_scenario_default(&sc);
+    sc.days = 2;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    if (!in)
+        return;
+    CHECK_INT(pfs_sim_run(&sc, in, "pfi", &a, &ta, NULL, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "pfi", &b, &tb, NULL, &d), 0);
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    CHECK(ta.n == tb.n && ta.n > 0 && memcmp(ta.rows, tb.rows, ta.n * sizeof *ta.rows) == 0);
+    pfs_timeseries_free(&ta);
+    pfs_timeseries_free(&tb);
+    pfs_sim_inputs_free(in);
+}
+
+void
+test_sim_bad_scenarios(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    char *out, *err, args[700];
+    const char *p;
+
+    /* A cap below the facility's idle draw: 1.5 x (8 x 75 + 1,000) = 2,400 W. */
+    setup(t, "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\na,0,c1,1,1000,9,firm\n", &sc);
+    sc.base_cap_w = 2000;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK_STR(d.message, "scenario.facility.cap_w: 2000 W is below the facility's idle draw "
+                         "of 2400 W");
+    /* A job larger than the facility. */
+    setup(t, "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\na,0,c1,16,1000,9,firm\n",
+          &sc);
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK_STR(d.message, "workload job 'a' needs 16 GPUs; the facility has 8");
+    /* Scenario files: an unknown setting, a bad value, both with file and line; exit 3. */
+    p = test_write(t, 1, "s.cfg",
+                   "scenario = {\n  facility = { gpus = 64; gpu = \"h200-sxm\";\n"
+                   "    pue = 7.0; };\n};\n");
+    snprintf(args, sizeof args, "run %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "s.cfg:3: error: scenario.facility.pue: 7 is outside [1, 3]") != NULL);
+    free(out);
+    free(err);
+    p = test_write(t, 1, "s.cfg",
+                   "scenario = {\n  duration_days = 1.0;\n  polices = [\"pfi\"];\n};\n");
+    snprintf(args, sizeof args, "run %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "s.cfg:3: error: scenario.polices: unknown setting") != NULL);
+    free(out);
+    free(err);
+    p = test_write(t, 1, "s.cfg",
+                   "scenario = {\n  dr_events = ( { start_h = 5.0; end_h = 4.0; "
+                   "cut = 0.3; } );\n};\n");
+    snprintf(args, sizeof args, "run %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "scenario.dr_events.[0]: needs start_h < end_h") != NULL);
+    free(out);
+    free(err);
+}
