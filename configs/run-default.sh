@@ -18,6 +18,9 @@ for gpu in h100-sxm h200-sxm; do
     "$bin" model "$gpu" --alpha 0.35 --activity 0.55 --mem-w 90 --step 100
 done
 
+echo "== the default scenario (configs/default.cfg): 1,024 H200s, 7 days, three 30% DR events"
+"$bin" run --timeseries-csv "$out/timeseries.csv" | tee "$out/run.txt"
+
 echo "== synthetic H100/H200 corpus (seed 7) and a 7-day workload on 1,024 GPUs"
 "$bin" synth --seed 7 -o "$out/corpus"
 "$bin" workload --arrivals fitted:kalos --corpus "$out/corpus" --gpus 1024 --days 7 \
@@ -39,8 +42,10 @@ if [ -d "$data/power" ]; then
     echo "outputs: $out/curves/{perseus,emerald,zeus-a40}.csv (real data, imported)"
     echo "         $out/fits/*.txt, $out/fits/*.csv (fits and PFI)"
     echo "         $out/corpus/ (synthetic corpus), $out/workload.csv"
+    echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
 else
     echo
     echo "no real data at $data (set PFISIM_DATA): model, synthetic corpus and workload only"
     echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
+    echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
 fi

@@ -236,3 +236,30 @@ test_sim_bad_scenarios(struct test *t)
     free(out);
     free(err);
 }
+
+void
+test_sim_default_file(struct test *t)
+{
+    /* configs/default.cfg is the embedded default, written out. */
+    struct pfs_scenario a, b;
+    struct pfs_diag d = {0};
+
+    pfs_scenario_default(&a);
+    CHECK_INT(pfs_scenario_load("configs/default.cfg", &b, &d), 0);
+    CHECK_STR(b.name, a.name);
+    CHECK_INT(b.gpus, a.gpus);
+    CHECK_NEAR(b.pue, a.pue, 0);
+    CHECK_NEAR(b.arrivals.load, a.arrivals.load, 0);
+    CHECK_STR(b.arrivals_source, a.arrivals_source);
+    CHECK_INT(b.n_dr, a.n_dr);
+    for (size_t k = 0; k < a.n_dr && k < b.n_dr; k++) {
+        CHECK_NEAR(b.dr[k].start_s, a.dr[k].start_s, 1e-6);
+        CHECK_NEAR(b.dr[k].end_s, a.dr[k].end_s, 1e-6);
+        CHECK_NEAR(b.dr[k].ramp_s, a.dr[k].ramp_s, 1e-6);
+        CHECK_NEAR(b.dr[k].cut_frac, a.dr[k].cut_frac, 0);
+    }
+    CHECK_NEAR(b.cadence_s, a.cadence_s, 0);
+    CHECK_NEAR(b.actuation_s, a.actuation_s, 0);
+    CHECK_INT(b.n_policies, a.n_policies);
+    CHECK(memcmp(&a.arrivals.tier_mix, &b.arrivals.tier_mix, sizeof a.arrivals.tier_mix) == 0);
+}
