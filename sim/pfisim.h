@@ -733,8 +733,8 @@ struct pfs_scenario {
 };
 
 /* The embedded default scenario (DESIGN.md section 5 and issue 6): the H200 corpus on a
- * 1,024-GPU facility for 7 days, arrivals from the model fitted to Kalos, three 3-hour 30%
- * DR events; policies equal, pfi, oracle, sla. */
+ * 1,024-GPU facility for 7 days, arrivals from the model fitted to Microsoft ITP cluster 04
+ * at 90% offered load, three 3-hour 30% DR events; policies equal, pfi, oracle, sla. */
 void pfs_scenario_default(struct pfs_scenario *sc);
 
 /* Reads a scenario file (libconfig), starting from the default for every setting it does

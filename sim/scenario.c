@@ -26,8 +26,10 @@ pfs_scenario_default(struct pfs_scenario *sc)
     sc->base_cap_w = 0;
     pfs__strlcpy(sc->corpus, "traces/h200-h100", sizeof sc->corpus);
     pfs_workload_defaults(&sc->arrivals);
-    pfs__strlcpy(sc->arrivals_source, "fitted:kalos", sizeof sc->arrivals_source);
-    sc->arrivals.load = 0.9; /* a busy facility: Kalos's sizes and durations, 90% offered load */
+    /* Microsoft ITP cluster 04's fitted model: many concurrent training jobs of 1-64 GPUs, at
+     * 90% offered load (docs/simulator.md says why not Kalos). */
+    pfs__strlcpy(sc->arrivals_source, "fitted:itp:cluster04", sizeof sc->arrivals_source);
+    sc->arrivals.load = 0.9;
     sc->days = 7;
     sc->seed = 1;
     /* Three 3-hour 30% cuts in the evening peak (17:00-20:00) of days 2, 4 and 6. */

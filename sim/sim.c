@@ -210,13 +210,13 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                                w->job_id, w->curve_id);
             goto fail;
         }
-        /* A job read from a file carries no duration: its uncapped run time follows. */
-        if (!(w->duration_s > 0)) {
-            const struct pfs_corpus_job *cj = pfs_jobset_find(in->js, w->curve_id);
-            double tps = cj ? cj->tokens_per_s : in->curves[i].env.y[in->curves[i].env.n - 1];
-
-            in->wl->jobs[j].duration_s = w->tokens / (tps * w->n_gpus / in->cs->jobs[i].n_gpus);
-        }
+        /* A job's uncapped run time, here, is its tokens at its curve's full-power rate: the
+         * rate the simulation gives it (the workload's own duration came from the corpus's
+         * telemetry, a separate measurement one percent off). Slowdowns, tier and deadline
+         * judgements are against this. */
+        in->wl->jobs[j].duration_s =
+            w->tokens / (pfs_pwl_eval(&in->curves[i].env, in->gpu.max_limit_w) * w->n_gpus /
+                         in->curves[i].n_gpus);
         if (w->n_gpus > sc->gpus) {
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "n_gpus",
                                "workload job '%s' needs %d GPUs; the facility has %d", w->job_id,
@@ -337,10 +337,23 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
     }
     lo = t + actuation;
     hi = next + actuation;
-    b = facility_budget(s, lo);
-    for (double u = lo + 1; u < hi; u += 1)
-        b = fmin(b, facility_budget(s, u));
-    return fmin(b, facility_budget(s, fmax(lo, hi - 1e-6)));
+    /* Each limit is piecewise linear in time, so its lowest value on [lo, hi) is at lo, just
+     * before hi, or at a kink in between: exact, and O(events). */
+    b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+    for (size_t k = 0; k < s->sc->n_dr; k++) {
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+        const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
+                                 e->end_s + e->ramp_s};
+
+        if (hi <= e->start_s || lo >= e->end_s + e->ramp_s)
+            continue; /* no overlap */
+        b = fmin(b, dr_target(s, k, lo));
+        b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)));
+        for (int q = 0; q < 4; q++)
+            if (kinks[q] > lo && kinks[q] < hi)
+                b = fmin(b, dr_target(s, k, kinks[q]));
+    }
+    return b;
 }
 
 /* ----- progress and power ----- */
@@ -462,6 +475,8 @@ schedule(struct sim *s)
 {
     int rc = 0;
 
+    if (s->free_gpus == 0 || s->q_len == 0)
+        return 0;
     while (s->q_len > 0) {
         size_t head = s->queue[s->q_head];
 
@@ -526,6 +541,10 @@ apply(struct sim *s, uint32_t round)
 
         if (jb->pend_round != round)
             continue;
+        jb->pend_round = 0;
+        if (!(jb->pend_cap < jb->cap_w) && !(jb->pend_cap > jb->cap_w) &&
+            !(jb->pend_pause < jb->pause) && !(jb->pend_pause > jb->pause))
+            continue; /* unchanged: its rate and finish time stand */
         if (jb->pause >= 1 && jb->pend_pause < 1)
             jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
         jb->cap_w = jb->pend_cap;
@@ -554,14 +573,21 @@ control(struct sim *s)
     fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
     s->round++;
     if (!isfinite(fac)) {
-        /* No cap: full power, no policy asked. */
+        /* No limit: full power, no policy asked; only jobs not there yet change. */
+        bool any = false;
+
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
+            if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0))
+                continue;
             jb->pend_cap = g->max_limit_w;
             jb->pend_pause = 0;
             jb->pend_round = s->round;
+            any = true;
         }
+        if (!any)
+            return 0;
     } else {
         struct pfs_alloc_view v;
         struct pfs_diag d = {0};
