@@ -77,6 +77,7 @@ main(void)
                                                  .ref_w = g.default_limit_w,
                                                  .idle_w = g.idle_w,
                                                  .tier = 1 + (int)(i % 3),
+                                                 .max_loss = pfs_tier_max_loss(1 + (int)(i % 3)),
                                                  .deadline_s = NAN,
                                                  .remaining_tokens = NAN};
                 snprintf(jobs[i].job_id, sizeof jobs[i].job_id, "b%zu", i);

@@ -22,9 +22,8 @@ pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *flo
     int rc = pfs__predicted_curves(v, policy, true, &c, diag);
 
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
-        floor[i] =
-            fmin(fmax(pfs__floor_cap(&c[i], pfs_tier_max_loss(v->jobs[i].tier)), v->jobs[i].min_w),
-                 v->jobs[i].max_w);
+        floor[i] = fmin(fmax(pfs__floor_cap(&c[i], v->jobs[i].max_loss), v->jobs[i].min_w),
+                        v->jobs[i].max_w);
     free(c);
     return rc;
 }

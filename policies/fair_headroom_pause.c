@@ -22,7 +22,7 @@ saved(const struct pfs_alloc_view *v, const double *floor, double p)
         const struct pfs_alloc_job *j = &v->jobs[i];
 
         if (j->tier != PFS_TIER_FIRM)
-            s += j->n_gpus * (floor[i] - j->idle_w) * fmin(p, pfs_tier_max_loss(j->tier));
+            s += j->n_gpus * (floor[i] - j->idle_w) * fmin(p, j->max_loss);
     }
     return s;
 }
@@ -69,8 +69,7 @@ fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
         p = b;
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
-                floor[i],
-                v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, pfs_tier_max_loss(v->jobs[i].tier))};
+                floor[i], v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, v->jobs[i].max_loss)};
     }
 out:
     free(floor);

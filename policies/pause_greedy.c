@@ -55,7 +55,7 @@ pause_greedy_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_al
     qsort(o, m, sizeof *o, cmp_order);
     deficit = total - v->budget_w;
     for (size_t q = 0; q < m && deficit > 0; q++) {
-        double allowance = pfs_tier_max_loss(o[q].tier), p;
+        double allowance = v->jobs[o[q].i].max_loss, p;
 
         if (!(o[q].saving > 0))
             continue;

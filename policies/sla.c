@@ -64,8 +64,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 
-        floor[i] =
-            fmax(pfs__floor_cap(&c[i], pfs_tier_max_loss(j->tier)), deadline_floor(j, &c[i]));
+        floor[i] = fmax(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
         floor[i] = fmin(fmax(floor[i], c[i].x[0]), j->max_w);
         out[i] = (struct pfs_alloc_decision){floor[i], 0};
         need += j->n_gpus * floor[i];

@@ -143,6 +143,7 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
         j->ref_w = fmin(g.default_limit_w, j->max_w);
         j->idle_w = g.idle_w;
         j->tier = tier;
+        j->max_loss = pfs_tier_max_loss(tier);
         j->deadline_s = NAN;
         j->remaining_tokens = NAN;
         if (!(j->max_w >= j->min_w))

@@ -29,13 +29,55 @@ const char pfs_cli_run_help[] =
     "  --seed N              the workload's seed\n"
     "  --days D              simulated days\n"
     "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
-    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs\n";
+    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs\n"
+    "  --jobs-csv FILE       one row per job and policy: policy,job_id,n_gpus,tier,start_s,\n"
+    "                        finish_s,tokens_done,rel_throughput (tokens over what full power\n"
+    "                        would have given in its time in the system)\n";
 
 struct outputs {
     size_t n;
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
+    struct pfs_job_result **jobs; /* per policy, per workload job */
+    const struct pfs_sim_inputs *in;
+    double end_s;
 };
+
+static int
+write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    const struct outputs *o = obj;
+
+    fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput\n", fp);
+    for (size_t k = 0; k < o->n; k++) {
+        for (size_t j = 0; j < pfs_sim_inputs_n_jobs(o->in); j++) {
+            const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j);
+            const struct pfs_job_result *r = &o->jobs[k][j];
+            double until = isnan(r->finish_s) ? o->end_s : r->finish_s;
+            double rel = isnan(r->start_s) || !(until > r->start_s)
+                             ? (double)NAN
+                             : r->tokens_done / (w->tokens / w->duration_s * (until - r->start_s));
+
+            fprintf(fp, "%s,%s,%d,%s,", o->res[k].policy, w->job_id, w->n_gpus,
+                    pfs_tier_name(w->tier));
+            if (isnan(r->start_s))
+                fputs(",", fp);
+            else
+                fprintf(fp, "%.3f,", r->start_s);
+            if (isnan(r->finish_s))
+                fputs(",", fp);
+            else
+                fprintf(fp, "%.3f,", r->finish_s);
+            fprintf(fp, "%.6g,", r->tokens_done);
+            if (!isnan(rel))
+                fprintf(fp, "%.6f", rel);
+            fputc('\n', fp);
+        }
+    }
+    if (fflush(fp) != 0 || ferror(fp))
+        return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
+    return 0;
+}
 
 static int
 write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
@@ -63,15 +105,13 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
 int
 pfs_cli_run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"days", required_argument, 0, 'd'},
-                                         {"timeseries-csv", required_argument, 0, 't'},
-                                         {"csv", no_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
+        {"days", required_argument, 0, 'd'},   {"timeseries-csv", required_argument, 0, 't'},
+        {"csv", no_argument, 0, 'c'},          {"jobs-csv", required_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
-    const char *policies[PFS_MAX_POLICIES], *ts_path = NULL;
+    const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL;
     size_t n_pol = 0;
     struct outputs o = {0};
     struct pfs_sim_inputs *in = NULL;
@@ -108,6 +148,9 @@ pfs_cli_run(int argc, char **argv)
             break;
         case 't':
             ts_path = optarg;
+            break;
+        case 'j':
+            jobs_path = optarg;
             break;
         case 'c':
             csv = true;
@@ -146,8 +189,18 @@ pfs_cli_run(int argc, char **argv)
         rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if (rc == 0)
         rc = pfs_sim_inputs_new(sc, &in, &d);
+    if (rc == 0 && jobs_path) {
+        o.jobs = calloc(n_pol, sizeof *o.jobs);
+        for (size_t k = 0; o.jobs && k < n_pol; k++)
+            o.jobs[k] = calloc(pfs_sim_inputs_n_jobs(in) + 1, sizeof **o.jobs);
+        if (!o.jobs || !o.jobs[n_pol - 1])
+            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    o.in = in;
+    o.end_s = sc->days * 86400;
     for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL, NULL, &d);
+        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL,
+                         o.jobs ? o.jobs[k] : NULL, &d);
         if (isatty(2) && rc == 0)
             fprintf(stderr, "pfisim run: %s done (%zu of %zu)\n", policies[k], k + 1, n_pol);
     }
@@ -164,6 +217,8 @@ pfs_cli_run(int argc, char **argv)
             o.res[k].gap_recovered = (o.res[k].tokens - eq) / (orc - eq);
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
+        if (rc == 0 && jobs_path)
+            rc = pfs_cli_write_output(jobs_path, write_jobs, &o, &d);
     }
     if (rc == 0) {
         if (csv)
@@ -196,6 +251,9 @@ pfs_cli_run(int argc, char **argv)
     }
     for (size_t k = 0; k < n_pol && o.ts; k++)
         pfs_timeseries_free(&o.ts[k]);
+    for (size_t k = 0; k < n_pol && o.jobs; k++)
+        free(o.jobs[k]);
+    free(o.jobs);
     free(o.ts);
     free(o.res);
     pfs_sim_inputs_free(in);

@@ -629,6 +629,8 @@ struct pfs_alloc_job {
     double ref_w;            /* per-GPU reference power (the default limit), W */
     double idle_w;           /* per-GPU draw while paused, W */
     int tier;                /* enum pfs_tier */
+    double max_loss;         /* throughput loss it may take now, 0..1: its tier's
+                              * (pfs_tier_max_loss), or more during a short DR event */
     double deadline_s;       /* absolute, s; NAN when none (or not simulating) */
     double remaining_tokens; /* NAN unless the simulator provides it */
     double now_s;            /* the decision's time, s (0 in a one-shot allocation) */
@@ -727,6 +729,8 @@ struct pfs_scenario {
     double event_cadence_s; /* control period during events, s */
     double actuation_s;     /* delay before new caps take effect, s */
     double resume_s;        /* a paused job's resume overhead, s */
+    bool track_power;       /* scale the caps' budget so that metered power meets the limit
+                             * (an integral controller, docs/simulator.md); else budget caps */
     char predictor[256];    /* the pfi policy's model file ("" : the corpus's predictor.cfg) */
     size_t n_policies;
     char policies[PFS_MAX_POLICIES][32];

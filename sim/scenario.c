@@ -46,6 +46,7 @@ pfs_scenario_default(struct pfs_scenario *sc)
     sc->event_cadence_s = 60;
     sc->actuation_s = 30;
     sc->resume_s = 120;
+    sc->track_power = false; /* budget caps: complies, at some throughput (docs/simulator.md) */
     sc->n_policies = 4;
     pfs__strlcpy(sc->policies[0], "equal", sizeof sc->policies[0]);
     pfs__strlcpy(sc->policies[1], "pfi", sizeof sc->policies[1]);
@@ -244,9 +245,16 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s", "resume_s",
-                                        NULL};
+    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s",
+                                        "resume_s",  "track_power",     NULL};
+    config_setting_t *tp = config_setting_get_member(c, "track_power");
     int rc;
+
+    if (tp) {
+        if (config_setting_type(tp) != CONFIG_TYPE_BOOL)
+            return bad(r, tp, "scenario.control.track_power", "expected true or false");
+        sc->track_power = config_setting_get_bool(tp) != 0;
+    }
 
     if ((rc = only(r, c, "scenario.control", names)) ||
         (rc = number(r, c, "cadence_s", "scenario.control.cadence_s", 1, 86400, &sc->cadence_s)) ||

@@ -79,6 +79,7 @@ struct sim {
     int free_gpus;
     int64_t now_us, end_us;
     uint32_t round;
+    double track_k; /* the cap budget's scale that makes metered power meet the limit */
     double total_rate, gpu_w_total; /* sums over running jobs */
     double dr_baseline_w[PFS_MAX_DR];
     /* accumulators */
@@ -159,12 +160,31 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
             goto fail;
         }
     }
-    snprintf(path, sizeof path, "%s/curves.csv", sc->corpus);
-    if ((rc = pfs_curveset_read(path, &in->cs, diag)))
-        goto fail;
-    snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
-    if ((rc = pfs_jobset_read(path, &in->js, diag)))
-        goto fail;
+    if (strncmp(sc->corpus, "import:", 7) == 0) {
+        /* import:FORMAT:GPU:PATH - real curves read from the data directory at run time,
+         * with no jobs.csv: what an operator knows comes from each curve (below). */
+        char fmt[32], gpu[32], rel[400];
+        const struct pfs_importer_ops *imp;
+
+        if (sscanf(sc->corpus + 7, "%31[^:]:%31[^:]:%399s", fmt, gpu, rel) != 3 ||
+            !(imp = pfs_importer_find(fmt))) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "workload.corpus",
+                               "scenario.workload.corpus: expected import:FORMAT:GPU:PATH with "
+                               "FORMAT perseus, zeus or emerald, got '%s'",
+                               sc->corpus);
+            goto fail;
+        }
+        snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), rel);
+        if ((rc = pfs_curveset_new(&in->cs)) || (rc = imp->read(path, gpu, in->cs, diag)))
+            goto fail;
+    } else {
+        snprintf(path, sizeof path, "%s/curves.csv", sc->corpus);
+        if ((rc = pfs_curveset_read(path, &in->cs, diag)))
+            goto fail;
+        snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
+        if ((rc = pfs_jobset_read(path, &in->js, diag)))
+            goto fail;
+    }
     /* The predictor: the scenario's, else the corpus's when it has one. */
     snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
     if ((sc->predictor[0] || access(path, R_OK) == 0) &&
@@ -173,6 +193,11 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     if (sc->workload[0]) {
         if ((rc = pfs_workload_read(sc->workload, &in->wl, diag)))
             goto fail;
+    } else if (!in->js) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "workload.file",
+                           "scenario.workload.file: an imported corpus has no jobs to draw "
+                           "arrivals from; give a workload file");
+        goto fail;
     } else {
         struct pfs_workload_options o = sc->arrivals;
 
@@ -191,12 +216,36 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         goto fail;
     }
     for (size_t i = 0; i < in->n_curves; i++) {
-        const struct pfs_corpus_job *cj = pfs_jobset_find(in->js, in->cs->jobs[i].job_id);
+        const struct pfs_job_curve *jc = &in->cs->jobs[i];
+        const struct pfs_corpus_job *cj = in->js ? pfs_jobset_find(in->js, jc->job_id) : NULL;
+        struct pfs_telemetry *t = &in->curves[i].tel;
 
-        if ((rc = tabulate(&in->curves[i], &in->cs->jobs[i], &in->gpu, diag)))
+        if ((rc = tabulate(&in->curves[i], jc, &in->gpu, diag)))
             goto fail;
-        if (cj)
-            pfs_telemetry_of(cj, &in->curves[i].tel);
+        if (cj) {
+            pfs_telemetry_of(cj, t);
+        } else {
+            /* No telemetry: the draw and throughput at the top of the curve, and the PFI its
+             * measured points give (what an operator learns from one sweep). */
+            struct pfs_curve *c = NULL;
+
+            memset(t, 0, sizeof *t);
+            pfs__strlcpy(t->job_id, jc->job_id, sizeof t->job_id);
+            pfs__strlcpy(t->gpu, jc->gpu, sizeof t->gpu);
+            t->n_gpus = jc->n_gpus;
+            t->power_w = jc->power_w[jc->n_points - 1];
+            t->power_frac = t->power_w / in->gpu.default_limit_w;
+            t->tokens_per_s = jc->throughput[jc->n_points - 1];
+            t->sm_clock_mhz = t->sm_active = t->tensor_active = t->dram_active = NAN;
+            t->nvlink_gbps = t->net_gbps = NAN;
+            if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points,
+                                            &c, diag)))
+                goto fail;
+            for (size_t k = 0; k < PFS_N_CUTS; k++)
+                if (pfs_pfi(c, in->gpu.default_limit_w, pfs_cut(k), &t->pfi_given[k]))
+                    t->pfi_given[k] = NAN;
+            pfs_curve_free(c);
+        }
     }
     for (size_t j = 0; j < in->wl->n_jobs; j++) {
         const struct pfs_workload_job *w = &in->wl->jobs[j];
@@ -294,6 +343,19 @@ dr_target(const struct sim *s, size_t k, double t)
         return target;
     f = (t - e->end_s) / e->ramp_s;
     return base > 0 ? target + f * (base - target) : HUGE_VAL;
+}
+
+/* The length of the DR event in progress at t (start to end of ramp up), 0 if none. */
+static double
+event_length(const struct sim *s, double t)
+{
+    for (size_t k = 0; k < s->sc->n_dr; k++) {
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+
+        if (t >= e->start_s && t < e->end_s + e->ramp_s)
+            return e->end_s + e->ramp_s - e->start_s;
+    }
+    return 0;
 }
 
 static bool
@@ -576,6 +638,7 @@ control(struct sim *s)
         /* No limit: full power, no policy asked; only jobs not there yet change. */
         bool any = false;
 
+        s->track_k = 1;
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
@@ -594,13 +657,32 @@ control(struct sim *s)
 
         gpu_budget =
             fac / s->sc->pue - s->in->nodes * s->sc->node_other_w - s->free_gpus * g->idle_w;
+        /* Tracking metered power: GPUs draw below their caps, so a budget of caps alone
+         * over-complies. An integral controller scales the caps' budget by k, from 1 when a
+         * limit appears, by the ratio of the limit now to the power metered now (at most 10%
+         * a step, k in [1, 1.25]). */
+        if (s->sc->track_power) {
+            double now_limit = facility_budget(s, t), metered = facility_w(s);
+
+            if (isfinite(now_limit) && metered > 0)
+                s->track_k =
+                    fmin(1.25, fmax(1.0, s->track_k * fmin(1.1, fmax(0.9, now_limit / metered))));
+            gpu_budget *= s->track_k;
+        }
         for (size_t r = 0; r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
             const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
             double scale = (double)w->n_gpus / c->n_gpus;
 
+            double ev_len = event_length(s, t), loss = pfs_tier_max_loss(w->tier);
+
+            /* A Flex job's tolerance is an average over its whole run: during an event of
+             * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
+            if (ev_len > 0 && loss > 0)
+                loss = fmin(0.95, loss * fmax(1, w->duration_s / ev_len));
             s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
+                                              .max_loss = loss,
                                               .min_w = g->min_limit_w,
                                               .max_w = g->max_limit_w,
                                               .ref_w = g->default_limit_w,
@@ -753,6 +835,7 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
         goto out;
     }
     s.free_gpus = sc->gpus;
+    s.track_k = 1;
     s.end_us = (int64_t)(sc->days * 86400 * US);
     out->jobs_submitted = n;
     /* The schedule of everything known in advance, in a fixed order. */

@@ -64,6 +64,7 @@ instance_make(struct test *t, gsl_rng *r, size_t n, bool single_gpu, struct inst
         j->ref_w = gp->default_limit_w;
         j->idle_w = 75; /* both types: keeps every envelope breakpoint on the 5 W grid */
         j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
+        j->max_loss = pfs_tier_max_loss(j->tier);
         j->deadline_s = NAN;
         j->remaining_tokens = NAN;
         if (gsl_rng_uniform(r) < 0.5) {
@@ -298,6 +299,7 @@ test_policies_infeasible(struct test *t)
          * the minimum caps of all do not. */
         for (size_t i = 0; i < in.n; i++) {
             in.jobs[i].tier = i < 2 ? PFS_TIER_FIRM : PFS_TIER_FLEX1 + (int)(i % 3);
+            in.jobs[i].max_loss = pfs_tier_max_loss(in.jobs[i].tier);
             budget += in.jobs[i].n_gpus * (i < 2 ? in.jobs[i].max_w : in.jobs[i].idle_w);
         }
         budget = fmin(budget * 1.05, 0.9 * in.min_total_w);
