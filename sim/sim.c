@@ -224,6 +224,16 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
             goto fail;
         if (cj) {
             pfs_telemetry_of(cj, t);
+            /* A job's telemetry does not change while it runs, so neither does its predicted
+             * PFI: predict once per curve here, not at every control step, and hand the
+             * policies the result as the PFI known for the job. */
+            if (in->pred) {
+                double pfi[PFS_N_CUTS];
+                struct pfs_diag quiet = {0};
+
+                if (pfs_predictor_pfi(in->pred, t, pfi, &quiet) == 0)
+                    memcpy(t->pfi_given, pfi, sizeof pfi);
+            }
         } else {
             /* No telemetry: the draw and throughput at the top of the curve, and the PFI its
              * measured points give (what an operator learns from one sweep). */
@@ -701,7 +711,7 @@ control(struct sim *s)
                 s->truth.hull[r].y[k] *= scale;
         }
         s->truth.n_jobs = s->n_running;
-        v = (struct pfs_alloc_view){gpu_budget, s->n_running, s->aj, s->at, &s->truth, s->in->pred};
+        v = (struct pfs_alloc_view){gpu_budget, s->n_running, s->aj, s->at, &s->truth, NULL};
         rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
         if (rc == PFS_EINVAL) {
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
