@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,21 @@ pfs_data_dir(void)
     const char *d = getenv("PFISIM_DATA");
 
     return (d && *d) ? d : "../shared/data";
+}
+
+void *
+pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    size_t want;
+    void *p;
+
+    if (n < *cap)
+        return v;
+    want = *cap ? 2 * *cap : first;
+    if (want > SIZE_MAX / elem)
+        return NULL;
+    p = realloc(v, want * elem);
+    if (p)
+        *cap = want;
+    return p;
 }

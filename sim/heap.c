@@ -22,15 +22,11 @@ pfs__heap_push(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32
 {
     size_t i;
 
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 1024;
-        struct pfs__event *v = realloc(h->v, cap * sizeof *v);
+    void *grown = pfs__grow(h->v, &h->cap, h->n, sizeof *h->v, 1024);
 
-        if (!v)
-            return PFS_ENOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
+    if (!grown)
+        return PFS_ENOMEM;
+    h->v = grown;
     i = h->n++;
     h->v[i] = (struct pfs__event){t_us, h->next_seq++, type, job, version};
     while (i > 0) {

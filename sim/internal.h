@@ -31,6 +31,11 @@ void pfs__diag_text(struct pfs_diag *diag, const char *text);
 /* Bounded copy that always terminates dst (dst_size > 0). Returns false when truncated. */
 bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
 
+/* Makes room for element n of the array v of *cap elements of elem bytes, doubling the
+ * capacity (first when empty). Returns the array, moved or not, or NULL when out of memory
+ * (v is then still valid and unchanged). */
+void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Parses a whole string as a finite double / an integer, nothing else allowed. */
 bool pfs__parse_double(const char *s, double *out);
 bool pfs__parse_long(const char *s, long *out);

@@ -255,15 +255,13 @@ pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag
                                 j.job_id);
             goto fail;
         }
-        if (js->n_jobs == cap) {
-            struct pfs_corpus_job *g = realloc(js->jobs, (cap = cap ? 2 * cap : 64) * sizeof *g);
+        void *grown = pfs__grow(js->jobs, &cap, js->n_jobs, sizeof *js->jobs, 64);
 
-            if (!g) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
-                goto fail;
-            }
-            js->jobs = g;
+        if (!grown) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
         }
+        js->jobs = grown;
         js->jobs[js->n_jobs++] = j;
     }
     if (rc < 0)

@@ -44,15 +44,11 @@ struct samples {
 static int
 push(struct samples *s, const struct sample *x)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        struct sample *v = realloc(s->v, cap * sizeof *v);
+    void *grown = pfs__grow(s->v, &s->cap, s->n, sizeof *s->v, 256);
 
-        if (!v)
-            return PFS_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (!grown)
+        return PFS_ENOMEM;
+    s->v = grown;
     s->v[s->n++] = *x;
     return 0;
 }

@@ -131,15 +131,13 @@ pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag
             continue;
         j.submit_s = clock;
         j.n_gpus = (int)g;
-        if (t->n_jobs == cap) {
-            struct pfs_trace_job *v = realloc(t->jobs, (cap = cap ? 2 * cap : 1024) * sizeof *v);
+        void *grown = pfs__grow(t->jobs, &cap, t->n_jobs, sizeof *t->jobs, 1024);
 
-            if (!v) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
-                goto fail;
-            }
-            t->jobs = v;
+        if (!grown) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
         }
+        t->jobs = grown;
         t->jobs[t->n_jobs++] = j;
     }
     if (rc < 0)

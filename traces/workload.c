@@ -74,15 +74,11 @@ struct arrivals {
 static int
 add(struct arrivals *a, double submit_s, double duration_s, int n_gpus)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 256;
-        struct arrival *v = realloc(a->v, cap * sizeof *v);
+    void *grown = pfs__grow(a->v, &a->cap, a->n, sizeof *a->v, 256);
 
-        if (!v)
-            return PFS_ENOMEM;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (!grown)
+        return PFS_ENOMEM;
+    a->v = grown;
     a->v[a->n++] = (struct arrival){submit_s, duration_s, n_gpus};
     return 0;
 }
@@ -453,15 +449,13 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
         pfs__strlcpy(j.curve_id, curve, sizeof j.curve_id);
         j.n_gpus = (int)n;
         j.tier = k;
-        if (w->n_jobs == cap) {
-            struct pfs_workload_job *v = realloc(w->jobs, (cap = cap ? 2 * cap : 256) * sizeof *v);
+        void *grown = pfs__grow(w->jobs, &cap, w->n_jobs, sizeof *w->jobs, 256);
 
-            if (!v) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
-                goto fail;
-            }
-            w->jobs = v;
+        if (!grown) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
         }
+        w->jobs = grown;
         w->jobs[w->n_jobs++] = j;
     }
     if (rc < 0)
