@@ -225,11 +225,12 @@ pfs_cli_run(int argc, char **argv)
             puts("policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,"
                  "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered");
         else
-            printf("scenario %s: %d GPUs (%s), %.3g days, %zu jobs, %zu DR events\n"
+            printf("scenario %s: %d GPUs (%s), %.3g days, %zu jobs, %zu DR events, %zu events "
+                   "simulated\n"
                    "%-14s %12s %10s %12s %10s %8s %10s %6s %6s %7s\n",
                    sc->name, sc->gpus, sc->gpu, sc->days, o.res[0].jobs_submitted, sc->n_dr,
-                   "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J", "DR_min", "worst_W",
-                   "missed", "tier", "gap");
+                   o.res[0].events, "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J",
+                   "DR_min", "worst_W", "missed", "tier", "gap");
         for (size_t k = 0; k < n_pol; k++) {
             const struct pfs_run_result *r = &o.res[k];
 

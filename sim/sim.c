@@ -64,7 +64,8 @@ struct job {
     uint32_t pend_round; /* the control round of the pending decision, 0: none */
     int64_t last_us, start_us, finish_us, resume_until_us;
     uint32_t version;
-    size_t slot; /* index in the running list */
+    size_t slot;  /* index in the running list */
+    bool reduced; /* below full power or paused */
 };
 
 struct sim {
@@ -79,7 +80,9 @@ struct sim {
     int free_gpus;
     int64_t now_us, end_us;
     uint32_t round;
-    double track_k; /* the cap budget's scale that makes metered power meet the limit */
+    double track_k;   /* the cap budget's scale that makes metered power meet the limit */
+    size_t n_reduced; /* running jobs below full power or paused: what "no limit" must undo */
+    bool needs_truth; /* the policy is the oracle */
     double total_rate, gpu_w_total; /* sums over running jobs */
     double dr_baseline_w[PFS_MAX_DR];
     /* accumulators */
@@ -504,6 +507,19 @@ set_rate(struct sim *s, size_t j)
     return 0;
 }
 
+/* Keeps the count of reduced jobs in step with job j's decision. */
+static void
+mark(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+    bool reduced = jb->state == RUNNING && (jb->cap_w < s->in->gpu.max_limit_w || jb->pause > 0);
+
+    if (reduced != jb->reduced) {
+        s->n_reduced += reduced ? 1 : (size_t)-1;
+        jb->reduced = reduced;
+    }
+}
+
 /* ----- scheduling ----- */
 
 static int
@@ -558,6 +574,15 @@ schedule(struct sim *s)
         s->q_len--;
         if ((rc = start_job(s, head)))
             return rc;
+    }
+    if (s->q_len > 1) {
+        bool fits = false;
+
+        /* Nothing to backfill unless some later job fits in the free GPUs now. */
+        for (size_t q = 1; q < s->q_len && !fits; q++)
+            fits = s->in->wl->jobs[s->queue[s->q_head + q]].n_gpus <= s->free_gpus;
+        if (!fits)
+            return 0;
     }
     if (s->q_len > 1) {
         size_t head = s->queue[s->q_head];
@@ -622,6 +647,7 @@ apply(struct sim *s, uint32_t round)
         jb->cap_w = jb->pend_cap;
         jb->pause = jb->pend_pause;
         jb->pend_round = 0;
+        mark(s, j);
         rc = set_rate(s, j);
         if (rc == 0 && jb->resume_until_us > s->now_us)
             rc = pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j,
@@ -649,6 +675,8 @@ control(struct sim *s)
         bool any = false;
 
         s->track_k = 1;
+        if (s->n_reduced == 0)
+            return 0;
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
@@ -705,13 +733,16 @@ control(struct sim *s)
             s->at[r] = c->tel;
             s->at[r].n_gpus = w->n_gpus;
             s->at[r].tokens_per_s = c->tel.tokens_per_s * scale;
-            s->truth.hull[r] = c->env;
-            s->truth.power[r] = c->power;
-            for (size_t k = 0; k < s->truth.hull[r].n; k++)
-                s->truth.hull[r].y[k] *= scale;
+            if (s->needs_truth) { /* opaque to every other policy: build it for the oracle */
+                s->truth.hull[r] = c->env;
+                s->truth.power[r] = c->power;
+                for (size_t k = 0; k < s->truth.hull[r].n; k++)
+                    s->truth.hull[r].y[k] *= scale;
+            }
         }
         s->truth.n_jobs = s->n_running;
-        v = (struct pfs_alloc_view){gpu_budget, s->n_running, s->aj, s->at, &s->truth, NULL};
+        v = (struct pfs_alloc_view){
+            gpu_budget, s->n_running, s->aj, s->at, s->needs_truth ? &s->truth : NULL, NULL};
         rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
         if (rc == PFS_EINVAL) {
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
@@ -792,6 +823,7 @@ finish(struct sim *s, size_t j)
     s->gpu_w_total -= jb->gpu_w;
     jb->rate = jb->gpu_w = 0;
     jb->state = DONE;
+    mark(s, j);
     jb->finish_us = s->now_us;
     jb->version++;
     s->running[slot] = s->running[--s->n_running];
@@ -827,6 +859,7 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
     s.ts = ts;
     s.diag = diag;
     s.policy = pfs_policy_find(policy);
+    s.needs_truth = s.policy && strcmp(policy, "oracle") == 0;
     if (!s.policy)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
                              "unknown policy '%s' (pfisim --list-policies)", policy);
