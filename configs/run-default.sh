@@ -19,7 +19,7 @@ for gpu in h100-sxm h200-sxm; do
 done
 
 echo "== the default scenario (configs/default.cfg): 1,024 H200s, 7 days, three 30% DR events"
-"$bin" run --timeseries-csv "$out/timeseries.csv" | tee "$out/run.txt"
+"$bin" run --timeseries-csv "$out/timeseries.csv" --db="$out/pfisim.db" | tee "$out/run.txt"
 
 echo "== synthetic H100/H200 corpus (seed 7) and a 7-day workload on 1,024 GPUs"
 "$bin" synth --seed 7 -o "$out/corpus"
@@ -43,9 +43,11 @@ if [ -d "$data/power" ]; then
     echo "         $out/fits/*.txt, $out/fits/*.csv (fits and PFI)"
     echo "         $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
+    echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
 else
     echo
     echo "no real data at $data (set PFISIM_DATA): model, synthetic corpus and workload only"
     echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
+    echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
 fi

@@ -32,7 +32,10 @@ const char pfs_cli_run_help[] =
     "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs\n"
     "  --jobs-csv FILE       one row per job and policy: policy,job_id,n_gpus,tier,start_s,\n"
     "                        finish_s,tokens_done,rel_throughput (tokens over what full power\n"
-    "                        would have given in its time in the system)\n";
+    "                        would have given in its time in the system)\n"
+    "  --db[=FILE]           write every run to the results database (docs/results.md;\n"
+    "                        default results/pfisim.db), one transaction per run\n"
+    "  --resume              with --db: skip runs the database already holds\n";
 
 struct outputs {
     size_t n;
@@ -109,9 +112,12 @@ pfs_cli_run(int argc, char **argv)
         {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
         {"days", required_argument, 0, 'd'},   {"timeseries-csv", required_argument, 0, 't'},
         {"csv", no_argument, 0, 'c'},          {"jobs-csv", required_argument, 0, 'j'},
+        {"db", optional_argument, 0, 'D'},     {"resume", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
-    const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL;
+    const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
+    struct pfs_store *store = NULL;
+    bool resume = false;
     size_t n_pol = 0;
     struct outputs o = {0};
     struct pfs_sim_inputs *in = NULL;
@@ -152,6 +158,12 @@ pfs_cli_run(int argc, char **argv)
         case 'j':
             jobs_path = optarg;
             break;
+        case 'D':
+            db_path = optarg ? optarg : "results/pfisim.db";
+            break;
+        case 'R':
+            resume = true;
+            break;
         case 'c':
             csv = true;
             break;
@@ -187,9 +199,18 @@ pfs_cli_run(int argc, char **argv)
     o.ts = calloc(n_pol, sizeof *o.ts);
     if (!o.res || !o.ts)
         rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (resume && !db_path) {
+        free(sc);
+        free(o.res);
+        free(o.ts);
+        return pfs_cli_usage("run", "%s", "--resume needs --db");
+    }
+    /* The database first: a wrong one must fail before hours of simulation. */
+    if (rc == 0 && db_path)
+        rc = pfs_store_open(db_path, &store, &d);
     if (rc == 0)
         rc = pfs_sim_inputs_new(sc, &in, &d);
-    if (rc == 0 && jobs_path) {
+    if (rc == 0 && (jobs_path || db_path)) {
         o.jobs = calloc(n_pol, sizeof *o.jobs);
         for (size_t k = 0; o.jobs && k < n_pol; k++)
             o.jobs[k] = calloc(pfs_sim_inputs_n_jobs(in) + 1, sizeof **o.jobs);
@@ -199,8 +220,20 @@ pfs_cli_run(int argc, char **argv)
     o.in = in;
     o.end_s = sc->days * 86400;
     for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-        rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path ? &o.ts[k] : NULL,
-                         o.jobs ? o.jobs[k] : NULL, &d);
+        bool done = false;
+
+        if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 && done) {
+            fprintf(stderr, "pfisim run: %s: already in %s, skipped (--resume)\n", policies[k],
+                    db_path);
+            pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
+            o.res[k].tokens = NAN;
+            continue;
+        }
+        if (rc == 0)
+            rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path || db_path ? &o.ts[k] : NULL,
+                             o.jobs ? o.jobs[k] : NULL, &d);
+        if (rc == 0 && store)
+            rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
         if (isatty(2) && rc == 0)
             fprintf(stderr, "pfisim run: %s done (%zu of %zu)\n", policies[k], k + 1, n_pol);
     }
@@ -234,12 +267,17 @@ pfs_cli_run(int argc, char **argv)
         for (size_t k = 0; k < n_pol; k++) {
             const struct pfs_run_result *r = &o.res[k];
 
-            if (csv)
-                printf("%s,%.6e,%.6g,%.6e,%.6g,%.1f,%.1f,%zu,%zu,%.4f\n", r->policy, r->tokens,
+            if (isnan(r->tokens)) /* skipped by --resume */
+                continue;
+            if (csv) {
+                printf("%s,%.6e,%.6g,%.6e,%.6g,%.1f,%.1f,%zu,%zu,", r->policy, r->tokens,
                        r->mean_tps, r->energy_j, r->tokens_per_j, r->dr_minutes_over,
-                       r->dr_worst_excess_w, r->deadline_misses, r->tier_violations,
-                       r->gap_recovered);
-            else
+                       r->dr_worst_excess_w, r->deadline_misses, r->tier_violations);
+                if (isnan(r->gap_recovered))
+                    puts("");
+                else
+                    printf("%.4f\n", r->gap_recovered);
+            } else
                 printf("%-14s %12.5g %10.5g %12.4f %10.4g %8.1f %10.0f %6zu %6zu %7.4f\n",
                        r->policy, r->tokens, r->mean_tps, r->energy_j / 3.6e9, r->tokens_per_j,
                        r->dr_minutes_over, r->dr_worst_excess_w, r->deadline_misses,
@@ -258,6 +296,7 @@ pfs_cli_run(int argc, char **argv)
     free(o.ts);
     free(o.res);
     pfs_sim_inputs_free(in);
+    pfs_store_close(store);
     free(sc);
     return code;
 }

@@ -745,6 +745,11 @@ void pfs_scenario_default(struct pfs_scenario *sc);
  * not give. Returns 0, PFS_EIO, PFS_EINVAL (file:line: setting.path: message). */
 int pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag);
 
+/* Writes the scenario as a libconfig file that pfs_scenario_load reads back to the same
+ * settings, all of them, in a fixed order (the canonical text the results database hashes;
+ * the seed and policies are not in it: they key the runs). Returns 0 or PFS_EIO. */
+int pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp);
+
 /* Per-run results (DESIGN.md section 5 metrics). */
 struct pfs_run_result {
     char policy[32];
@@ -805,5 +810,30 @@ const struct pfs_workload_job *pfs_sim_inputs_job(const struct pfs_sim_inputs *i
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
                 struct pfs_run_result *out, struct pfs_timeseries *ts,
                 struct pfs_job_result *per_job, struct pfs_diag *diag);
+
+/* ---------------------------------------------------------------------------------------
+ * The results database (sim/store.c, docs/results.md): SQLite, one file per study.
+ */
+
+struct pfs_store;
+
+/* Opens (creating if needed) a results database. Returns 0; PFS_EINVAL when the file is not
+ * a pfisim results database or of another schema version; PFS_EIO when it cannot be opened
+ * or written. */
+int pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag);
+void pfs_store_close(struct pfs_store *st);
+
+/* Whether the run (scenario, policy, seed) is already stored. Returns 0 or PFS_EIO. */
+int pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
+                      bool *yes, struct pfs_diag *diag);
+
+/* Writes one run in one transaction, replacing the rows of the same scenario, policy and
+ * seed: scenario (canonical text and hash), run, summary, per-job results (jobs may be NULL)
+ * and the time series (ts may be NULL). On failure nothing of it is written. Returns 0 or
+ * PFS_EIO. */
+int pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
+                        const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
+                        const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
+                        struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

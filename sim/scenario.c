@@ -341,3 +341,57 @@ out:
     config_destroy(&cfg);
     return rc;
 }
+
+/* A double as libconfig reads it back as a float: 17 significant digits, always a point. */
+static const char *
+num(char *buf, size_t size, double v)
+{
+    snprintf(buf, size, "%.17g", v);
+    if (!strpbrk(buf, ".eEn"))
+        strncat(buf, ".0", size - strlen(buf) - 1);
+    return buf;
+}
+
+int
+pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
+{
+    char b[12][40];
+
+    fprintf(fp,
+            "scenario = {\n"
+            "    name = \"%s\";\n"
+            "    duration_days = %s;\n"
+            "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
+            "pue = %s; cap_w = %s; };\n",
+            sc->name, num(b[0], 40, sc->days), sc->gpus, sc->gpus_per_node, sc->gpu,
+            num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
+    fprintf(fp,
+            "    workload = { corpus = \"%s\"; file = \"%s\"; arrivals = \"%s\"; load = %s;\n"
+            "                 tiers = { firm = %s; flex1 = %s; flex2 = %s; flex3 = %s; };\n"
+            "                 slack = [%s, %s]; };\n",
+            sc->corpus, sc->workload, sc->arrivals_source, num(b[0], 40, sc->arrivals.load),
+            num(b[1], 40, sc->arrivals.tier_mix[0]), num(b[2], 40, sc->arrivals.tier_mix[1]),
+            num(b[3], 40, sc->arrivals.tier_mix[2]), num(b[4], 40, sc->arrivals.tier_mix[3]),
+            num(b[5], 40, sc->arrivals.slack_lo), num(b[6], 40, sc->arrivals.slack_hi));
+    fprintf(fp,
+            "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
+            "resume_s = %s; track_power = %s; };\n"
+            "    predictor = \"%s\";\n"
+            "    dr_events = (",
+            num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
+            num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
+            sc->track_power ? "true" : "false", sc->predictor);
+    for (size_t k = 0; k < sc->n_dr; k++) {
+        const struct pfs_dr_event *e = &sc->dr[k];
+
+        fprintf(fp, "%s\n        { start_h = %s; end_h = %s; ramp_min = %s; ", k ? "," : "",
+                num(b[0], 40, e->start_s / 3600), num(b[1], 40, e->end_s / 3600),
+                num(b[2], 40, e->ramp_s / 60));
+        if (e->target_w > 0)
+            fprintf(fp, "target_w = %s; }", num(b[3], 40, e->target_w));
+        else
+            fprintf(fp, "cut = %s; }", num(b[3], 40, e->cut_frac));
+    }
+    fprintf(fp, "\n    );\n};\n");
+    return ferror(fp) ? PFS_EIO : 0;
+}

@@ -121,7 +121,10 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_deterministic)                                                                      \
     X(test_sim_bad_scenarios)                                                                      \
     X(test_sim_default_file)                                                                       \
-    X(test_sim_phoenix_replay)
+    X(test_sim_phoenix_replay)                                                                     \
+    X(test_store_matches_csv)                                                                      \
+    X(test_store_deterministic)                                                                    \
+    X(test_store_bad_databases)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

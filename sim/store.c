@@ -1,0 +1,356 @@
+/*
+ * sim/store.c - the results database: one SQLite file per study (docs/results.md has the
+ * schema, table by table).
+ *
+ * Every run is written in one transaction: either all its rows are there or none, so a run
+ * interrupted midway leaves the rows of earlier runs as they were. A run is keyed by its
+ * scenario (the hash of the scenario's canonical text, pfs_scenario_write), its policy and
+ * its seed: writing the same key again replaces the run's rows (foreign keys cascade).
+ * The file is in WAL mode with foreign keys on. It carries its own identity in table
+ * pfisim_meta, so that pfisim refuses a database that is not its own or of another schema
+ * version instead of writing into it. No wall-clock time is stored: the same runs give the
+ * same bytes.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SCHEMA_VERSION "1"
+
+struct pfs_store {
+    sqlite3 *db;
+    char path[256];
+};
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS pfisim_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS scenario (\n"
+    "  id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL,\n"
+    "  config TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS run (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  scenario_id INTEGER NOT NULL REFERENCES scenario(id) ON DELETE CASCADE,\n"
+    "  policy TEXT NOT NULL, seed INTEGER NOT NULL, version TEXT NOT NULL,\n"
+    "  UNIQUE (scenario_id, policy, seed));\n"
+    "CREATE TABLE IF NOT EXISTS summary (\n"
+    "  run_id INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  tokens REAL, mean_tps REAL, energy_j REAL, tokens_per_j REAL,\n"
+    "  dr_minutes_over REAL, dr_worst_excess_w REAL, dr_energy_over_j REAL,\n"
+    "  deadline_misses INTEGER, tier_violations INTEGER, jobs_submitted INTEGER,\n"
+    "  jobs_started INTEGER, jobs_finished INTEGER, events INTEGER, gap_recovered REAL);\n"
+    "CREATE TABLE IF NOT EXISTS job_result (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
+    "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
+    "  start_s REAL, finish_s REAL, tokens_done REAL,\n"
+    "  PRIMARY KEY (run_id, job_id));\n"
+    "CREATE TABLE IF NOT EXISTS timeseries (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  t_s REAL NOT NULL, facility_w REAL, gpu_w REAL, budget_w REAL, throughput REAL,\n"
+    "  running_jobs INTEGER, paused_jobs INTEGER, PRIMARY KEY (run_id, t_s));\n";
+
+static int
+fail(struct pfs_store *st, struct pfs_diag *diag, int code, const char *what)
+{
+    return pfs__diag_set(diag, code, st->path, 0, 0, NULL, "%s: %s", what,
+                         st->db ? sqlite3_errmsg(st->db) : "cannot open");
+}
+
+static int
+exec(struct pfs_store *st, const char *sql, struct pfs_diag *diag)
+{
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(st, diag, PFS_EIO, "database");
+    return 0;
+}
+
+/* The value of key in pfisim_meta into buf ("" when absent). */
+static int
+meta(struct pfs_store *st, const char *key, char *buf, size_t size)
+{
+    sqlite3_stmt *q = NULL;
+    int rc =
+        sqlite3_prepare_v2(st->db, "SELECT value FROM pfisim_meta WHERE key = ?", -1, &q, NULL);
+
+    buf[0] = '\0';
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+        pfs__strlcpy(buf, (const char *)sqlite3_column_text(q, 0), size);
+    sqlite3_finalize(q);
+    return SQLITE_OK;
+}
+
+int
+pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
+{
+    struct pfs_store *st = calloc(1, sizeof *st);
+    sqlite3_stmt *q = NULL;
+    int n_tables = 0, rc;
+    char app[32], version[32];
+
+    *out = NULL;
+    if (!st)
+        return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    pfs__strlcpy(st->path, path, sizeof st->path);
+    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = fail(st, diag, PFS_EIO, "cannot open the results database");
+        goto fail;
+    }
+    /* What is in it already? A file that is not SQLite fails here too. */
+    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1,
+                           &q, NULL) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_ROW) {
+        sqlite3_finalize(q);
+        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "not a results database: %s",
+                           sqlite3_errmsg(st->db));
+        goto fail;
+    }
+    n_tables = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (n_tables > 0) {
+        if (meta(st, "app", app, sizeof app) != SQLITE_OK || strcmp(app, "pfisim") != 0) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
+                               "not a pfisim results database (no pfisim_meta identity)");
+            goto fail;
+        }
+        meta(st, "schema_version", version, sizeof version);
+        if (strcmp(version, SCHEMA_VERSION) != 0) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
+                               "results database of schema version '%s'; this pfisim knows "
+                               "version " SCHEMA_VERSION,
+                               version);
+            goto fail;
+        }
+    }
+    if ((rc = exec(st, "PRAGMA journal_mode = WAL;", diag)) || (rc = exec(st, schema, diag)) ||
+        (rc = exec(st,
+                   "INSERT OR IGNORE INTO pfisim_meta VALUES ('app', 'pfisim');"
+                   "INSERT OR IGNORE INTO pfisim_meta VALUES ('schema_version', '" SCHEMA_VERSION
+                   "');",
+                   diag)))
+        goto fail;
+    *out = st;
+    return 0;
+fail:
+    pfs_store_close(st);
+    return rc;
+}
+
+void
+pfs_store_close(struct pfs_store *st)
+{
+    if (!st)
+        return;
+    if (st->db)
+        sqlite3_close(st->db);
+    free(st);
+}
+
+/* FNV-1a, 64 bits, as 16 hex digits: the scenario's key. */
+static void
+hash_text(const char *s, char out[17])
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* The scenario's canonical text (malloc'd) and its hash. */
+static char *
+canonical(const struct pfs_scenario *sc, char hash[17])
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    if (!fp)
+        return NULL;
+    pfs_scenario_write(sc, fp);
+    fclose(fp);
+    if (text)
+        hash_text(text, hash);
+    return text;
+}
+
+int
+pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
+                  bool *yes, struct pfs_diag *diag)
+{
+    char hash[17], *text = canonical(sc, hash);
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    *yes = false;
+    if (!text)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT 1 FROM run JOIN scenario ON scenario.id = run.scenario_id "
+                           "WHERE hash = ? AND policy = ? AND seed = ?",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = fail(st, diag, PFS_EIO, "query");
+    } else {
+        sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
+        *yes = sqlite3_step(q) == SQLITE_ROW;
+    }
+    sqlite3_finalize(q);
+    free(text);
+    return rc;
+}
+
+static void
+bind_real(sqlite3_stmt *q, int i, double v)
+{
+    if (isnan(v)) /* NAN is NULL */
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_double(q, i, v);
+}
+
+/* Runs a prepared insert, resetting it for the next row. */
+static int
+step(sqlite3_stmt *q)
+{
+    int rc = sqlite3_step(q);
+
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc == SQLITE_DONE ? 0 : rc;
+}
+
+int
+pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
+                    const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
+                    const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
+                    struct pfs_diag *diag)
+{
+    char hash[17], *text = canonical(sc, hash);
+    sqlite3_stmt *q = NULL;
+    sqlite3_int64 scenario_id, run_id;
+    int rc;
+
+    if (!text)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)))
+        goto out_text;
+#define PREP(sql)                                                                                  \
+    do {                                                                                           \
+        sqlite3_finalize(q);                                                                       \
+        q = NULL;                                                                                  \
+        if (sqlite3_prepare_v2(st->db, (sql), -1, &q, NULL) != SQLITE_OK) {                        \
+            rc = fail(st, diag, PFS_EIO, "database");                                              \
+            goto rollback;                                                                         \
+        }                                                                                          \
+    } while (0)
+#define STEP()                                                                                     \
+    do {                                                                                           \
+        if (step(q)) {                                                                             \
+            rc = fail(st, diag, PFS_EIO, "database");                                              \
+            goto rollback;                                                                         \
+        }                                                                                          \
+    } while (0)
+    PREP("INSERT OR IGNORE INTO scenario (hash, name, config) VALUES (?, ?, ?)");
+    sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, sc->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, text, -1, SQLITE_STATIC);
+    STEP();
+    PREP("SELECT id FROM scenario WHERE hash = ?");
+    sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = fail(st, diag, PFS_EIO, "database");
+        goto rollback;
+    }
+    scenario_id = sqlite3_column_int64(q, 0);
+    /* The same scenario, policy and seed again: its old rows go (cascading). */
+    PREP("DELETE FROM run WHERE scenario_id = ? AND policy = ? AND seed = ?");
+    sqlite3_bind_int64(q, 1, scenario_id);
+    sqlite3_bind_text(q, 2, r->policy, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
+    STEP();
+    PREP("INSERT INTO run (scenario_id, policy, seed, version) VALUES (?, ?, ?, ?)");
+    sqlite3_bind_int64(q, 1, scenario_id);
+    sqlite3_bind_text(q, 2, r->policy, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
+    sqlite3_bind_text(q, 4, PFS_VERSION, -1, SQLITE_STATIC);
+    STEP();
+    run_id = sqlite3_last_insert_rowid(st->db);
+    PREP("INSERT INTO summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    sqlite3_bind_int64(q, 1, run_id);
+    bind_real(q, 2, r->tokens);
+    bind_real(q, 3, r->mean_tps);
+    bind_real(q, 4, r->energy_j);
+    bind_real(q, 5, r->tokens_per_j);
+    bind_real(q, 6, r->dr_minutes_over);
+    bind_real(q, 7, r->dr_worst_excess_w);
+    bind_real(q, 8, r->dr_energy_over_j);
+    sqlite3_bind_int64(q, 9, (sqlite3_int64)r->deadline_misses);
+    sqlite3_bind_int64(q, 10, (sqlite3_int64)r->tier_violations);
+    sqlite3_bind_int64(q, 11, (sqlite3_int64)r->jobs_submitted);
+    sqlite3_bind_int64(q, 12, (sqlite3_int64)r->jobs_started);
+    sqlite3_bind_int64(q, 13, (sqlite3_int64)r->jobs_finished);
+    sqlite3_bind_int64(q, 14, (sqlite3_int64)r->events);
+    bind_real(q, 15, r->gap_recovered);
+    STEP();
+    if (jobs) {
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (size_t j = 0; j < pfs_sim_inputs_n_jobs(in); j++) {
+            const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
+
+            sqlite3_bind_int64(q, 1, run_id);
+            sqlite3_bind_text(q, 2, w->job_id, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, 3, w->curve_id, -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 4, w->n_gpus);
+            sqlite3_bind_text(q, 5, pfs_tier_name(w->tier), -1, SQLITE_STATIC);
+            bind_real(q, 6, w->submit_s);
+            bind_real(q, 7, w->deadline_s);
+            bind_real(q, 8, w->tokens);
+            bind_real(q, 9, jobs[j].start_s);
+            bind_real(q, 10, jobs[j].finish_s);
+            bind_real(q, 11, jobs[j].tokens_done);
+            STEP();
+        }
+    }
+    if (ts) {
+        PREP("INSERT INTO timeseries VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        for (size_t i = 0; i < ts->n; i++) {
+            const struct pfs_ts_row *row = &ts->rows[i];
+
+            sqlite3_bind_int64(q, 1, run_id);
+            bind_real(q, 2, row->t_s);
+            bind_real(q, 3, row->facility_w);
+            bind_real(q, 4, row->gpu_w);
+            bind_real(q, 5, row->budget_w);
+            bind_real(q, 6, row->throughput);
+            sqlite3_bind_int(q, 7, row->running_jobs);
+            sqlite3_bind_int(q, 8, row->paused_jobs);
+            STEP();
+        }
+    }
+#undef PREP
+#undef STEP
+    sqlite3_finalize(q);
+    q = NULL;
+    if ((rc = exec(st, "COMMIT;", diag)))
+        goto rollback;
+    free(text);
+    return 0;
+rollback:
+    sqlite3_finalize(q);
+    sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
+out_text:
+    free(text);
+    return rc;
+}

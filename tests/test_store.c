@@ -1,0 +1,287 @@
+/*
+ * tests/test_store.c - the results database (docs/results.md) against the CSV outputs.
+ *
+ * The same run writes its summary (--csv), per-job (--jobs-csv) and per-minute
+ * (--timeseries-csv) results as text and into the database; the row counts and sums read
+ * back from SQLite must match the text, reruns must replace rather than duplicate, and a
+ * run that fails half-way must leave the rows it would have replaced untouched.
+ */
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "test.h"
+
+/* One integer (or the first column of the first row) from sql; -1 on error. */
+static long
+query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    long v = -1;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static double
+query_double(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    double v = (double)NAN;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+/* Every row of every result table, in key order, as text: what "the same results" means. */
+static char *
+dump(sqlite3 *db)
+{
+    static const char *const tables[] = {
+        "SELECT s.hash, r.policy, r.seed, m.* FROM summary m JOIN run r ON r.id = m.run_id "
+        "JOIN scenario s ON s.id = r.scenario_id ORDER BY s.hash, r.policy, r.seed",
+        "SELECT r.policy, j.* FROM job_result j JOIN run r ON r.id = j.run_id "
+        "ORDER BY r.policy, j.job_id",
+        "SELECT r.policy, x.* FROM timeseries x JOIN run r ON r.id = x.run_id "
+        "ORDER BY r.policy, x.t_s"};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    for (size_t k = 0; fp && k < sizeof tables / sizeof tables[0]; k++) {
+        sqlite3_stmt *q = NULL;
+
+        if (sqlite3_prepare_v2(db, tables[k], -1, &q, NULL) != SQLITE_OK)
+            continue;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(q); c++) {
+                const unsigned char *v = sqlite3_column_text(q, c);
+
+                if (strcmp(sqlite3_column_name(q, c), "run_id") != 0) /* a rowid: not content */
+                    fprintf(fp, "|%s", v ? (const char *)v : "NULL");
+            }
+            fputc('\n', fp);
+        }
+        sqlite3_finalize(q);
+    }
+    if (fp)
+        fclose(fp);
+    return text;
+}
+
+static long
+count_lines(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    long n = 0;
+    int c;
+
+    if (!fp)
+        return -1;
+    while ((c = fgetc(fp)) != EOF)
+        n += c == '\n';
+    fclose(fp);
+    return n;
+}
+
+/* The tokens column of policy's row in a `run --csv` summary (NAN when absent). */
+static double
+csv_tokens(const char *csv, const char *policy)
+{
+    char key[64];
+    const char *p;
+
+    snprintf(key, sizeof key, "\n%s,", policy);
+    p = strstr(csv, key);
+    return p ? strtod(p + strlen(key), NULL) : (double)NAN;
+}
+
+#define RUN_ARGS "run --days 1 --policy equal --policy pfi --csv"
+
+void
+test_store_matches_csv(struct test *t)
+{
+    char args[1600], db_path[300], jobs[300], ts[300], *out, *err, *first, *again, *before;
+    sqlite3 *db = NULL;
+    long n_jobs, n_ts;
+
+    snprintf(db_path, sizeof db_path, "%s/r.db", t->tmpdir);
+    snprintf(jobs, sizeof jobs, "%s/jobs.csv", t->tmpdir);
+    snprintf(ts, sizeof ts, "%s/ts.csv", t->tmpdir);
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s --jobs-csv %s --timeseries-csv %s", db_path,
+             jobs, ts);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    n_jobs = count_lines(jobs) - 1; /* header; rows for both policies */
+    n_ts = count_lines(ts) - 1;
+    CHECK(n_jobs > 100);
+    CHECK(n_ts >= 2 * 1440);
+    CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM scenario"), 1);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 2);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM summary"), 2);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM timeseries"), n_ts);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run WHERE version <> '" PFS_VERSION "'"), 0);
+    /* The summary's tokens are the CSV's, to the printed precision. */
+    for (int k = 0; k < 2; k++) {
+        const char *pol = k ? "pfi" : "equal";
+        char sql[200];
+        double csv = csv_tokens(out, pol);
+
+        snprintf(sql, sizeof sql,
+                 "SELECT tokens FROM summary JOIN run ON run.id = run_id WHERE policy = '%s'", pol);
+        CHECK(isfinite(csv) && csv > 0);
+        CHECK_NEAR(query_double(db, sql) / csv, 1, 1e-5);
+        /* ... and the jobs' tokens done add up to it (each job's done tokens are what the
+         * run produced, to rounding). */
+        snprintf(sql, sizeof sql,
+                 "SELECT sum(tokens_done) FROM job_result JOIN run ON run.id = run_id "
+                 "WHERE policy = '%s'",
+                 pol);
+        CHECK_NEAR(query_double(db, sql) / csv, 1, 1e-6);
+    }
+    first = dump(db);
+    sqlite3_close(db);
+    free(out);
+    free(err);
+
+    /* The same run again replaces its rows: no duplicates, the same content. */
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 2);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
+    again = dump(db);
+    CHECK(first && again && strcmp(first, again) == 0);
+    free(again);
+
+    /* --resume skips both stored runs and writes nothing. */
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s --resume", db_path);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "equal: already in") && strstr(err, "pfi: already in"));
+    free(out);
+    free(err);
+    /* Another seed is another run beside them. */
+    snprintf(args, sizeof args, RUN_ARGS " --seed 2 --policy sla --db=%s --resume", db_path);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 5);
+    CHECK_INT(query_long(db, "SELECT count(DISTINCT scenario_id) FROM run"), 1);
+    before = dump(db);
+
+    /* A run that fails half-way (a trigger refuses late time series rows) rolls back whole:
+     * the rows it would have replaced are still there, and the exit says why. */
+    CHECK(sqlite3_exec(db,
+                       "CREATE TRIGGER boom BEFORE INSERT ON timeseries WHEN NEW.t_s > 3600 "
+                       "BEGIN SELECT RAISE(ABORT, 'boom'); END;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s", db_path);
+    CHECK_INT(test_run(t, args, &out, &err), 4);
+    CHECK(strstr(err, "boom") != NULL);
+    free(out);
+    free(err);
+    CHECK(sqlite3_exec(db, "DROP TRIGGER boom", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 5);
+    again = dump(db);
+    CHECK(again && before && strcmp(again, before) == 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result JOIN run ON run.id = run_id "
+                             "WHERE seed = 1"),
+              n_jobs);
+    free(again);
+    free(before);
+
+    /* Deleting a scenario takes its runs and every row under them with it. */
+    CHECK(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM scenario", NULL, NULL, NULL) ==
+          SQLITE_OK);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM summary"), 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM timeseries"), 0);
+    sqlite3_close(db);
+    free(first);
+}
+
+void
+test_store_deterministic(struct test *t)
+{
+    char args[900], path[2][300], *out, *err, *text[2] = {NULL, NULL};
+
+    for (int k = 0; k < 2; k++) {
+        sqlite3 *db = NULL;
+
+        snprintf(path[k], sizeof path[k], "%s/r%d.db", t->tmpdir, k);
+        snprintf(args, sizeof args, RUN_ARGS " --db=%s", path[k]);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+        if (sqlite3_open_v2(path[k], &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+            text[k] = dump(db);
+        sqlite3_close(db);
+    }
+    CHECK(text[0] && text[1] && strlen(text[0]) > 1000);
+    CHECK(text[0] && text[1] && strcmp(text[0], text[1]) == 0);
+    free(text[0]);
+    free(text[1]);
+}
+
+void
+test_store_bad_databases(struct test *t)
+{
+    char args[900], path[300], *out, *err;
+    sqlite3 *db = NULL;
+
+    /* Another application's SQLite file: refused before any simulation, left as it was. */
+    snprintf(path, sizeof path, "%s/other.db", t->tmpdir);
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "CREATE TABLE orders (id INTEGER PRIMARY KEY)", NULL, NULL, NULL) ==
+          SQLITE_OK);
+    sqlite3_close(db);
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s", path);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, path) && strstr(err, "not a pfisim results database"));
+    CHECK(strstr(out, "tokens") == NULL); /* nothing simulated, nothing printed */
+    free(out);
+    free(err);
+    db = NULL;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 1);
+
+    /* A pfisim database of another schema version. */
+    CHECK(sqlite3_exec(db,
+                       "DROP TABLE orders; CREATE TABLE pfisim_meta (key TEXT PRIMARY KEY, "
+                       "value TEXT); INSERT INTO pfisim_meta VALUES ('app', 'pfisim'), "
+                       "('schema_version', '99');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "schema version '99'") != NULL);
+    free(out);
+    free(err);
+
+    /* Not SQLite at all. */
+    snprintf(path, sizeof path, "%s/text.db", t->tmpdir);
+    test_write(t, 0, "text.db", "job_id,gpu\nthis is a CSV file, not a database\n");
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s", path);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, path) != NULL);
+    free(out);
+    free(err);
+
+    /* A directory that does not exist: an I/O error naming the path. */
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s/no/such/dir/r.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 4);
+    CHECK(strstr(err, "no/such/dir/r.db") != NULL);
+    free(out);
+    free(err);
+
+    /* --resume without --db is a usage error. */
+    CHECK_INT(test_run(t, RUN_ARGS " --resume", &out, &err), 2);
+    free(out);
+    free(err);
+}
