@@ -17,3 +17,16 @@ if [ -f "$data/power/zeus-nsdi23/summary_power_a40.csv" ]; then
     echo "fit 53 jobs: $(awk "BEGIN { print $end - $start }") s"
     rm -rf "$tmp"
 fi
+echo "== a year under 50 DR events (bench/year.cfg), policy pfi: GPUs, arrivals, GPU scale"
+tmp=$(mktemp -d)
+for row in "1000 fitted:itp:cluster04 2" "10000 fitted:itp:cluster04 20" \
+    "100000 fitted:itp:cluster04 200" "1000 fitted:itp:cluster04 1" "10000 fitted:kalos 1" \
+    "100000 fitted:kalos 1" "10000 fitted:itp:cluster04 1"; do
+    set -- $row
+    sed "s/gpus = 10000;/gpus = $1;/; s/\"fitted:itp:cluster04\"/\"$2\"/; s/gpu_scale = 20;/gpu_scale = $3;/" \
+        "$(dirname "$0")/year.cfg" > "$tmp/year.cfg"
+    /usr/bin/time -f "%e s, %M KB peak" -o "$tmp/time" "$dir/pfisim" run "$tmp/year.cfg" |
+        sed -n 1p
+    echo "   $1 GPUs, $2 x$3: $(cat "$tmp/time")"
+done
+rm -rf "$tmp"

@@ -781,7 +781,8 @@ static const char help_workload[] =
     "usage: pfisim workload --arrivals SOURCE [--corpus DIR] [--gpus N] [--days D]\n"
     "                       [--start-day X] [--seed S]\n"
     "                       [--slack LO:HI] [--tiers firm:F,flex1:F,flex2:F,flex3:F]\n"
-    "                       [--rescale] [-o WORKLOAD.csv]\n"
+    "                       [--rescale] [--load L] [--gpu-scale K]\n"
+    "                       [-o WORKLOAD.csv]\n"
     "       pfisim workload --fit SOURCE [-o MODEL.cfg]\n"
     "\n"
     "Builds a workload (job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier) whose\n"
@@ -800,6 +801,8 @@ static const char help_workload[] =
     "  --slack LO:HI  deadline = submit + U(LO, HI) x duration (default 1.5:3)\n"
     "  --tiers MIX    tier shares (default firm:0.4,flex1:0.2,flex2:0.2,flex3:0.2)\n"
     "  --rescale      scale job sizes down to fit the facility instead of failing\n"
+    "  --gpu-scale K  every job asks for K times its GPUs (a small cluster's trace on a\n"
+    "                 large facility); with --load the rate falls by K\n"
     "  --load L       fitted sources: arrival rate scaled to offer L x the facility's GPU\n"
     "                 time (sizes and durations unchanged)\n"
     "  --fit SOURCE   fit the arrival model to a real trace and print it (libconfig)\n";
@@ -869,6 +872,8 @@ cmd_workload(int argc, char **argv)
                                          {"fit", required_argument, 0, 'f'},
                                          {"output", required_argument, 0, 'o'},
                                          {"start-day", required_argument, 0, 'S'},
+                                         {"load", required_argument, 0, 'L'},
+                                         {"gpu-scale", required_argument, 0, 'G'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct pfs_workload_options o;
@@ -892,11 +897,14 @@ cmd_workload(int argc, char **argv)
             break;
         case 'g':
         case 's':
+        case 'G':
             if (!parse_count(optarg, &v) || v > 100000000)
                 return pfs_cli_usage("workload", "expected a non-negative integer, got '%s'",
                                      optarg);
             if (c == 'g')
                 o.facility_gpus = (int)v;
+            else if (c == 'G')
+                o.gpu_scale = (int)v;
             else
                 o.seed = v;
             break;
@@ -904,7 +912,11 @@ cmd_workload(int argc, char **argv)
         case 'S':
         case 'L':
             if (!pfs__parse_double(optarg, c == 'd' ? &o.days : c == 'S' ? &o.start_day : &o.load))
-                return pfs_cli_usage("workload", "expected a number of days, got '%s'", optarg);
+                return pfs_cli_usage("workload", "expected a number for --%s, got '%s'",
+                                     c == 'd'   ? "days"
+                                     : c == 'S' ? "start-day"
+                                                : "load",
+                                     optarg);
             break;
         case 'k':
             if (!parse_range(optarg, &o.slack_lo, &o.slack_hi))

@@ -473,8 +473,11 @@ struct pfs_workload_options {
     double slack_lo, slack_hi;    /* deadline = submit + U(slack_lo, slack_hi) * duration */
     double tier_mix[PFS_N_TIERS]; /* shares of firm, flex1, flex2, flex3 (sum 1) */
     bool rescale;                 /* scale GPU counts down to fit the facility instead of failing */
-    double load; /* fitted sources: scale the arrival rate so that the offered GPU time is
-                  * this share of the facility's (0: the trace's own rate) */
+    double load;   /* fitted sources: scale the arrival rate so that the offered GPU time is
+                    * this share of the facility's (0: the trace's own rate) */
+    int gpu_scale; /* every arriving job asks for this many times its GPUs (default 1): a
+                    * trace from a small cluster scaled up to a large facility; with load
+                    * set, the rate falls by the same factor */
 };
 
 void pfs_workload_defaults(struct pfs_workload_options *o);

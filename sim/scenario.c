@@ -164,8 +164,9 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
 static int
 read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"corpus", "file",  "arrivals", "load",
-                                        "tiers",  "slack", NULL};
+    static const char *const names[] = {"corpus", "file",  "arrivals",  "load",
+                                        "tiers",  "slack", "gpu_scale", NULL};
+    double scale = sc->arrivals.gpu_scale;
     static const char *const tiers[] = {"firm", "flex1", "flex2", "flex3", NULL};
     config_setting_t *t, *sl;
     int rc;
@@ -175,8 +176,13 @@ read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scen
         (rc = string(r, w, "file", "scenario.workload.file", sc->workload, sizeof sc->workload)) ||
         (rc = string(r, w, "arrivals", "scenario.workload.arrivals", sc->arrivals_source,
                      sizeof sc->arrivals_source)) ||
-        (rc = number(r, w, "load", "scenario.workload.load", 0, 10, &sc->arrivals.load)))
+        (rc = number(r, w, "load", "scenario.workload.load", 0, 10, &sc->arrivals.load)) ||
+        (rc = number(r, w, "gpu_scale", "scenario.workload.gpu_scale", 1, 4096, &scale)))
         return rc;
+    if (floor(scale) < scale)
+        return bad(r, config_setting_get_member(w, "gpu_scale"), "scenario.workload.gpu_scale",
+                   "expected a whole number");
+    sc->arrivals.gpu_scale = (int)scale;
     if ((t = config_setting_get_member(w, "tiers")) != NULL) {
         double sum = 0;
 
@@ -367,12 +373,14 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
     fprintf(fp,
             "    workload = { corpus = \"%s\"; file = \"%s\"; arrivals = \"%s\"; load = %s;\n"
+            "                 gpu_scale = %d;\n"
             "                 tiers = { firm = %s; flex1 = %s; flex2 = %s; flex3 = %s; };\n"
             "                 slack = [%s, %s]; };\n",
             sc->corpus, sc->workload, sc->arrivals_source, num(b[0], 40, sc->arrivals.load),
-            num(b[1], 40, sc->arrivals.tier_mix[0]), num(b[2], 40, sc->arrivals.tier_mix[1]),
-            num(b[3], 40, sc->arrivals.tier_mix[2]), num(b[4], 40, sc->arrivals.tier_mix[3]),
-            num(b[5], 40, sc->arrivals.slack_lo), num(b[6], 40, sc->arrivals.slack_hi));
+            sc->arrivals.gpu_scale, num(b[1], 40, sc->arrivals.tier_mix[0]),
+            num(b[2], 40, sc->arrivals.tier_mix[1]), num(b[3], 40, sc->arrivals.tier_mix[2]),
+            num(b[4], 40, sc->arrivals.tier_mix[3]), num(b[5], 40, sc->arrivals.slack_lo),
+            num(b[6], 40, sc->arrivals.slack_hi));
     fprintf(fp,
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; track_power = %s; };\n"

@@ -104,6 +104,8 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_workload_synthetic_sources)                                                             \
     X(test_workload_fitted)                                                                        \
     X(test_workload_bad_input)                                                                     \
+    X(test_workload_load_cli)                                                                      \
+    X(test_workload_gpu_scale)                                                                     \
     X(test_arrival_models_reproducible)                                                            \
     X(test_ridge_closed_forms)                                                                     \
     X(test_rank_statistics)                                                                        \

@@ -221,6 +221,13 @@ test_sim_bad_scenarios(struct test *t)
     CHECK(strstr(err, "s.cfg:3: error: scenario.facility.pue: 7 is outside [1, 3]") != NULL);
     free(out);
     free(err);
+    p = test_write(t, 1, "s.cfg", "scenario = {\n  workload = {\n    gpu_scale = 2.5; };\n};\n");
+    snprintf(args, sizeof args, "run %s", p);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "s.cfg:3: error: scenario.workload.gpu_scale: expected a whole number") !=
+          NULL);
+    free(out);
+    free(err);
     p = test_write(t, 1, "s.cfg",
                    "scenario = {\n  duration_days = 1.0;\n  polices = [\"pfi\"];\n};\n");
     snprintf(args, sizeof args, "run %s", p);

@@ -392,3 +392,102 @@ test_arrival_models_reproducible(struct test *t)
         pfs_trace_free(tr);
     }
 }
+
+/* Counts the data rows of a CSV (lines after the header); -1 when it cannot be read. */
+static long
+csv_rows(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    long n = -1;
+    int c;
+
+    if (!fp)
+        return -1;
+    while ((c = fgetc(fp)) != EOF)
+        n += c == '\n';
+    fclose(fp);
+    return n;
+}
+
+void
+test_workload_load_cli(struct test *t)
+{
+    /* --load scales the arrival rate and nothing else: a third of the load is a third of
+     * the jobs. The fitted ITP arrivals are a gamma renewal process with cv 4.7, so a count
+     * of n has a standard deviation of about cv sqrt(n): over a year, n near 175,000 and
+     * 58,000, the ratio's is 3 x sqrt(22/175000 + 22/58000) = 0.07; 0.25 is 3.6 of them. */
+    char args[700], *out, *err;
+    long n[2];
+
+    for (int k = 0; k < 2; k++) {
+        snprintf(args, sizeof args,
+                 "workload --arrivals fitted:itp:cluster04 --gpus 1024 --days 365 --load %s "
+                 "-o %s/w%d.csv",
+                 k ? "0.3" : "0.9", t->tmpdir, k);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "%s/w%d.csv", t->tmpdir, k);
+        n[k] = csv_rows(args);
+    }
+    CHECK(n[0] > 5000);
+    CHECK_NEAR((double)n[0] / (double)n[1], 3.0, 0.25);
+    CHECK_INT(test_run(t, "workload --arrivals fitted:kalos --load -1", &out, &err), 3);
+    CHECK(strstr(err, "load") != NULL);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "workload --arrivals fitted:kalos --load lots", &out, &err), 2);
+    free(out);
+    free(err);
+}
+
+void
+test_workload_gpu_scale(struct test *t)
+{
+    /* With load L, gpu_scale k stretches the gamma renewal process's mean interarrival by
+     * exactly k (its scale parameter, the shape unchanged), and the RNG draws of the
+     * arrivals come in the same order: job i of the scaled workload arrives at k times job
+     * i's time on k times its GPUs, and the window holds the first 1/k of them. */
+    struct pfs_workload_options o;
+    struct pfs_workload *w[2] = {NULL, NULL};
+    struct pfs_jobset *js = corpus(t);
+    struct pfs_diag d = {0};
+    const int k = 4;
+    size_t expect = 0;
+
+    if (!js)
+        return;
+    for (int s = 0; s < 2; s++) {
+        pfs_workload_defaults(&o);
+        o.arrivals = "fitted:itp:cluster04";
+        o.facility_gpus = 4096;
+        o.days = 28;
+        o.load = 0.9;
+        o.gpu_scale = s ? k : 1;
+        CHECK_INT(pfs_workload_generate(&o, js, &w[s], &d), 0);
+    }
+    if (w[0] && w[1]) {
+        while (expect < w[0]->n_jobs && k * w[0]->jobs[expect].submit_s < 28 * 86400.0)
+            expect++;
+        CHECK(expect > 1000);
+        CHECK_INT(w[1]->n_jobs, expect);
+        for (size_t i = 0; i < w[1]->n_jobs && i < expect; i++) {
+            if (fabs(w[1]->jobs[i].submit_s - k * w[0]->jobs[i].submit_s) >
+                    1e-9 * w[1]->jobs[i].submit_s + 1e-6 ||
+                w[1]->jobs[i].n_gpus != k * w[0]->jobs[i].n_gpus) {
+                test_fail(t, __FILE__, __LINE__, "job %zu: %g s on %d GPUs, expected %g s on %d", i,
+                          w[1]->jobs[i].submit_s, w[1]->jobs[i].n_gpus, k * w[0]->jobs[i].submit_s,
+                          k * w[0]->jobs[i].n_gpus);
+                break;
+            }
+        }
+    }
+    pfs_workload_free(w[0]);
+    pfs_workload_free(w[1]);
+    /* Out of range: an error naming the setting. */
+    pfs_workload_defaults(&o);
+    o.gpu_scale = 0;
+    CHECK_INT(pfs_workload_generate(&o, js, &w[0], &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "gpu_scale") != NULL);
+    pfs_jobset_free(js);
+}

@@ -52,6 +52,7 @@ pfs_workload_defaults(struct pfs_workload_options *o)
     o->facility_gpus = 1024;
     o->days = 7;
     o->seed = 1;
+    o->gpu_scale = 1;
     o->slack_lo = 1.5;
     o->slack_hi = 3.0;
     o->tier_mix[PFS_TIER_FIRM] = 0.4;
@@ -164,12 +165,13 @@ mean_gpu_seconds(const struct pfs_arrival_model *m)
 }
 
 static int
-from_model(const struct pfs_arrival_model *m, double window_s, double load, int gpus, gsl_rng *r,
-           struct arrivals *a)
+from_model(const struct pfs_arrival_model *m, double window_s, double load, int gpus, int k,
+           gsl_rng *r, struct arrivals *a)
 {
-    /* Gamma renewal process: shape 1/cv^2, mean as fitted, or as the load asks. */
+    /* Gamma renewal process: shape 1/cv^2, mean as fitted, or as the load asks (of jobs k
+     * times as wide). */
     double cv = fmax(m->interarrival_cv, 0.05), shape = 1.0 / (cv * cv);
-    double mean = load > 0 ? mean_gpu_seconds(m) / (load * gpus) : m->interarrival_mean_s;
+    double mean = load > 0 ? k * mean_gpu_seconds(m) / (load * gpus) : m->interarrival_mean_s;
     double scale = mean / shape, t = 0;
 
     for (;;) {
@@ -246,6 +248,9 @@ check_options(const struct pfs_workload_options *o, struct pfs_diag *diag)
     if (!(o->days > 0 && o->days <= 3660) || !(o->start_day >= 0 && o->start_day <= 3660))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "days",
                              "days must be in (0, 3660] and the start day in [0, 3660]");
+    if (o->gpu_scale < 1 || o->gpu_scale > 4096)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "gpu_scale",
+                             "gpu_scale must be an integer in [1, 4096], not %d", o->gpu_scale);
     if (!(o->load >= 0 && o->load <= 10))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "load", "load must be in [0, 10]");
     if (!(o->slack_lo >= 1 && o->slack_hi >= o->slack_lo))
@@ -303,7 +308,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
 
         if ((rc = pfs_arrival_find(o->arrivals + 7, &m, diag)) != 0)
             goto out;
-        rc = from_model(&m, window_s, o->load, o->facility_gpus, r, &a);
+        rc = from_model(&m, window_s, o->load, o->facility_gpus, o->gpu_scale, r, &a);
     } else {
         rc = from_trace(o->arrivals, o->start_day * 86400.0, window_s, &a, diag);
     }
@@ -313,9 +318,11 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
         goto out;
     }
 
-    for (size_t i = 0; i < a.n; i++)
+    for (size_t i = 0; i < a.n; i++) {
+        a.v[i].n_gpus *= o->gpu_scale;
         if (a.v[i].n_gpus > biggest)
             biggest = a.v[i].n_gpus;
+    }
     if (biggest > o->facility_gpus) {
         if (!o->rescale) {
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "gpus",
