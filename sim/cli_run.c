@@ -254,15 +254,20 @@ pfs_cli_run(int argc, char **argv)
             rc = pfs_cli_write_output(jobs_path, write_jobs, &o, &d);
     }
     if (rc == 0) {
+        int width = 6; /* the policy column: as wide as the longest name */
+
+        for (size_t k = 0; k < n_pol; k++)
+            if ((int)strlen(policies[k]) > width)
+                width = (int)strlen(policies[k]);
         if (csv)
             puts("policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,"
                  "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered");
         else
             printf("scenario %s: %d GPUs (%s), %.3g days, %zu jobs, %zu DR events, %zu events "
                    "simulated\n"
-                   "%-14s %12s %10s %12s %10s %8s %10s %6s %6s %7s\n",
+                   "%-*s %12s %10s %12s %10s %8s %10s %6s %6s %7s\n",
                    sc->name, sc->gpus, sc->gpu, sc->days, o.res[0].jobs_submitted, sc->n_dr,
-                   o.res[0].events, "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J",
+                   o.res[0].events, width, "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J",
                    "DR_min", "worst_W", "missed", "tier", "gap");
         for (size_t k = 0; k < n_pol; k++) {
             const struct pfs_run_result *r = &o.res[k];
@@ -277,11 +282,16 @@ pfs_cli_run(int argc, char **argv)
                     puts("");
                 else
                     printf("%.4f\n", r->gap_recovered);
-            } else
-                printf("%-14s %12.5g %10.5g %12.4f %10.4g %8.1f %10.0f %6zu %6zu %7.4f\n",
+            } else {
+                char gap[16] = "-"; /* no equal or oracle run to measure it against */
+
+                if (!isnan(r->gap_recovered))
+                    snprintf(gap, sizeof gap, "%.4f", r->gap_recovered);
+                printf("%-*s %12.5g %10.5g %12.4f %10.4g %8.1f %10.0f %6zu %6zu %7s\n", width,
                        r->policy, r->tokens, r->mean_tps, r->energy_j / 3.6e9, r->tokens_per_j,
                        r->dr_minutes_over, r->dr_worst_excess_w, r->deadline_misses,
-                       r->tier_violations, r->gap_recovered);
+                       r->tier_violations, gap);
+            }
         }
         if (ts_path && !csv)
             printf("time series: %s\n", ts_path);

@@ -732,6 +732,8 @@ struct pfs_scenario {
     double event_cadence_s; /* control period during events, s */
     double actuation_s;     /* delay before new caps take effect, s */
     double resume_s;        /* a paused job's resume overhead, s */
+    double checkpoint_s;    /* a job being paused writes its state first: no progress, its
+                             * draw before the pause, for this long (s, default 0) */
     bool track_power;       /* scale the caps' budget so that metered power meets the limit
                              * (an integral controller, docs/simulator.md); else budget caps */
     char predictor[256];    /* the pfi policy's model file ("" : the corpus's predictor.cfg) */

@@ -251,8 +251,8 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s",
-                                        "resume_s",  "track_power",     NULL};
+    static const char *const names[] = {"cadence_s",   "event_cadence_s", "actuation_s", "resume_s",
+                                        "track_power", "checkpoint_s",    NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
     int rc;
 
@@ -268,7 +268,9 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
                      &sc->event_cadence_s)) ||
         (rc = number(r, c, "actuation_s", "scenario.control.actuation_s", 0, 3600,
                      &sc->actuation_s)) ||
-        (rc = number(r, c, "resume_s", "scenario.control.resume_s", 0, 86400, &sc->resume_s)))
+        (rc = number(r, c, "resume_s", "scenario.control.resume_s", 0, 86400, &sc->resume_s)) ||
+        (rc = number(r, c, "checkpoint_s", "scenario.control.checkpoint_s", 0, 86400,
+                     &sc->checkpoint_s)))
         return rc;
     return 0;
 }
@@ -383,12 +385,13 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[6], 40, sc->arrivals.slack_hi));
     fprintf(fp,
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
-            "resume_s = %s; track_power = %s; };\n"
+            "resume_s = %s; checkpoint_s = %s;\n"
+            "                track_power = %s; };\n"
             "    predictor = \"%s\";\n"
             "    dr_events = (",
             num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
-            sc->track_power ? "true" : "false", sc->predictor);
+            num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false", sc->predictor);
     for (size_t k = 0; k < sc->n_dr; k++) {
         const struct pfs_dr_event *e = &sc->dr[k];
 

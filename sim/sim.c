@@ -58,11 +58,12 @@ struct pfs_sim_inputs {
 
 struct job {
     enum job_state state;
-    double done, rate, gpu_w; /* tokens done, tokens/s now, per-GPU draw now */
+    double done, rate, gpu_w; /* tokens done, tokens/s now, its draw now (all its GPUs) */
     double cap_w, pause;      /* the decision in effect */
     double pend_cap, pend_pause;
     uint32_t pend_round; /* the control round of the pending decision, 0: none */
-    int64_t last_us, start_us, finish_us, resume_until_us;
+    int64_t last_us, start_us, finish_us, resume_until_us, ckpt_until_us;
+    double ckpt_gpu_w; /* the job's draw while it checkpoints (its draw before the pause) */
     uint32_t version;
     size_t slot;  /* index in the running list */
     bool reduced; /* below full power or paused */
@@ -489,8 +490,10 @@ set_rate(struct sim *s, size_t j)
 {
     struct job *jb = &s->jobs[j];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    double rate = s->now_us < jb->resume_until_us ? 0 : job_rate(s, j, jb->cap_w, jb->pause);
-    double gw = job_gpu_w(s, j, jb->cap_w, jb->pause) * w->n_gpus;
+    bool ckpt = s->now_us < jb->ckpt_until_us;
+    double rate =
+        s->now_us < jb->resume_until_us || ckpt ? 0 : job_rate(s, j, jb->cap_w, jb->pause);
+    double gw = ckpt ? jb->ckpt_gpu_w : job_gpu_w(s, j, jb->cap_w, jb->pause) * w->n_gpus;
 
     touch(s, j);
     s->total_rate += rate - jb->rate;
@@ -642,8 +645,18 @@ apply(struct sim *s, uint32_t round)
         if (!(jb->pend_cap < jb->cap_w) && !(jb->pend_cap > jb->cap_w) &&
             !(jb->pend_pause < jb->pause) && !(jb->pend_pause > jb->pause))
             continue; /* unchanged: its rate and finish time stand */
-        if (jb->pause >= 1 && jb->pend_pause < 1)
+        /* Pauses are a fluid duty cycle (staggered over the event): a job that starts
+         * pausing (or stops running altogether) checkpoints once, one that stops pausing
+         * (or runs again at all) restarts once. */
+        if ((jb->pause >= 1 && jb->pend_pause < 1) || (jb->pause > 0 && !(jb->pend_pause > 0))) {
             jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+            jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
+        } else if (((jb->pause < 1 && jb->pend_pause >= 1) ||
+                    (!(jb->pause > 0) && jb->pend_pause > 0)) &&
+                   s->sc->checkpoint_s > 0) {
+            jb->ckpt_until_us = s->now_us + (int64_t)(s->sc->checkpoint_s * US);
+            jb->ckpt_gpu_w = jb->gpu_w;
+        }
         jb->cap_w = jb->pend_cap;
         jb->pause = jb->pend_pause;
         jb->pend_round = 0;
@@ -651,6 +664,9 @@ apply(struct sim *s, uint32_t round)
         rc = set_rate(s, j);
         if (rc == 0 && jb->resume_until_us > s->now_us)
             rc = pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j,
+                                UINT32_MAX);
+        if (rc == 0 && jb->ckpt_until_us > s->now_us)
+            rc = pfs__heap_push(&s->heap, jb->ckpt_until_us, PFS__EV_ACTUATE, (uint32_t)j,
                                 UINT32_MAX);
     }
     return rc;
@@ -933,7 +949,7 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
             break;
         }
         case PFS__EV_ACTUATE:
-            if (ev.version == UINT32_MAX) /* a resume overhead ends */
+            if (ev.version == UINT32_MAX) /* a resume or checkpoint overhead ends */
                 rc = s.jobs[ev.job].state == RUNNING ? set_rate(&s, ev.job) : 0;
             else
                 rc = apply(&s, ev.version);

@@ -120,6 +120,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_backfill)                                                                           \
+    X(test_sim_checkpoint)                                                                         \
     X(test_sim_deterministic)                                                                      \
     X(test_sim_bad_scenarios)                                                                      \
     X(test_sim_default_file)                                                                       \

@@ -318,3 +318,45 @@ test_sim_phoenix_replay(struct test *t)
     pfs_timeseries_free(&ts);
     pfs_sim_inputs_free(in);
 }
+
+void
+test_sim_checkpoint(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r[2];
+    struct pfs_job_result j[2][1];
+    /* A Flex 3 job on one GPU (cap 700 W, draw 690 W, 200 tokens/s; idle 75 W). From 1,000
+     * to 5,000 s a target of 1.5 x (444 + 7 x 75 + 1,000) = 2,953.5 W leaves the job 444 W.
+     * pause-greedy budgets caps (track_power off): it keeps the 700 W cap and pauses the job
+     * p = (700 - 444) / (700 - 75) of the time; the job then makes 200 (1 - p) tokens/s and
+     * draws 690 (1 - p) + 75 p W. */
+    const double p = (700 - 444) / 625.0, rate = 200 * (1 - p), draw = 690 * (1 - p) + 75 * p;
+
+    /* Without overheads: 200 x 1,000 + rate x 4,000 + 200 x 2,200 tokens. A 300 s checkpoint
+     * when the pausing starts: no progress and the 690 W of before for 300 s (rate x 300
+     * tokens fewer, 1.5 x (690 - draw) x 300 J more, the minutes 1,020-1,320 s over the
+     * target, by at most 1.5 x (690 - 444) W); a 120 s restart when it ends: no progress at full
+     * draw (200 x 120 tokens fewer, the same energy). */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,flex3\n",
+          &sc);
+    sc.dr[0] =
+        (struct pfs_dr_event){.start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2953.5};
+    sc.n_dr = 1;
+    for (int k = 0; k < 2; k++) {
+        sc.checkpoint_s = k ? 300 : 0;
+        sc.resume_s = k ? 120 : 0;
+        if (run(t, &sc, "pause-greedy", &r[k], j[k]))
+            return;
+    }
+    CHECK_NEAR(j[0][0].tokens_done, 200 * 1000.0 + rate * 4000.0 + 200 * 2200.0, 1e-6);
+    CHECK_NEAR(j[0][0].tokens_done - j[1][0].tokens_done, rate * 300.0 + 200 * 120.0, 1e-6);
+    CHECK_NEAR(r[1].tokens, j[1][0].tokens_done, 1e-6);
+    CHECK_NEAR(r[0].energy_j,
+               1.5 * (690 + 525 + 1000) * (1000 + 2200) + 1.5 * (draw + 525 + 1000) * 4000, 1e-6);
+    CHECK_NEAR(r[1].energy_j - r[0].energy_j, 1.5 * (690 - draw) * 300, 1e-6);
+    CHECK_NEAR(r[0].dr_minutes_over, 0, 0);
+    CHECK_NEAR(r[1].dr_minutes_over, 5, 1e-9);
+    CHECK_NEAR(r[1].dr_worst_excess_w, 1.5 * (690 - 444), 1e-6); /* above the target */
+}
