@@ -1271,6 +1271,68 @@ cmd_planned(int argc, char **argv)
     return EXIT_FAIL;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * pfisim plot
+ */
+
+static const char help_plot[] =
+    "usage: pfisim plot DB [-o DIR] [--format png|svg|pdf] [--only NAME]\n"
+    "\n"
+    "Draws figures from a results database (pfisim run --db) into DIR (default\n"
+    "results/plots), one file per figure, and prints their paths (docs/plots.md):\n"
+    "  power       facility power against its limit over time, DR events shaded\n"
+    "  throughput  throughput over time, one line per policy\n"
+    "  phoenix     the Phoenix replay's GPU power against the measured series (a run of\n"
+    "              configs/phoenix-srp.cfg, with the data directory present)\n"
+    "The first scenario in the database and its lowest seed are drawn.\n"
+    "\n"
+    "  -o DIR           output directory (created if missing)\n"
+    "  --format F       png (900 x 520 pixels, the default), svg or pdf\n"
+    "  --only NAME      one figure\n";
+
+static int
+cmd_plot(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"format", required_argument, 0, 'f'},
+                                         {"only", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    enum pfs_plot_format format = PFS_PLOT_PNG;
+    const char *dir = "results/plots", *only = NULL;
+    struct pfs_diag d = {0};
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            dir = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "png") == 0)
+                format = PFS_PLOT_PNG;
+            else if (strcmp(optarg, "svg") == 0)
+                format = PFS_PLOT_SVG;
+            else if (strcmp(optarg, "pdf") == 0)
+                format = PFS_PLOT_PDF;
+            else
+                return pfs_cli_usage("plot", "--format is png, svg or pdf, not '%s'", optarg);
+            break;
+        case 'n':
+            only = optarg;
+            break;
+        case 'h':
+            return fputs(help_plot, stdout), EXIT_OK;
+        default:
+            return pfs_cli_usage("plot", "%s", "bad option");
+        }
+    }
+    if (argc - optind != 1)
+        return pfs_cli_usage("plot", "%s", "expected one results database");
+    rc = pfs_plot_db(argv[optind], dir, format, only, stdout, &d);
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
@@ -1286,7 +1348,7 @@ static const struct command commands[] = {
     {"synth", "generate the synthetic H100/H200 corpus", help_synth, cmd_synth},
     {"predict", "train, evaluate and explain the telemetry-to-PFI predictor", help_predict,
      cmd_predict},
-    {"plot", "figures from a results database (planned)", help_planned, cmd_planned},
+    {"plot", "figures from a results database", help_plot, cmd_plot},
     {"report", "PDF report from a results database (planned)", help_planned, cmd_planned},
     {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,
      cmd_workload},

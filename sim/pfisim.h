@@ -828,6 +828,10 @@ struct pfs_store;
 int pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag);
 void pfs_store_close(struct pfs_store *st);
 
+/* Opens an existing results database read-only, with the same identity checks (an empty
+ * or missing file is PFS_EINVAL or PFS_EIO). */
+int pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_diag *diag);
+
 /* Whether the run (scenario, policy, seed) is already stored. Returns 0 or PFS_EIO. */
 int pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
                       bool *yes, struct pfs_diag *diag);
@@ -840,5 +844,56 @@ int pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                         const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
                         const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
                         struct pfs_diag *diag);
+
+/* ----- figures (plots/, docs/plots.md) ----- */
+
+/* An axis: ticks at lo, lo + step, ..., hi (n_ticks of them), step 1, 2, 2.5 or 5 x 10^k. */
+struct pfs_axis {
+    double lo, hi, step;
+    int n_ticks;
+};
+
+/* The smallest such axis covering [lo, hi] with at most max_ticks (>= 3) ticks (one value
+ * gets a range around it). Returns 0, or PFS_EINVAL for a non-finite or reversed range. */
+int pfs_axis_nice(double lo, double hi, int max_ticks, struct pfs_axis *ax);
+
+enum { PFS_SERIES_LINE, PFS_SERIES_REFERENCE /* dashed black: a budget, a measurement */ };
+
+struct pfs_series {
+    const char *label;
+    const double *x, *y; /* NAN breaks the line */
+    size_t n;
+    int style;  /* PFS_SERIES_* */
+    int colour; /* palette index (lines) */
+};
+
+struct pfs_chart {
+    const char *title, *x_label, *y_label; /* labels carry their units */
+    const struct pfs_series *series;
+    size_t n_series;
+    const double (*spans)[2]; /* shaded x ranges (DR events) */
+    size_t n_spans;
+    const char *span_label;
+    bool y_from_zero;
+};
+
+enum pfs_plot_format { PFS_PLOT_PNG, PFS_PLOT_SVG, PFS_PLOT_PDF };
+
+/* The axes a chart is drawn on: x from the data's first to last value, y a nice range
+ * over the finite data (from zero when y_from_zero). Returns 0 or PFS_EINVAL (no data). */
+int pfs_chart_ranges(const struct pfs_chart *c, struct pfs_axis *x, struct pfs_axis *y);
+
+/* Draws c into path (900 x 520 pixels or points), via path.tmp and a rename. Returns 0,
+ * PFS_EINVAL (nothing to plot) or PFS_EIO. */
+int pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_format format,
+                    struct pfs_diag *diag);
+
+/* Draws the figures of a results database into dir (created if missing): "power" (facility
+ * power against the limit, DR events shaded), "throughput", and "phoenix" (simulated
+ * against measured GPU power, for the phoenix-srp scenario when the data directory has the
+ * measurement); only the one named when only is not NULL. Prints each path written to fp.
+ * Returns 0, PFS_EINVAL (not a pfisim database, no runs, unknown figure) or PFS_EIO. */
+int pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
+                FILE *fp, struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

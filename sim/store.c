@@ -86,8 +86,8 @@ meta(struct pfs_store *st, const char *key, char *buf, size_t size)
     return SQLITE_OK;
 }
 
-int
-pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
+static int
+store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag *diag)
 {
     struct pfs_store *st = calloc(1, sizeof *st);
     sqlite3_stmt *q = NULL;
@@ -98,8 +98,9 @@ pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
     if (!st)
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
     pfs__strlcpy(st->path, path, sizeof st->path);
-    if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-            SQLITE_OK ||
+    if (sqlite3_open_v2(path, &st->db,
+                        write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
+                        NULL) != SQLITE_OK ||
         sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK) {
         rc = fail(st, diag, PFS_EIO, "cannot open the results database");
         goto fail;
@@ -115,6 +116,11 @@ pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
     }
     n_tables = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+    if (n_tables == 0 && !write) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
+                           "not a pfisim results database (empty; pfisim run --db writes one)");
+        goto fail;
+    }
     if (n_tables > 0) {
         if (meta(st, "app", app, sizeof app) != SQLITE_OK || strcmp(app, "pfisim") != 0) {
             rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
@@ -130,6 +136,10 @@ pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
             goto fail;
         }
     }
+    if (!write) {
+        *out = st;
+        return 0;
+    }
     if ((rc = exec(st, "PRAGMA journal_mode = WAL;", diag)) || (rc = exec(st, schema, diag)) ||
         (rc = exec(st,
                    "INSERT OR IGNORE INTO pfisim_meta VALUES ('app', 'pfisim');"
@@ -142,6 +152,30 @@ pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
 fail:
     pfs_store_close(st);
     return rc;
+}
+
+int
+pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
+{
+    return store_open(path, true, out, diag);
+}
+
+int
+pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_diag *diag)
+{
+    return store_open(path, false, out, diag);
+}
+
+sqlite3 *
+pfs__store_db(struct pfs_store *st)
+{
+    return st->db;
+}
+
+const char *
+pfs__store_path(const struct pfs_store *st)
+{
+    return st->path;
 }
 
 void

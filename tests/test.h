@@ -127,7 +127,10 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_phoenix_replay)                                                                     \
     X(test_store_matches_csv)                                                                      \
     X(test_store_deterministic)                                                                    \
-    X(test_store_bad_databases)
+    X(test_store_bad_databases)                                                                    \
+    X(test_plot_axis)                                                                              \
+    X(test_plot_ranges)                                                                            \
+    X(test_plot_cli)
 
 #define TEST_DECLARE(name) void name(struct test *t);
 TEST_LIST(TEST_DECLARE)

@@ -1,0 +1,318 @@
+/*
+ * plots/chart.c - line charts with cairo: axes with nice ticks, labelled units, a legend
+ * below the plot (never over the data), shaded spans (DR events), a colour-blind-safe
+ * palette (Okabe and Ito, 2008), to PNG, SVG or PDF.
+ *
+ * Output goes to PATH.tmp and is renamed into place only when cairo reports success, so a
+ * failed figure leaves no half-written file.
+ */
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Okabe-Ito, without the yellow (too light on white) and starting with blue. */
+static const double palette[][3] = {
+    {0.000, 0.447, 0.698}, /* blue */
+    {0.902, 0.624, 0.000}, /* orange */
+    {0.000, 0.620, 0.451}, /* bluish green */
+    {0.835, 0.369, 0.000}, /* vermillion */
+    {0.800, 0.475, 0.655}, /* reddish purple */
+    {0.337, 0.706, 0.914}, /* sky blue */
+};
+#define N_PALETTE (sizeof palette / sizeof palette[0])
+
+int
+pfs_axis_nice(double lo, double hi, int max_ticks, struct pfs_axis *ax)
+{
+    double span, raw, mag, step = 0;
+    static const double mult[] = {1, 2, 2.5, 5};
+
+    if (!isfinite(lo) || !isfinite(hi) || lo > hi || max_ticks < 3)
+        return PFS_EINVAL; /* three ticks always suffice: a range across 0 needs them */
+    if (!(hi > lo)) {      /* one value: a unit-wide (or 10%) range around it */
+        double pad = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
+        lo -= pad;
+        hi += pad;
+    }
+    span = hi - lo;
+    raw = span / (max_ticks - 1);
+    mag = pow(10, floor(log10(raw)));
+    for (; mag < 1e300; mag *= 10) { /* the first nice step, smallest first, that fits */
+        for (size_t k = 0; k < sizeof mult / sizeof mult[0]; k++) {
+            step = mult[k] * mag;
+            if (ceil(hi / step - 1e-9) - floor(lo / step + 1e-9) + 1 <= max_ticks)
+                goto found;
+        }
+    }
+    return PFS_EINVAL;
+found:
+    ax->step = step;
+    ax->lo = floor(lo / step + 1e-9) * step;
+    ax->hi = ceil(hi / step - 1e-9) * step;
+    ax->n_ticks = (int)lround((ax->hi - ax->lo) / step) + 1;
+    return 0;
+}
+
+/* The range of a series set's x (or y) values, finite ones only. */
+static void
+extent(const struct pfs_chart *c, bool y, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t s = 0; s < c->n_series; s++)
+        for (size_t i = 0; i < c->series[s].n; i++) {
+            double v = y ? c->series[s].y[i] : c->series[s].x[i];
+
+            if (isfinite(v)) {
+                *lo = fmin(*lo, v);
+                *hi = fmax(*hi, v);
+            }
+        }
+}
+
+int
+pfs_chart_ranges(const struct pfs_chart *c, struct pfs_axis *x, struct pfs_axis *y)
+{
+    double xlo, xhi, ylo, yhi;
+
+    extent(c, false, &xlo, &xhi);
+    extent(c, true, &ylo, &yhi);
+    if (!(xlo <= xhi) || !(ylo <= yhi))
+        return PFS_EINVAL; /* nothing finite to draw */
+    if (c->y_from_zero && ylo > 0)
+        ylo = 0;
+    if (pfs_axis_nice(xlo, xhi, 9, x) || pfs_axis_nice(ylo, yhi, 7, y))
+        return PFS_EINVAL;
+    x->lo = xlo; /* time axes start and end with the data */
+    x->hi = xhi > xlo ? xhi : xlo + x->step;
+    return 0;
+}
+
+static void
+tick_label(char *buf, size_t size, double v, double step)
+{
+    int decimals = 0; /* as many as the step needs: 2.5 needs one, 0.25 two */
+
+    while (decimals < 6 && fabs(step * pow(10, decimals) - round(step * pow(10, decimals))) >
+                               1e-6 * step * pow(10, decimals))
+        decimals++;
+
+    if (fabs(v) < step * 1e-9)
+        v = 0;
+    snprintf(buf, size, "%.*f", decimals, v);
+}
+
+static void
+text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)
+{
+    cairo_text_extents_t e;
+
+    cairo_text_extents(cr, s, &e);
+    cairo_move_to(cr, x - e.width * ax - e.x_bearing, y - e.height * ay - e.y_bearing);
+    cairo_show_text(cr, s);
+}
+
+static void
+draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const struct pfs_axis *ay,
+     double w, double h)
+{
+    /* Layout: title on top, y label on the left, x label and legend below. */
+    const double left = 78, right = 24, top = 44, bottom = 96;
+    double pw = w - left - right, ph = h - top - bottom;
+    size_t n_items = c->n_series + (c->n_spans > 0);
+    double lx, ly;
+    char buf[64];
+
+#define PX(v) (left + ((v)-ax->lo) / (ax->hi - ax->lo) * pw)
+#define PY(v) (top + ph - ((v)-ay->lo) / (ay->hi - ay->lo) * ph)
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 15);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    text_at(cr, c->title, w / 2, 14, 0.5, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+
+    /* Shaded spans under everything. */
+    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+    for (size_t k = 0; k < c->n_spans; k++) {
+        double a = fmax(c->spans[k][0], ax->lo), b = fmin(c->spans[k][1], ax->hi);
+
+        if (b > a) {
+            cairo_rectangle(cr, PX(a), top, PX(b) - PX(a), ph);
+            cairo_fill(cr);
+        }
+    }
+    /* Grid and ticks. */
+    cairo_set_font_size(cr, 11);
+    cairo_set_line_width(cr, 1);
+    for (int i = 0; i < ay->n_ticks; i++) {
+        double v = ay->lo + i * ay->step, y = round(PY(v)) + 0.5;
+
+        cairo_set_source_rgb(cr, 0.82, 0.82, 0.82);
+        cairo_move_to(cr, left, y);
+        cairo_line_to(cr, left + pw, y);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        tick_label(buf, sizeof buf, v, ay->step);
+        text_at(cr, buf, left - 6, y, 1, 0.5);
+    }
+    {
+        struct pfs_axis xt;
+        double last_right = -INFINITY;
+
+        pfs_axis_nice(ax->lo, ax->hi, 9, &xt);
+        for (int i = 0; i < xt.n_ticks; i++) {
+            double v = xt.lo + i * xt.step, x = round(PX(v)) + 0.5;
+            cairo_text_extents_t e;
+
+            if (v < ax->lo - 1e-9 * xt.step || v > ax->hi + 1e-9 * xt.step)
+                continue;
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_move_to(cr, x, top + ph);
+            cairo_line_to(cr, x, top + ph + 5);
+            cairo_stroke(cr);
+            tick_label(buf, sizeof buf, v, xt.step);
+            cairo_text_extents(cr, buf, &e);
+            if (x - e.width / 2 > last_right + 6) { /* never overlap two labels */
+                text_at(cr, buf, x, top + ph + 8, 0.5, 0);
+                last_right = x + e.width / 2;
+            }
+        }
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_rectangle(cr, left + 0.5, top + 0.5, pw, ph);
+    cairo_stroke(cr);
+    cairo_set_font_size(cr, 12);
+    text_at(cr, c->x_label, left + pw / 2, top + ph + 28, 0.5, 0);
+    cairo_save(cr);
+    cairo_translate(cr, 16, top + ph / 2);
+    cairo_rotate(cr, -2 * atan(1.0)); /* a quarter turn back */
+    text_at(cr, c->y_label, 0, 0, 0.5, 0);
+    cairo_restore(cr);
+
+    /* The series, clipped to the plot area. */
+    cairo_save(cr);
+    cairo_rectangle(cr, left, top, pw, ph);
+    cairo_clip(cr);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    for (size_t s = 0; s < c->n_series; s++) {
+        const struct pfs_series *se = &c->series[s];
+        bool pen = false;
+
+        if (se->style == PFS_SERIES_REFERENCE) {
+            static const double dash[] = {6, 4};
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_set_dash(cr, dash, 2, 0);
+        } else {
+            const double *rgb = palette[se->colour % N_PALETTE];
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_set_dash(cr, NULL, 0, 0);
+        }
+        cairo_set_line_width(cr, se->style == PFS_SERIES_REFERENCE ? 1.5 : 1.8);
+        for (size_t i = 0; i < se->n; i++) {
+            if (!isfinite(se->x[i]) || !isfinite(se->y[i])) { /* a gap */
+                pen = false;
+                continue;
+            }
+            if (pen)
+                cairo_line_to(cr, PX(se->x[i]), PY(se->y[i]));
+            else
+                cairo_move_to(cr, PX(se->x[i]), PY(se->y[i]));
+            pen = true;
+        }
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+
+    /* Legend: one row below the x label, items spread evenly. */
+    cairo_set_font_size(cr, 11);
+    ly = top + ph + 60;
+    lx = left;
+    for (size_t k = 0; k < n_items; k++) {
+        const char *label = k < c->n_series ? c->series[k].label : c->span_label;
+        cairo_text_extents_t e;
+
+        cairo_text_extents(cr, label ? label : "", &e);
+        if (lx > left && lx + 30 + e.x_advance > w - right) { /* wrap to a second row */
+            lx = left;
+            ly += 18;
+        }
+
+        if (k < c->n_series) {
+            const struct pfs_series *se = &c->series[k];
+
+            if (se->style == PFS_SERIES_REFERENCE) {
+                static const double dash[] = {6, 4};
+                cairo_set_source_rgb(cr, 0, 0, 0);
+                cairo_set_dash(cr, dash, 2, 0);
+            } else {
+                const double *rgb = palette[se->colour % N_PALETTE];
+                cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            }
+            cairo_set_line_width(cr, 2.5);
+            cairo_move_to(cr, lx, ly);
+            cairo_line_to(cr, lx + 24, ly);
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+        } else {
+            cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+            cairo_rectangle(cr, lx, ly - 6, 24, 12);
+            cairo_fill(cr);
+        }
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        text_at(cr, label ? label : "", lx + 30, ly, 0, 0.5);
+        lx += 30 + e.x_advance + 22;
+    }
+#undef PX
+#undef PY
+}
+
+int
+pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_format format,
+                struct pfs_diag *diag)
+{
+    const double w = 900, h = 520;
+    struct pfs_axis ax, ay;
+    cairo_surface_t *surface;
+    cairo_t *cr;
+    cairo_status_t st;
+    char tmp[1100];
+
+    if (pfs_chart_ranges(c, &ax, &ay))
+        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "%s: no finite data to plot",
+                             c->title);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (format == PFS_PLOT_SVG)
+        surface = cairo_svg_surface_create(tmp, w, h);
+    else if (format == PFS_PLOT_PDF)
+        surface = cairo_pdf_surface_create(tmp, w, h);
+    else
+        surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
+    cr = cairo_create(surface);
+    draw(cr, c, &ax, &ay, w, h);
+    st = cairo_status(cr);
+    cairo_destroy(cr);
+    if (st == CAIRO_STATUS_SUCCESS && format == PFS_PLOT_PNG)
+        st = cairo_surface_write_to_png(surface, tmp);
+    cairo_surface_finish(surface);
+    if (st == CAIRO_STATUS_SUCCESS)
+        st = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (st != CAIRO_STATUS_SUCCESS) {
+        remove(tmp);
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
+                             cairo_status_to_string(st));
+    }
+    if (rename(tmp, path) != 0) {
+        remove(tmp);
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place");
+    }
+    return 0;
+}
