@@ -122,6 +122,7 @@ check-asan: deps
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    build/asan/pfisim-tests build/asan/pfisim
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	    PFISIM_BIN=build/asan/pfisim build/asan/pfisim-tests
 
 $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
