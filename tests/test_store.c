@@ -226,6 +226,32 @@ test_store_deterministic(struct test *t)
     }
     CHECK(text[0] && text[1] && strlen(text[0]) > 1000);
     CHECK(text[0] && text[1] && strcmp(text[0], text[1]) == 0);
+    /* ... and the files themselves, byte for byte (no time is stored, the same statements
+     * run in the same order). */
+    {
+        FILE *a = fopen(path[0], "rb"), *b = fopen(path[1], "rb");
+        long n = 0, diff = -1;
+        int ca, cb;
+
+        CHECK(a && b);
+        while (a && b) {
+            ca = fgetc(a);
+            cb = fgetc(b);
+            if (ca != cb) {
+                diff = n;
+                break;
+            }
+            if (ca == EOF)
+                break;
+            n++;
+        }
+        CHECK(n > 100000);
+        CHECK_INT(diff, -1);
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
     free(text[0]);
     free(text[1]);
 }
