@@ -117,6 +117,24 @@ text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)
     cairo_show_text(cr, s);
 }
 
+/* The colour, dash and width a series is drawn (and shown in the legend) with. */
+static void
+pen_for(cairo_t *cr, const struct pfs_series *se, double width)
+{
+    static const double dash[] = {6, 4};
+
+    if (se->style == PFS_SERIES_REFERENCE) {
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_set_dash(cr, dash, 2, 0);
+    } else {
+        const double *rgb = palette[se->colour % N_PALETTE];
+
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
+    cairo_set_line_width(cr, width);
+}
+
 static void
 draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const struct pfs_axis *ay,
      double w, double h)
@@ -205,16 +223,7 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
         const struct pfs_series *se = &c->series[s];
         bool pen = false;
 
-        if (se->style == PFS_SERIES_REFERENCE) {
-            static const double dash[] = {6, 4};
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            cairo_set_dash(cr, dash, 2, 0);
-        } else {
-            const double *rgb = palette[se->colour % N_PALETTE];
-            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-            cairo_set_dash(cr, NULL, 0, 0);
-        }
-        cairo_set_line_width(cr, se->style == PFS_SERIES_REFERENCE ? 1.5 : 1.8);
+        pen_for(cr, se, se->style == PFS_SERIES_REFERENCE ? 1.5 : 1.8);
         for (size_t i = 0; i < se->n; i++) {
             if (!isfinite(se->x[i]) || !isfinite(se->y[i])) { /* a gap */
                 pen = false;
@@ -248,15 +257,7 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
         if (k < c->n_series) {
             const struct pfs_series *se = &c->series[k];
 
-            if (se->style == PFS_SERIES_REFERENCE) {
-                static const double dash[] = {6, 4};
-                cairo_set_source_rgb(cr, 0, 0, 0);
-                cairo_set_dash(cr, dash, 2, 0);
-            } else {
-                const double *rgb = palette[se->colour % N_PALETTE];
-                cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-            }
-            cairo_set_line_width(cr, 2.5);
+            pen_for(cr, se, 2.5);
             cairo_move_to(cr, lx, ly);
             cairo_line_to(cr, lx + 24, ly);
             cairo_stroke(cr);

@@ -79,6 +79,21 @@ slurp(const char *path)
     return buf;
 }
 
+long
+test_count_lines(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    long n = 0;
+    int c;
+
+    if (!fp)
+        return -1;
+    while ((c = fgetc(fp)) != EOF)
+        n += c == '\n';
+    fclose(fp);
+    return n;
+}
+
 int
 test_run(struct test *t, const char *args, char **out, char **err)
 {

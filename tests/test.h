@@ -64,6 +64,9 @@ void test_fail(struct test *t, const char *file, int line, const char *fmt, ...)
  * slot: slot 0..3). */
 const char *test_write(struct test *t, int slot, const char *name, const char *text);
 
+/* The number of lines in the file at path; -1 when it cannot be read. */
+long test_count_lines(const char *path);
+
 /* The real-data file rel under the data directory, or NULL when it does not exist. */
 const char *test_data(const char *rel, char *buf, size_t size);
 

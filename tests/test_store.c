@@ -72,21 +72,6 @@ dump(sqlite3 *db)
     return text;
 }
 
-static long
-count_lines(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    long n = 0;
-    int c;
-
-    if (!fp)
-        return -1;
-    while ((c = fgetc(fp)) != EOF)
-        n += c == '\n';
-    fclose(fp);
-    return n;
-}
-
 /* The tokens column of policy's row in a `run --csv` summary (NAN when absent). */
 static double
 csv_tokens(const char *csv, const char *policy)
@@ -114,8 +99,8 @@ test_store_matches_csv(struct test *t)
     snprintf(args, sizeof args, RUN_ARGS " --db=%s --jobs-csv %s --timeseries-csv %s", db_path,
              jobs, ts);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    n_jobs = count_lines(jobs) - 1; /* header; rows for both policies */
-    n_ts = count_lines(ts) - 1;
+    n_jobs = test_count_lines(jobs) - 1; /* header; rows for both policies */
+    n_ts = test_count_lines(ts) - 1;
     CHECK(n_jobs > 100);
     CHECK(n_ts >= 2 * 1440);
     CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);

@@ -393,22 +393,6 @@ test_arrival_models_reproducible(struct test *t)
     }
 }
 
-/* Counts the data rows of a CSV (lines after the header); -1 when it cannot be read. */
-static long
-csv_rows(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    long n = -1;
-    int c;
-
-    if (!fp)
-        return -1;
-    while ((c = fgetc(fp)) != EOF)
-        n += c == '\n';
-    fclose(fp);
-    return n;
-}
-
 void
 test_workload_load_cli(struct test *t)
 {
@@ -428,7 +412,7 @@ test_workload_load_cli(struct test *t)
         free(out);
         free(err);
         snprintf(args, sizeof args, "%s/w%d.csv", t->tmpdir, k);
-        n[k] = csv_rows(args);
+        n[k] = test_count_lines(args) - 1; /* less the header */
     }
     CHECK(n[0] > 5000);
     CHECK_NEAR((double)n[0] / (double)n[1], 3.0, 0.25);
