@@ -21,6 +21,7 @@ done
 echo "== the default scenario (configs/default.cfg): 1,024 H200s, 7 days, three 30% DR events"
 "$bin" run --timeseries-csv "$out/timeseries.csv" --db="$out/pfisim.db" | tee "$out/run.txt"
 "$bin" plot "$out/pfisim.db" -o "$out/plots"
+"$bin" report "$out/pfisim.db" -o "$out/report.pdf"
 
 echo "== synthetic H100/H200 corpus (seed 7) and a 7-day workload on 1,024 GPUs"
 "$bin" synth --seed 7 -o "$out/corpus"
@@ -37,6 +38,7 @@ if [ -d "$data/power" ]; then
     echo "== the Phoenix replay (configs/phoenix-srp.cfg) against the measured DR event"
     "$bin" run configs/phoenix-srp.cfg --db="$out/phoenix.db"
     "$bin" plot "$out/phoenix.db" -o "$out/plots" --only phoenix
+    "$bin" report "$out/phoenix.db" -o "$out/phoenix-report.pdf"
     for s in perseus emerald zeus-a40; do
         echo "== fit: real curves, $s"
         "$bin" fit "$out/curves/$s.csv" | tee "$out/fits/$s.txt"
@@ -49,11 +51,12 @@ if [ -d "$data/power" ]; then
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
     echo "         $out/plots/{power,throughput,phoenix}.png (docs/plots.md)"
+    echo "         $out/report.pdf, $out/phoenix-report.pdf (the PDF reports)"
 else
     echo
     echo "no real data at $data (set PFISIM_DATA): model, synthetic corpus and workload only"
     echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
-    echo "         $out/plots/{power,throughput}.png (docs/plots.md)"
+    echo "         $out/plots/{power,throughput}.png (docs/plots.md), $out/report.pdf"
 fi

@@ -276,6 +276,17 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
 }
 
 int
+pfs__chart_draw(cairo_t *cr, const struct pfs_chart *c, double w, double h)
+{
+    struct pfs_axis ax, ay;
+
+    if (pfs_chart_ranges(c, &ax, &ay))
+        return PFS_EINVAL;
+    draw(cr, c, &ax, &ay, w, h);
+    return 0;
+}
+
+int
 pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_format format,
                 struct pfs_diag *diag)
 {

@@ -6,6 +6,8 @@
  * limit (the time series' budget_w) is on and below its highest value, i.e. where an event
  * lowers the facility's limit.
  */
+#include <cairo-pdf.h>
+#include <cairo.h>
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -19,6 +21,10 @@
 
 struct run_ts {
     char policy[64];
+    sqlite3_int64 id;
+    /* the run's summary (docs/results.md), NAN where NULL */
+    double tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, dr_worst_excess_w, gap;
+    double deadline_misses, tier_violations;
     size_t n;
     double *t_s, *facility_w, *gpu_w, *budget_w, *throughput;
 };
@@ -26,7 +32,9 @@ struct run_ts {
 struct figs {
     sqlite3 *db;
     const char *db_path;
+    cairo_t *page; /* writing the report: figures go onto its pages, not into files */
     char scenario[64];
+    long seed;
     struct run_ts runs[MAX_RUNS];
     size_t n_runs;
 };
@@ -96,15 +104,31 @@ load(struct figs *f, struct pfs_diag *diag)
 
     /* The first scenario stored, its lowest seed, its runs in the order they were written. */
     if (sqlite3_prepare_v2(f->db,
-                           "SELECT run.id, run.policy, scenario.name FROM run "
+                           "SELECT run.id, run.policy, scenario.name, run.seed, tokens, "
+                           "mean_tps, energy_j, tokens_per_j, dr_minutes_over, "
+                           "dr_worst_excess_w, gap_recovered, deadline_misses, "
+                           "tier_violations FROM run "
                            "JOIN scenario ON scenario.id = run.scenario_id "
+                           "LEFT JOIN summary ON summary.run_id = run.id "
                            "WHERE run.scenario_id = (SELECT min(scenario_id) FROM run) "
                            "AND run.seed = (SELECT min(seed) FROM run WHERE scenario_id = "
                            "(SELECT min(scenario_id) FROM run)) ORDER BY run.id",
                            -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
     while (f->n_runs < MAX_RUNS && sqlite3_step(q) == SQLITE_ROW) {
-        ids[f->n_runs] = sqlite3_column_int64(q, 0);
+        struct run_ts *r = &f->runs[f->n_runs];
+
+        ids[f->n_runs] = r->id = sqlite3_column_int64(q, 0);
+        f->seed = (long)sqlite3_column_int64(q, 3);
+        r->tokens = col(q, 4);
+        r->mean_tps = col(q, 5);
+        r->energy_j = col(q, 6);
+        r->tokens_per_j = col(q, 7);
+        r->dr_minutes_over = col(q, 8);
+        r->dr_worst_excess_w = col(q, 9);
+        r->gap = col(q, 10);
+        r->deadline_misses = col(q, 11);
+        r->tier_violations = col(q, 12);
         pfs__strlcpy(f->runs[f->n_runs].policy, (const char *)sqlite3_column_text(q, 1),
                      sizeof f->runs[0].policy);
         pfs__strlcpy(f->scenario, (const char *)sqlite3_column_text(q, 2), sizeof f->scenario);
@@ -167,6 +191,18 @@ spans(const struct run_ts *r, double scale, double (*out)[2], size_t max)
     return n;
 }
 
+static void
+figs_free(struct figs *f)
+{
+    for (size_t k = 0; k < f->n_runs; k++) {
+        free(f->runs[k].t_s);
+        free(f->runs[k].facility_w);
+        free(f->runs[k].gpu_w);
+        free(f->runs[k].budget_w);
+        free(f->runs[k].throughput);
+    }
+}
+
 static bool
 wanted(const char *only, const char *name)
 {
@@ -175,18 +211,138 @@ wanted(const char *only, const char *name)
 
 static const char *const ext[] = {"png", "svg", "pdf"};
 
-/* Writes one chart as dir/name.EXT and prints its path. */
+/* Shows text from (x, y) in lines no wider than width, breaking at spaces; returns the y
+ * below the last line. */
+static double
+wrap_text(cairo_t *cr, const char *text, double x, double y, double width, double line_h)
+{
+    char line[512];
+    size_t len = 0;
+    const char *p = text;
+
+    while (*p) {
+        const char *word_end = strchr(p, ' ');
+        size_t wl = word_end ? (size_t)(word_end - p) : strlen(p);
+        char trial[512];
+        cairo_text_extents_t e;
+
+        snprintf(trial, sizeof trial, "%.*s%s%.*s", (int)len, line, len ? " " : "", (int)wl, p);
+        cairo_text_extents(cr, trial, &e);
+        if (len && e.x_advance > width) {
+            cairo_move_to(cr, x, y);
+            cairo_show_text(cr, line);
+            y += line_h;
+            snprintf(line, sizeof line, "%.*s", (int)wl, p);
+        } else {
+            pfs__strlcpy(line, trial, sizeof line);
+        }
+        len = strlen(line);
+        p += wl;
+        while (*p == ' ')
+            p++;
+    }
+    if (len) {
+        cairo_move_to(cr, x, y);
+        cairo_show_text(cr, line);
+        y += line_h;
+    }
+    return y;
+}
+
+/* Writes one chart as dir/name.EXT and prints its path; for the report, draws it on a page
+ * of its own with its one-line reading below. */
 static int
-emit(const struct pfs_chart *c, const char *dir, const char *name, enum pfs_plot_format format,
-     FILE *fp, struct pfs_diag *diag)
+emit(struct figs *f, const struct pfs_chart *c, const char *dir, const char *name,
+     enum pfs_plot_format format, FILE *fp, const char *reading, struct pfs_diag *diag)
 {
     char path[1024];
     int rc;
+
+    if (f->page) { /* A4 landscape: the 900 x 520 chart scaled to 765 points wide */
+        cairo_save(f->page);
+        cairo_translate(f->page, 38.5, 36);
+        cairo_scale(f->page, 0.85, 0.85);
+        rc = pfs__chart_draw(f->page, c, 900, 520);
+        cairo_restore(f->page);
+        if (rc)
+            return pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                                 "%s: no finite data to plot", c->title);
+        cairo_set_source_rgb(f->page, 0, 0, 0);
+        cairo_select_font_face(f->page, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                               CAIRO_FONT_WEIGHT_NORMAL);
+        cairo_set_font_size(f->page, 11);
+        wrap_text(f->page, reading, 60, 36 + 520 * 0.85 + 24, 722, 15);
+        cairo_show_page(f->page);
+        return 0;
+    }
 
     snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
     if ((rc = pfs_chart_write(c, path, format, diag)) == 0 && fp)
         fprintf(fp, "%s\n", path);
     return rc;
+}
+
+/* Appends one "policy value" item per run to buf. */
+static void
+per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t which, double scale)
+{
+    for (size_t k = 0; k < f->n_runs; k++) {
+        const struct run_ts *r = &f->runs[k];
+        double v = which == 0 ? r->dr_minutes_over : which == 1 ? r->mean_tps / scale : r->gap;
+        size_t used = strlen(buf);
+
+        if (isnan(v))
+            continue;
+        snprintf(buf + used, size - used, "%s%s ", used && buf[used - 1] != ' ' ? ", " : "",
+                 r->policy);
+        used = strlen(buf);
+        snprintf(buf + used, size - used, "%.*f", decimals, v);
+    }
+}
+
+static void
+reading_power(const struct figs *f, char *buf, size_t size)
+{
+    snprintf(buf, size, "Minutes in DR events whose mean facility power exceeded the target: ");
+    per_policy(f, buf, size, 0, 0, 1);
+    pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
+}
+
+static void
+reading_throughput(const struct figs *f, double scale, const char *unit, char *buf, size_t size)
+{
+    size_t used;
+
+    snprintf(buf, size, "Mean throughput (%s): ", unit);
+    per_policy(f, buf, size, 2, 1, scale);
+    used = strlen(buf);
+    snprintf(buf + used, size - used,
+             ". Share of the equal-to-oracle gap recovered (needs both runs): ");
+    used = strlen(buf);
+    per_policy(f, buf, size, 2, 2, 1);
+    if (strlen(buf) == used)
+        pfs__strlcpy(buf + used, "none (no equal and oracle runs)", size - used);
+    pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
+}
+
+static void
+reading_phoenix(const struct figs *f, const double *measured_kw, size_t n, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "Mean absolute percentage error of the simulated GPU power against the measured "
+             "series, per minute over the replay: ");
+    for (size_t k = 0; k < f->n_runs; k++) {
+        const struct run_ts *r = &f->runs[k];
+        size_t m = r->n < n ? r->n : n, used;
+        double e = 0;
+
+        for (size_t i = 0; i < m; i++)
+            e += fabs(r->gpu_w[i] / 1e3 - measured_kw[i]) / measured_kw[i];
+        used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s %.2f%%", k ? ", " : "", r->policy,
+                 m ? 100 * e / (double)m : (double)NAN);
+    }
+    pfs__strlcpy(buf + strlen(buf), " (docs/validation.md).", size - strlen(buf));
 }
 
 /* Figures 4 and 5: power against the limit, and throughput, over time. */
@@ -200,7 +356,7 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
     double(*sp)[2] = NULL, *x[MAX_RUNS] = {0}, *y[MAX_RUNS + 1] = {0};
     double max_w = 0, max_tps = 0, span_s, tscale, wscale, tpscale;
     const char *w_unit, *tp_unit, *t_label;
-    char title[160], ylab[64];
+    char title[160], ylab[64], reading[1024];
     size_t n_sp = 0;
     int rc = 0;
 
@@ -250,9 +406,11 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
                                            PFS_SERIES_REFERENCE, 0};
         snprintf(title, sizeof title, "%s: facility power against its limit", f->scenario);
         snprintf(ylab, sizeof ylab, "facility power (%s)", w_unit);
-        rc = emit(&(struct pfs_chart){title, t_label, ylab, s, f->n_runs + 1,
+        reading_power(f, reading, sizeof reading);
+        rc = emit(f,
+                  &(struct pfs_chart){title, t_label, ylab, s, f->n_runs + 1,
                                       (const double(*)[2])sp, n_sp, "DR event", true},
-                  dir, "power", format, fp, diag);
+                  dir, "power", format, fp, reading, diag);
     }
     if (rc == 0 && wanted(only, "throughput")) {
         for (size_t k = 0; k < f->n_runs; k++) {
@@ -263,9 +421,11 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         }
         snprintf(title, sizeof title, "%s: throughput per policy", f->scenario);
         snprintf(ylab, sizeof ylab, "throughput (%s)", tp_unit);
-        rc = emit(&(struct pfs_chart){title, t_label, ylab, s, f->n_runs, (const double(*)[2])sp,
+        reading_throughput(f, tpscale, tp_unit, reading, sizeof reading);
+        rc = emit(f,
+                  &(struct pfs_chart){title, t_label, ylab, s, f->n_runs, (const double(*)[2])sp,
                                       n_sp, "DR event", true},
-                  dir, "throughput", format, fp, diag);
+                  dir, "throughput", format, fp, reading, diag);
     }
 out:
     for (size_t k = 0; k <= f->n_runs; k++) {
@@ -287,7 +447,7 @@ phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
     struct pfs_series s[MAX_RUNS + 1];
     double *mx = NULL, *my = NULL, *x[MAX_RUNS] = {0}, *y[MAX_RUNS] = {0}, (*sp)[2] = NULL;
     size_t n = 0, cap = 0, idx[2], n_sp;
-    char path[1024];
+    char path[1024], reading[1024];
     int rc;
 
     snprintf(path, sizeof path, "%s/emerald-phoenix/SRP_total_power.csv", pfs_data_dir());
@@ -341,11 +501,13 @@ phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
     }
     s[f->n_runs] =
         (struct pfs_series){"measured (Emerald, Phoenix)", mx, my, n, PFS_SERIES_REFERENCE, 0};
-    rc = emit(&(struct pfs_chart){"Phoenix DR event: simulated against measured GPU power",
+    reading_phoenix(f, my, n, reading, sizeof reading);
+    rc = emit(f,
+              &(struct pfs_chart){"Phoenix DR event: simulated against measured GPU power",
                                   "minutes from the first measured minute", "GPU power (kW)", s,
                                   f->n_runs + 1, (const double(*)[2])sp, n_sp,
                                   "DR event (simulated limit)", false},
-              dir, "phoenix", format, fp, diag);
+              dir, "phoenix", format, fp, reading, diag);
 out:
     pfs__csv_close(&csv);
     for (size_t k = 0; k < f->n_runs; k++) {
@@ -388,13 +550,207 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
                                "figure phoenix needs a run of the phoenix-srp scenario, not '%s'",
                                f.scenario);
     }
-    for (size_t k = 0; k < f.n_runs; k++) {
-        free(f.runs[k].t_s);
-        free(f.runs[k].facility_w);
-        free(f.runs[k].gpu_w);
-        free(f.runs[k].budget_w);
-        free(f.runs[k].throughput);
+    figs_free(&f);
+    pfs_store_close(st);
+    return rc;
+}
+
+/* The value of setting key ("corpus", "file", "arrivals") in the scenario's canonical
+ * text, into buf ("" when absent). */
+static void
+setting(const char *config, const char *key, char *buf, size_t size)
+{
+    char pat[64];
+    const char *p, *q;
+
+    buf[0] = '\0';
+    snprintf(pat, sizeof pat, " %s = \"", key);
+    if (!(p = strstr(config, pat)))
+        return;
+    p += strlen(pat);
+    if ((q = strchr(p, '"')) != NULL)
+        snprintf(buf, size, "%.*s", (int)(q - p), p);
+}
+
+/* Where the scenario's data came from, real or synthetic, in two sentences. */
+static void
+provenance(const char *config, char *corpus_line, char *workload_line, size_t size)
+{
+    char corpus[300], file[300], arrivals[300];
+
+    setting(config, "corpus", corpus, sizeof corpus);
+    setting(config, "file", file, sizeof file);
+    setting(config, "arrivals", arrivals, sizeof arrivals);
+    if (strncmp(corpus, "import:", 7) == 0)
+        snprintf(corpus_line, size,
+                 "Curves: REAL measured power-cap curves imported at run time from the data "
+                 "directory (%s).",
+                 corpus + 7);
+    else if (strstr(corpus, "h200-h100"))
+        snprintf(corpus_line, size,
+                 "Curves: SYNTHETIC - the shipped H200/H100 corpus (%s), generated by pfisim "
+                 "synth from the DVFS model and calibrated against real data "
+                 "(docs/corpus.md); not measurements.",
+                 corpus);
+    else
+        snprintf(corpus_line, size,
+                 "Curves: the corpus in %s (see its files for whether it is real or "
+                 "synthetic).",
+                 corpus);
+    if (file[0])
+        snprintf(workload_line, size, "Workload: the file %s.", file);
+    else if (strncmp(arrivals, "fitted:", 7) == 0)
+        snprintf(workload_line, size,
+                 "Workload: SYNTHETIC arrivals drawn from the model fitted to the real %s trace "
+                 "(configs/arrivals/), run on the curves above.",
+                 arrivals + 7);
+    else if (strncmp(arrivals, "poisson:", 8) == 0)
+        snprintf(workload_line, size, "Workload: SYNTHETIC Poisson arrivals (%s).", arrivals);
+    else
+        snprintf(workload_line, size,
+                 "Workload: arrivals, sizes and durations of the REAL %s trace from the data "
+                 "directory, run on the curves above.",
+                 arrivals);
+}
+
+static void
+title_page(struct figs *f, const char *config)
+{
+    cairo_t *cr = f->page;
+    char line[600], corpus[700], workload[700];
+    double y;
+
+    provenance(config, corpus, workload, sizeof corpus);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 26);
+    cairo_move_to(cr, 60, 130);
+    cairo_show_text(cr, "pfisim report");
+    cairo_set_font_size(cr, 16);
+    snprintf(line, sizeof line, "scenario %s, seed %ld", f->scenario, f->seed);
+    cairo_move_to(cr, 60, 170);
+    cairo_show_text(cr, line);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 12);
+    snprintf(line, sizeof line, "pfisim %s, from the results database %s", PFS_VERSION, f->db_path);
+    y = wrap_text(cr, line, 60, 210, 722, 17);
+    y = wrap_text(cr, corpus, 60, y + 10, 722, 17);
+    y = wrap_text(cr, workload, 60, y + 4, 722, 17);
+    snprintf(line, sizeof line,
+             "Policies compared: %zu, on the same workload. Pages: this one, "
+             "a summary table, then one figure per page with its reading.",
+             f->n_runs);
+    wrap_text(cr, line, 60, y + 10, 722, 17);
+    cairo_show_page(cr);
+}
+
+static void
+summary_page(struct figs *f)
+{
+    static const char *const head[] = {"policy",          "tokens",     "tokens/s",
+                                       "energy (MWh)",    "tokens/J",   "DR min over",
+                                       "deadline misses", "tier viol.", "gap"};
+    static const double x[] = {60, 190, 265, 340, 430, 500, 585, 685, 760};
+    cairo_t *cr = f->page;
+    double y = 110;
+    char v[9][48];
+
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 16);
+    cairo_move_to(cr, 60, 70);
+    cairo_show_text(cr, "Summary, one row per policy (docs/simulator.md defines the columns)");
+    cairo_set_font_size(cr, 10);
+    for (size_t c = 0; c < 9; c++) {
+        cairo_move_to(cr, x[c], y);
+        cairo_show_text(cr, head[c]);
     }
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    for (size_t k = 0; k < f->n_runs; k++) {
+        const struct run_ts *r = &f->runs[k];
+
+        y += 20;
+        snprintf(v[0], sizeof v[0], "%s", r->policy);
+        snprintf(v[1], sizeof v[1], "%.4g", r->tokens);
+        snprintf(v[2], sizeof v[2], "%.4g", r->mean_tps);
+        snprintf(v[3], sizeof v[3], "%.2f", r->energy_j / 3.6e9);
+        snprintf(v[4], sizeof v[4], "%.3g", r->tokens_per_j);
+        snprintf(v[5], sizeof v[5], "%.0f", r->dr_minutes_over);
+        snprintf(v[6], sizeof v[6], "%.0f", r->deadline_misses);
+        snprintf(v[7], sizeof v[7], "%.0f", r->tier_violations);
+        if (isnan(r->gap))
+            snprintf(v[8], sizeof v[8], "-");
+        else
+            snprintf(v[8], sizeof v[8], "%.2f", r->gap);
+        for (size_t c = 0; c < 9; c++) {
+            cairo_move_to(cr, x[c], y);
+            cairo_show_text(cr, v[c]);
+        }
+    }
+    cairo_set_font_size(cr, 10);
+    wrap_text(cr,
+              "gap: the share of the equal-to-oracle throughput gap a policy recovers, "
+              "(policy - equal) / (oracle - equal); '-' when the run had no equal or oracle "
+              "baseline.",
+              60, y + 40, 722, 14);
+    cairo_show_page(cr);
+}
+
+int
+pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
+{
+    struct pfs_store *st = NULL;
+    struct figs f = {.db_path = db_path};
+    cairo_surface_t *surface = NULL;
+    sqlite3_stmt *q = NULL;
+    char tmp[1100], *config = NULL;
+    cairo_status_t cs;
+    int rc;
+
+    if ((rc = pfs_store_open_read(db_path, &st, diag)))
+        return rc;
+    f.db = pfs__store_db(st);
+    if ((rc = load(&f, diag)))
+        goto out;
+    if (sqlite3_prepare_v2(f.db,
+                           "SELECT config FROM scenario WHERE id = (SELECT min(scenario_id) "
+                           "FROM run)",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_ROW ||
+        !(config = strdup((const char *)sqlite3_column_text(q, 0)))) {
+        rc = db_error(&f, diag);
+        goto out;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+    surface = cairo_pdf_surface_create(tmp, 842, 595); /* A4 landscape, points */
+    f.page = cairo_create(surface);
+    title_page(&f, config);
+    summary_page(&f);
+    rc = timeline(&f, NULL, PFS_PLOT_PDF, NULL, NULL, diag);
+    if (rc == 0 && strcmp(f.scenario, "phoenix-srp") == 0)
+        rc = phoenix(&f, NULL, PFS_PLOT_PDF, NULL, diag);
+    cs = cairo_status(f.page);
+    cairo_destroy(f.page);
+    cairo_surface_finish(surface);
+    if (cs == CAIRO_STATUS_SUCCESS)
+        cs = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (rc == 0 && cs != CAIRO_STATUS_SUCCESS)
+        rc = pfs__diag_set(diag, PFS_EIO, out_path, 0, 0, NULL, "cannot write: %s",
+                           cairo_status_to_string(cs));
+    if (rc == 0 && rename(tmp, out_path) != 0)
+        rc = pfs__diag_set(diag, PFS_EIO, out_path, 0, 0, NULL, "cannot rename into place: %s",
+                           strerror(errno));
+    if (rc)
+        remove(tmp);
+out:
+    sqlite3_finalize(q);
+    free(config);
+    figs_free(&f);
     pfs_store_close(st);
     return rc;
 }

@@ -248,6 +248,8 @@ pfs_cli_run(int argc, char **argv)
         }
         for (size_t k = 0; k < n_pol; k++)
             o.res[k].gap_recovered = (o.res[k].tokens - eq) / (orc - eq);
+        if (store)
+            rc = pfs_store_update_gaps(store, sc, &d);
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
         if (rc == 0 && jobs_path)

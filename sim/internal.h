@@ -107,6 +107,10 @@ int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs
                      struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
                      struct pfs_gpu *truth_gpu, struct pfs_diag *diag);
 
+/* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
+struct _cairo;
+int pfs__chart_draw(struct _cairo *cr, const struct pfs_chart *c, double w, double h);
+
 /* The results database's SQLite handle and path, for the readers in plots/. */
 struct sqlite3 *pfs__store_db(struct pfs_store *st);
 const char *pfs__store_path(const struct pfs_store *st);

@@ -152,12 +152,6 @@ static const char help_gpus[] = "usage: pfisim gpus [--csv]\n"
                                 "\n"
                                 "Lists the GPU profiles built in from configs/gpus/.\n";
 
-static const char help_planned[] =
-    "usage: pfisim COMMAND ...\n"
-    "\n"
-    "Not implemented yet: this command belongs to a later part of pfisim (see docs/ and\n"
-    "DESIGN.md section 7). It exits with status 1.\n";
-
 /* ---------------------------------------------------------------------------------------
  * pfisim gpus
  */
@@ -1256,22 +1250,6 @@ cmd_predict(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Commands of later layers, and the dispatcher
- */
-
-static int
-cmd_planned(int argc, char **argv)
-{
-    (void)argc;
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(help_planned, stdout);
-        return EXIT_OK;
-    }
-    fprintf(stderr, "pfisim %s: not implemented yet\n", argv[0]);
-    return EXIT_FAIL;
-}
-
-/* ---------------------------------------------------------------------------------------
  * pfisim plot
  */
 
@@ -1333,6 +1311,43 @@ cmd_plot(int argc, char **argv)
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * pfisim report
+ */
+
+static const char help_report[] =
+    "usage: pfisim report DB [-o REPORT.pdf]\n"
+    "\n"
+    "Writes a multi-page PDF (A4 landscape) from a results database: a title page naming\n"
+    "the scenario, the pfisim version and whether its curves and workload are real or\n"
+    "synthetic; a summary table; then each figure of pfisim plot on its own page with a\n"
+    "one-line reading (docs/plots.md). Default output: results/report.pdf.\n";
+
+static int
+cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *output = "results/report.pdf";
+    struct pfs_diag d = {0};
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        if (c == 'o')
+            output = optarg;
+        else if (c == 'h')
+            return fputs(help_report, stdout), EXIT_OK;
+        else
+            return pfs_cli_usage("report", "%s", "bad option");
+    }
+    if (argc - optind != 1)
+        return pfs_cli_usage("report", "%s", "expected one results database");
+    if ((rc = pfs_report_db(argv[optind], output, &d)) != 0)
+        return pfs_cli_report(&d, rc);
+    printf("%s\n", output);
+    return EXIT_OK;
+}
+
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
@@ -1349,7 +1364,7 @@ static const struct command commands[] = {
     {"predict", "train, evaluate and explain the telemetry-to-PFI predictor", help_predict,
      cmd_predict},
     {"plot", "figures from a results database", help_plot, cmd_plot},
-    {"report", "PDF report from a results database (planned)", help_planned, cmd_planned},
+    {"report", "PDF report from a results database", help_report, cmd_report},
     {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,
      cmd_workload},
     {"help", "help on a command", NULL, cmd_help},

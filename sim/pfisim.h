@@ -840,6 +840,12 @@ int pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const
  * seed: scenario (canonical text and hash), run, summary, per-job results (jobs may be NULL)
  * and the time series (ts may be NULL). On failure nothing of it is written. Returns 0 or
  * PFS_EIO. */
+/* Sets the gap recovered of every stored run of sc's scenario and seed from the stored
+ * equal and oracle runs (NULL without both): runs are written as they finish, before the
+ * gap can be known. One statement, so all or none. Returns 0 or PFS_EIO. */
+int pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc,
+                          struct pfs_diag *diag);
+
 int pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                         const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
                         const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
@@ -895,5 +901,11 @@ int pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_f
  * Returns 0, PFS_EINVAL (not a pfisim database, no runs, unknown figure) or PFS_EIO. */
 int pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
                 FILE *fp, struct pfs_diag *diag);
+
+/* Writes the PDF report of a results database to out_path (via out_path.tmp): a title page
+ * naming the scenario, the pfisim version and whether its curves and workload are real or
+ * synthetic, a summary table, then each figure of pfs_plot_db on a page of its own with a
+ * one-line reading. Returns 0, PFS_EINVAL or PFS_EIO. */
+int pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

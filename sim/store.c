@@ -266,6 +266,41 @@ step(sqlite3_stmt *q)
 }
 
 int
+pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    char hash[17], *text = canonical(sc, hash);
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    if (!text)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    /* Each run of this scenario and seed against the stored equal and oracle runs of the
+     * same scenario and seed (NULL without both; x / 0 is NULL in SQLite). */
+    if (sqlite3_prepare_v2(st->db,
+                           "UPDATE summary SET gap_recovered = ("
+                           "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"
+                           "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"
+                           "    AND re.policy = 'equal'"
+                           "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"
+                           "    AND ro.policy = 'oracle'"
+                           "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"
+                           "  WHERE r.id = summary.run_id)"
+                           " WHERE run_id IN (SELECT run.id FROM run JOIN scenario"
+                           "  ON scenario.id = run.scenario_id WHERE hash = ? AND seed = ?)",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = fail(st, diag, PFS_EIO, "database");
+    } else {
+        sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 2, (sqlite3_int64)sc->seed);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            rc = fail(st, diag, PFS_EIO, "database");
+    }
+    sqlite3_finalize(q);
+    free(text);
+    return rc;
+}
+
+int
 pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                     const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
                     const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,

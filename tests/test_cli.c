@@ -47,8 +47,8 @@ test_cli_frame(struct test *t)
     CHECK_INT(test_run(t, "fit --bogus x.csv", &out, &err), 2);
     free(out);
     free(err);
-    CHECK_INT(test_run(t, "report", &out, &err), 1); /* later issue: says so, fails */
-    CHECK_STR(err, "pfisim report: not implemented yet\n");
+    CHECK_INT(test_run(t, "report", &out, &err), 2); /* no database named */
+    CHECK(strstr(err, "pfisim report: expected one results database") != NULL);
     free(out);
     free(err);
     CHECK_INT(test_run(t, "model h200-sxm --csv --step 250", &out, &err), 0);

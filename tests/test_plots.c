@@ -139,6 +139,28 @@ starts_with(const char *path, const char *magic)
     return n >= strlen(magic) && memcmp(buf, magic, strlen(magic)) == 0;
 }
 
+/* Pages of a cairo PDF: its page objects (cairo writes their dictionaries uncompressed). */
+static int
+pdf_pages(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    static const char key[] = "/Type /Page";
+    size_t k = 0;
+    int c, n = 0;
+
+    if (!fp)
+        return -1;
+    while ((c = fgetc(fp)) != EOF) {
+        if (k == sizeof key - 1) { /* matched: a page unless it is "/Pages" */
+            n += c != 's';
+            k = 0;
+        }
+        k = c == key[k] ? k + 1 : c == key[0] ? 1 : 0;
+    }
+    fclose(fp);
+    return n;
+}
+
 void
 test_plot_cli(struct test *t)
 {
@@ -167,6 +189,20 @@ test_plot_cli(struct test *t)
         snprintf(path, sizeof path, "%s/v/power.%s", t->tmpdir, f ? "pdf" : "svg");
         CHECK(starts_with(path, f ? "%PDF" : "<?xml"));
     }
+    /* The report: title, summary, power, throughput. */
+    snprintf(args, sizeof args, "report %s/r.db -o %s/report.pdf", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(path, sizeof path, "%s/report.pdf", t->tmpdir);
+    CHECK(starts_with(path, "%PDF"));
+    CHECK_INT(pdf_pages(path), 4);
+    snprintf(args, sizeof args, "report %s/r.db -o %s/nodir/report.pdf", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 4);
+    free(out);
+    free(err);
+    snprintf(path, sizeof path, "%s/nodir/report.pdf.tmp", t->tmpdir);
+    CHECK(test_count_lines(path) == -1); /* nothing half-written */
     /* Bad input: an unknown figure, a database that is not pfisim's, an empty one, an
      * output directory that cannot be made. */
     snprintf(args, sizeof args, "plot %s/r.db -o %s/png --only pie", t->tmpdir, t->tmpdir);
@@ -202,4 +238,10 @@ test_plot_cli(struct test *t)
     free(err);
     snprintf(path, sizeof path, "%s/ph/phoenix.png", t->tmpdir);
     check_png(t, path, 900, 520);
+    snprintf(args, sizeof args, "report %s/ph.db -o %s/ph.pdf", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(path, sizeof path, "%s/ph.pdf", t->tmpdir);
+    CHECK_INT(pdf_pages(path), 5); /* ... and the Phoenix figure */
 }

@@ -84,7 +84,7 @@ csv_tokens(const char *csv, const char *policy)
     return p ? strtod(p + strlen(key), NULL) : (double)NAN;
 }
 
-#define RUN_ARGS "run --days 1 --policy equal --policy pfi --csv"
+#define RUN_ARGS "run --days 2 --policy equal --policy pfi --csv" /* a DR event on day 2 */
 
 void
 test_store_matches_csv(struct test *t)
@@ -158,6 +158,33 @@ test_store_matches_csv(struct test *t)
     free(err);
     CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 5);
     CHECK_INT(query_long(db, "SELECT count(DISTINCT scenario_id) FROM run"), 1);
+    /* No oracle yet: no gap. Then an oracle run alone (the others resumed): every stored
+     * run of seed 1 gets its gap from the stored equal and oracle tokens. */
+    CHECK_INT(query_long(db, "SELECT count(*) FROM summary WHERE gap_recovered IS NOT NULL"), 0);
+    snprintf(args, sizeof args, RUN_ARGS " --policy oracle --db=%s --resume", db_path);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    {
+        double eq = query_double(db, "SELECT tokens FROM summary JOIN run ON run.id = run_id "
+                                     "WHERE policy = 'equal' AND seed = 1"),
+               orc = query_double(db, "SELECT tokens FROM summary JOIN run ON run.id = run_id "
+                                      "WHERE policy = 'oracle' AND seed = 1"),
+               pfi = query_double(db, "SELECT tokens FROM summary JOIN run ON run.id = run_id "
+                                      "WHERE policy = 'pfi' AND seed = 1");
+
+        CHECK(orc > eq);
+        CHECK_NEAR(query_double(db, "SELECT gap_recovered FROM summary JOIN run ON run.id = "
+                                    "run_id WHERE policy = 'pfi' AND seed = 1"),
+                   (pfi - eq) / (orc - eq), 1e-12);
+        CHECK_NEAR(query_double(db, "SELECT gap_recovered FROM summary JOIN run ON run.id = "
+                                    "run_id WHERE policy = 'oracle' AND seed = 1"),
+                   1, 1e-12);
+        CHECK_INT(query_long(db, "SELECT count(*) FROM summary JOIN run ON run.id = run_id "
+                                 "WHERE seed = 2 AND gap_recovered IS NOT NULL"),
+                  0); /* seed 2 had no oracle */
+    }
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 6);
     before = dump(db);
 
     /* A run that fails half-way (a trigger refuses late time series rows) rolls back whole:
@@ -172,12 +199,12 @@ test_store_matches_csv(struct test *t)
     free(out);
     free(err);
     CHECK(sqlite3_exec(db, "DROP TRIGGER boom", NULL, NULL, NULL) == SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 5);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 6);
     again = dump(db);
     CHECK(again && before && strcmp(again, before) == 0);
     CHECK_INT(query_long(db, "SELECT count(*) FROM job_result JOIN run ON run.id = run_id "
                              "WHERE seed = 1"),
-              n_jobs);
+              n_jobs / 2 * 3); /* equal, pfi, oracle */
     free(again);
     free(before);
 
