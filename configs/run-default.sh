@@ -10,6 +10,8 @@ bin=${1:-build/pfisim}
 data=${PFISIM_DATA:-../shared/data}
 out=results
 mkdir -p "$out/curves" "$out/fits"
+rm -f "$out/pfisim.db" "$out/pfisim.db-wal" "$out/pfisim.db-shm" "$out/phoenix.db" \
+    "$out/phoenix.db-wal" "$out/phoenix.db-shm" # a fresh study each time
 
 for gpu in h100-sxm h200-sxm; do
     echo "== model: $gpu, compute-bound dense pre-training (alpha 0.9, activity 0.95)"
@@ -50,7 +52,7 @@ if [ -d "$data/power" ]; then
     echo "         $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
-    echo "         $out/plots/{power,throughput,phoenix}.png (docs/plots.md)"
+    echo "         $out/plots/{power,throughput,outcomes,phoenix}.png (docs/plots.md)"
     echo "         $out/report.pdf, $out/phoenix-report.pdf (the PDF reports)"
 else
     echo
@@ -58,5 +60,5 @@ else
     echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
-    echo "         $out/plots/{power,throughput}.png (docs/plots.md), $out/report.pdf"
+    echo "         $out/plots/{power,throughput,outcomes}.png (docs/plots.md), $out/report.pdf"
 fi

@@ -288,7 +288,11 @@ per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t wh
 {
     for (size_t k = 0; k < f->n_runs; k++) {
         const struct run_ts *r = &f->runs[k];
-        double v = which == 0 ? r->dr_minutes_over : which == 1 ? r->mean_tps / scale : r->gap;
+        double v = which == 0   ? r->dr_minutes_over
+                   : which == 1 ? r->mean_tps / scale
+                   : which == 2 ? r->gap
+                   : which == 3 ? r->deadline_misses
+                                : r->tier_violations;
         size_t used = strlen(buf);
 
         if (isnan(v))
@@ -437,6 +441,112 @@ out:
     return rc;
 }
 
+/* The slowdowns of a run's finished jobs, (finish - start) / uncapped duration, sorted. */
+static int
+slowdowns(struct figs *f, sqlite3_int64 run_id, double **out, size_t *n, struct pfs_diag *diag)
+{
+    sqlite3_stmt *q = NULL;
+    size_t cap = 0;
+    int rc = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT (finish_s - start_s) / duration_s FROM job_result "
+                           "WHERE run_id = ? AND finish_s IS NOT NULL AND duration_s > 0 "
+                           "ORDER BY 1",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    sqlite3_bind_int64(q, 1, run_id);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        double *v = pfs__grow(*out, &cap, *n, sizeof **out, 256);
+
+        if (!v) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        *out = v;
+        (*out)[(*n)++] = sqlite3_column_double(q, 0);
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Figure 6: the distribution of per-job slowdowns, one CDF per policy. */
+static int
+outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, bool required,
+         struct pfs_diag *diag)
+{
+    struct pfs_series s[MAX_RUNS];
+    double *x[MAX_RUNS] = {0}, *y[MAX_RUNS] = {0};
+    size_t n[MAX_RUNS] = {0}, used;
+    char title[160], reading[1024];
+    double clip = 0, largest = 0;
+    int rc = 0;
+
+    snprintf(reading, sizeof reading, "Finished jobs, median and 95th-percentile slowdown: ");
+    for (size_t k = 0; k < f->n_runs && rc == 0; k++) {
+        if ((rc = slowdowns(f, f->runs[k].id, &x[k], &n[k], diag)))
+            break;
+        y[k] = malloc((n[k] + 1) * sizeof(double));
+        if (!y[k]) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < n[k]; i++)
+            y[k][i] = (double)(i + 1) / (double)n[k];
+        s[k] = (struct pfs_series){f->runs[k].policy, x[k], y[k], n[k], PFS_SERIES_LINE, (int)k};
+        used = strlen(reading);
+        if (n[k])
+            snprintf(reading + used, sizeof reading - used, "%s%s %zu jobs, %.3f, %.3f",
+                     k ? "; " : "", f->runs[k].policy, n[k], x[k][(n[k] - 1) / 2],
+                     x[k][(size_t)ceil(0.95 * (double)n[k]) - 1]);
+    }
+    /* Most jobs are never slowed: the x axis ends at the largest 99.5th percentile, so that
+     * the tail does not squeeze the rest into the left edge; the reading gives the maximum. */
+    for (size_t k = 0; rc == 0 && k < f->n_runs; k++)
+        if (n[k]) {
+            clip = fmax(clip, x[k][(size_t)ceil(0.995 * (double)n[k]) - 1]);
+            largest = fmax(largest, x[k][n[k] - 1]);
+        }
+    for (size_t k = 0; rc == 0 && k < f->n_runs; k++) {
+        size_t first = 0; /* the last unslowed job: the curve starts at their share */
+
+        while (s[k].n > 1 && x[k][s[k].n - 1] > clip)
+            s[k].n--;
+        while (first + 1 < s[k].n && x[k][first + 1] <= 1 + 1e-6)
+            first++;
+        s[k].x += first;
+        s[k].y += first;
+        s[k].n -= first;
+    }
+    used = strlen(reading);
+    snprintf(reading + used, sizeof reading - used,
+             ". The x axis ends at the largest 99.5th percentile, %.3f; the largest slowdown is "
+             "%.3f. Deadline misses: ",
+             clip, largest);
+    per_policy(f, reading, sizeof reading, 0, 3, 1);
+    used = strlen(reading);
+    snprintf(reading + used, sizeof reading - used, ". Tier violations: ");
+    per_policy(f, reading, sizeof reading, 0, 4, 1);
+    pfs__strlcpy(reading + strlen(reading), ".", sizeof reading - strlen(reading));
+    snprintf(title, sizeof title, "%s: per-job slowdown (finished jobs)", f->scenario);
+    if (rc == 0 && !(largest > 0)) { /* no job finished (the Phoenix replay): no figure */
+        if (required)
+            rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                               "figure outcomes: no job finished within the runs");
+    } else if (rc == 0)
+        rc = emit(f,
+                  &(struct pfs_chart){title, "slowdown: run time / uncapped run time",
+                                      "share of finished jobs", s, f->n_runs, NULL, 0, NULL, false},
+                  dir, "outcomes", format, fp, reading, diag);
+    for (size_t k = 0; k < f->n_runs; k++) {
+        free(x[k]);
+        free(y[k]);
+    }
+    return rc;
+}
+
 /* Figure 7: the Phoenix replay's GPU power against the measured series (kW, minutes). */
 static int
 phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
@@ -524,7 +634,7 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"power", "throughput", "phoenix"};
+    static const char *const known[] = {"power", "throughput", "outcomes", "phoenix"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -534,7 +644,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
         ok |= strcmp(only, known[k]) == 0;
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
-                             "unknown figure '%s' (power, throughput, phoenix)", only);
+                             "unknown figure '%s' (power, throughput, outcomes, phoenix)", only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;
     f.db = pfs__store_db(st);
@@ -542,6 +652,8 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
         rc = pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
     if (rc == 0)
         rc = timeline(&f, dir, format, only, fp, diag);
+    if (rc == 0 && wanted(only, "outcomes"))
+        rc = outcomes(&f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
         if (strcmp(f.scenario, "phoenix-srp") == 0)
             rc = phoenix(&f, dir, format, fp, diag);
@@ -731,6 +843,8 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     title_page(&f, config);
     summary_page(&f);
     rc = timeline(&f, NULL, PFS_PLOT_PDF, NULL, NULL, diag);
+    if (rc == 0)
+        rc = outcomes(&f, NULL, PFS_PLOT_PDF, NULL, false, diag);
     if (rc == 0 && strcmp(f.scenario, "phoenix-srp") == 0)
         rc = phoenix(&f, NULL, PFS_PLOT_PDF, NULL, diag);
     cs = cairo_status(f.page);

@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define SCHEMA_VERSION "1"
+#define SCHEMA_VERSION "2" /* 2: job_result.duration_s */
 
 struct pfs_store {
     sqlite3 *db;
@@ -46,7 +46,7 @@ static const char schema[] =
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
     "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
-    "  start_s REAL, finish_s REAL, tokens_done REAL,\n"
+    "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL,\n"
     "  PRIMARY KEY (run_id, job_id));\n"
     "CREATE TABLE IF NOT EXISTS timeseries (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
@@ -374,7 +374,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     bind_real(q, 15, r->gap_recovered);
     STEP();
     if (jobs) {
-        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (size_t j = 0; j < pfs_sim_inputs_n_jobs(in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
 
@@ -389,6 +389,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             bind_real(q, 9, jobs[j].start_s);
             bind_real(q, 10, jobs[j].finish_s);
             bind_real(q, 11, jobs[j].tokens_done);
+            bind_real(q, 12, w->duration_s);
             STEP();
         }
     }
