@@ -286,20 +286,18 @@ pfs__chart_draw(cairo_t *cr, const struct pfs_chart *c, double w, double h)
     return 0;
 }
 
-int
-pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_format format,
-                struct pfs_diag *diag)
+/* Draws with fn(cr, arg, w, h) into path (format), via path.tmp and a rename. */
+static int
+write_file(const char *path, enum pfs_plot_format format,
+           void (*fn)(cairo_t *, const void *, double, double), const void *arg,
+           struct pfs_diag *diag)
 {
     const double w = 900, h = 520;
-    struct pfs_axis ax, ay;
     cairo_surface_t *surface;
     cairo_t *cr;
     cairo_status_t st;
     char tmp[1100];
 
-    if (pfs_chart_ranges(c, &ax, &ay))
-        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "%s: no finite data to plot",
-                             c->title);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (format == PFS_PLOT_SVG)
         surface = cairo_svg_surface_create(tmp, w, h);
@@ -308,7 +306,7 @@ pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_forma
     else
         surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
     cr = cairo_create(surface);
-    draw(cr, c, &ax, &ay, w, h);
+    fn(cr, arg, w, h);
     st = cairo_status(cr);
     cairo_destroy(cr);
     if (st == CAIRO_STATUS_SUCCESS && format == PFS_PLOT_PNG)
@@ -327,4 +325,135 @@ pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_forma
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place");
     }
     return 0;
+}
+
+static void
+chart_fn(cairo_t *cr, const void *arg, double w, double h)
+{
+    pfs__chart_draw(cr, arg, w, h);
+}
+
+int
+pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_format format,
+                struct pfs_diag *diag)
+{
+    struct pfs_axis ax, ay;
+
+    if (pfs_chart_ranges(c, &ax, &ay))
+        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "%s: no finite data to plot",
+                             c->title);
+    return write_file(path, format, chart_fn, c, diag);
+}
+
+/* One bar panel in the box (x0, y0, w, h): a nice y axis over the values and zero, one
+ * bar per value in palette order, its value printed above (or below, when negative). */
+static void
+bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, double w, double h)
+{
+    const double left = 70, right = 10, top = 30, bottom = 50;
+    double pw = w - left - right, ph = h - top - bottom, lo = 0, hi = 0, slot, bw;
+    struct pfs_axis ay;
+    char buf[64];
+
+    for (size_t i = 0; i < p->n; i++)
+        if (isfinite(p->values[i])) {
+            lo = fmin(lo, p->values[i]);
+            hi = fmax(hi, p->values[i]);
+        }
+    if (!(hi > lo))
+        hi = lo + 1;
+    /* Room for the value labels above the highest bar and below the lowest. */
+    if (pfs_axis_nice(lo < 0 ? lo - 0.1 * (hi - lo) : lo, hi > 0 ? hi + 0.1 * (hi - lo) : hi, 7,
+                      &ay))
+        return;
+#define BY(v) (y0 + top + ph - ((v)-ay.lo) / (ay.hi - ay.lo) * ph)
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 12);
+    text_at(cr, p->title, x0 + left + pw / 2, y0 + 6, 0.5, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 11);
+    cairo_set_line_width(cr, 1);
+    for (int i = 0; i < ay.n_ticks; i++) {
+        double v = ay.lo + i * ay.step, y = round(BY(v)) + 0.5;
+
+        cairo_set_source_rgb(cr, 0.82, 0.82, 0.82);
+        cairo_move_to(cr, x0 + left, y);
+        cairo_line_to(cr, x0 + left + pw, y);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        tick_label(buf, sizeof buf, v, ay.step);
+        text_at(cr, buf, x0 + left - 6, y, 1, 0.5);
+    }
+    slot = pw / (double)(p->n ? p->n : 1);
+    bw = fmin(slot * 0.6, 90);
+    for (size_t i = 0; i < p->n; i++) {
+        const double *rgb = palette[i % N_PALETTE];
+        double cx = x0 + left + slot * ((double)i + 0.5), v = p->values[i];
+
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        text_at(cr, p->labels[i], cx, y0 + top + ph + 8, 0.5, 0);
+        if (!isfinite(v)) {
+            text_at(cr, "n/a", cx, BY(0) - 4, 0.5, 1);
+            continue;
+        }
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, cx - bw / 2, fmin(BY(v), BY(0)), bw, fabs(BY(v) - BY(0)));
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        snprintf(buf, sizeof buf, p->value_format == 1 ? "%.2f" : "%.4g", v);
+        if (v >= 0)
+            text_at(cr, buf, cx, BY(v) - 4, 0.5, 1);
+        else
+            text_at(cr, buf, cx, BY(v) + 4, 0.5, 0);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0); /* the zero line and the frame */
+    cairo_move_to(cr, x0 + left, round(BY(0)) + 0.5);
+    cairo_line_to(cr, x0 + left + pw, round(BY(0)) + 0.5);
+    cairo_stroke(cr);
+    cairo_rectangle(cr, x0 + left + 0.5, y0 + top + 0.5, pw, ph);
+    cairo_stroke(cr);
+    cairo_save(cr);
+    cairo_translate(cr, x0 + 16, y0 + top + ph / 2);
+    cairo_rotate(cr, -2 * atan(1.0));
+    text_at(cr, p->y_label, 0, 0, 0.5, 0);
+    cairo_restore(cr);
+#undef BY
+}
+
+void
+pfs__bars_draw(cairo_t *cr, const char *title, const struct pfs_bar_panel *panels, size_t n,
+               double w, double h)
+{
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 15);
+    text_at(cr, title, w / 2, 14, 0.5, 0);
+    for (size_t k = 0; k < n; k++)
+        bar_panel(cr, &panels[k], w * (double)k / (double)n, 44, w / (double)n, h - 44);
+}
+
+struct bars_arg {
+    const char *title;
+    const struct pfs_bar_panel *panels;
+    size_t n;
+};
+
+static void
+bars_fn(cairo_t *cr, const void *arg, double w, double h)
+{
+    const struct bars_arg *b = arg;
+
+    pfs__bars_draw(cr, b->title, b->panels, b->n, w, h);
+}
+
+int
+pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n, const char *path,
+                enum pfs_plot_format format, struct pfs_diag *diag)
+{
+    struct bars_arg b = {title, panels, n};
+
+    return write_file(path, format, bars_fn, &b, diag);
 }

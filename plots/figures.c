@@ -249,6 +249,18 @@ wrap_text(cairo_t *cr, const char *text, double x, double y, double width, doubl
     return y;
 }
 
+/* Ends a report page: the figure's reading below it. */
+static void
+caption(struct figs *f, const char *reading)
+{
+    cairo_set_source_rgb(f->page, 0, 0, 0);
+    cairo_select_font_face(f->page, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(f->page, 11);
+    wrap_text(f->page, reading, 60, 36 + 520 * 0.85 + 24, 722, 15);
+    cairo_show_page(f->page);
+}
+
 /* Writes one chart as dir/name.EXT and prints its path; for the report, draws it on a page
  * of its own with its one-line reading below. */
 static int
@@ -267,12 +279,7 @@ emit(struct figs *f, const struct pfs_chart *c, const char *dir, const char *nam
         if (rc)
             return pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
                                  "%s: no finite data to plot", c->title);
-        cairo_set_source_rgb(f->page, 0, 0, 0);
-        cairo_select_font_face(f->page, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                               CAIRO_FONT_WEIGHT_NORMAL);
-        cairo_set_font_size(f->page, 11);
-        wrap_text(f->page, reading, 60, 36 + 520 * 0.85 + 24, 722, 15);
-        cairo_show_page(f->page);
+        caption(f, reading);
         return 0;
     }
 
@@ -438,6 +445,51 @@ out:
         free(y[k]);
     }
     free(sp);
+    return rc;
+}
+
+/* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
+static int
+comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+           struct pfs_diag *diag)
+{
+    static const char *const t_units[] = {"tokens/s", "thousand tokens/s", "million tokens/s"};
+    const char *labels[MAX_RUNS], *tp_unit;
+    double tps[MAX_RUNS], gap[MAX_RUNS], max_tps = 0, scale;
+    char title[160], ylab[64], reading[1024], path[1024];
+    struct pfs_bar_panel p[2];
+    int rc = 0;
+
+    for (size_t k = 0; k < f->n_runs; k++)
+        max_tps = fmax(max_tps, isfinite(f->runs[k].mean_tps) ? f->runs[k].mean_tps : 0);
+    scale = unit(max_tps, t_units, &tp_unit);
+    for (size_t k = 0; k < f->n_runs; k++) {
+        labels[k] = f->runs[k].policy;
+        tps[k] = f->runs[k].mean_tps / scale;
+        gap[k] = f->runs[k].gap;
+    }
+    snprintf(ylab, sizeof ylab, "mean throughput (%s)", tp_unit);
+    p[0] = (struct pfs_bar_panel){"mean throughput", ylab, labels, tps, f->n_runs, 0};
+    p[1] = (struct pfs_bar_panel){"share of the equal-to-oracle gap recovered",
+                                  "(policy - equal) / (oracle - equal)",
+                                  labels,
+                                  gap,
+                                  f->n_runs,
+                                  1};
+    snprintf(title, sizeof title, "%s: the policies compared", f->scenario);
+    reading_throughput(f, scale, tp_unit, reading, sizeof reading);
+    if (f->page) {
+        cairo_save(f->page);
+        cairo_translate(f->page, 38.5, 36);
+        cairo_scale(f->page, 0.85, 0.85);
+        pfs__bars_draw(f->page, title, p, 2, 900, 520);
+        cairo_restore(f->page);
+        caption(f, reading);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/comparison.%s", dir, ext[format]);
+    if ((rc = pfs__bars_write(title, p, 2, path, format, diag)) == 0 && fp)
+        fprintf(fp, "%s\n", path);
     return rc;
 }
 
@@ -634,7 +686,7 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"power", "throughput", "outcomes", "phoenix"};
+    static const char *const known[] = {"power", "throughput", "comparison", "outcomes", "phoenix"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -644,7 +696,9 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
         ok |= strcmp(only, known[k]) == 0;
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
-                             "unknown figure '%s' (power, throughput, outcomes, phoenix)", only);
+                             "unknown figure '%s' (power, throughput, comparison, outcomes, "
+                             "phoenix)",
+                             only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;
     f.db = pfs__store_db(st);
@@ -652,6 +706,8 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
         rc = pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
     if (rc == 0)
         rc = timeline(&f, dir, format, only, fp, diag);
+    if (rc == 0 && wanted(only, "comparison"))
+        rc = comparison(&f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "outcomes"))
         rc = outcomes(&f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
@@ -842,11 +898,13 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);
-    rc = timeline(&f, NULL, PFS_PLOT_PDF, NULL, NULL, diag);
+    rc = timeline(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, NULL, diag);
     if (rc == 0)
-        rc = outcomes(&f, NULL, PFS_PLOT_PDF, NULL, false, diag);
+        rc = comparison(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
+    if (rc == 0)
+        rc = outcomes(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, false, diag);
     if (rc == 0 && strcmp(f.scenario, "phoenix-srp") == 0)
-        rc = phoenix(&f, NULL, PFS_PLOT_PDF, NULL, diag);
+        rc = phoenix(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
     cs = cairo_status(f.page);
     cairo_destroy(f.page);
     cairo_surface_finish(surface);

@@ -110,6 +110,12 @@ int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs
 /* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
 struct _cairo;
 int pfs__chart_draw(struct _cairo *cr, const struct pfs_chart *c, double w, double h);
+/* Draws n bar panels side by side under one title on a w x h area of cr. */
+void pfs__bars_draw(struct _cairo *cr, const char *title, const struct pfs_bar_panel *panels,
+                    size_t n, double w, double h);
+/* The same into a 900 x 520 file, via path.tmp and a rename. Returns 0 or PFS_EIO. */
+int pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
+                    const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
 
 /* The results database's SQLite handle and path, for the readers in plots/. */
 struct sqlite3 *pfs__store_db(struct pfs_store *st);

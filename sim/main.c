@@ -1260,6 +1260,7 @@ static const char help_plot[] =
     "results/plots), one file per figure, and prints their paths (docs/plots.md):\n"
     "  power       facility power against its limit over time, DR events shaded\n"
     "  throughput  throughput over time, one line per policy\n"
+    "  comparison  mean throughput and gap recovered per policy (bars)\n"
     "  outcomes    per-job slowdown of the finished jobs, one CDF per policy\n"
     "  phoenix     the Phoenix replay's GPU power against the measured series (a run of\n"
     "              configs/phoenix-srp.cfg, with the data directory present)\n"

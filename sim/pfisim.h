@@ -885,6 +885,16 @@ struct pfs_chart {
 
 enum pfs_plot_format { PFS_PLOT_PNG, PFS_PLOT_SVG, PFS_PLOT_PDF };
 
+/* A panel of a bar chart: one bar per label (NAN: "n/a"); value_format 1 prints two
+ * decimals, 0 four significant digits. */
+struct pfs_bar_panel {
+    const char *title, *y_label;
+    const char *const *labels;
+    const double *values;
+    size_t n;
+    int value_format;
+};
+
 /* The axes a chart is drawn on: x from the data's first to last value, y a nice range
  * over the finite data (from zero when y_from_zero). Returns 0 or PFS_EINVAL (no data). */
 int pfs_chart_ranges(const struct pfs_chart *c, struct pfs_axis *x, struct pfs_axis *y);
