@@ -103,6 +103,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_telemetry_nvidia_smi)                                                                   \
     X(test_telemetry_dcgm)                                                                         \
     X(test_telemetry_bad_logs)                                                                     \
+    X(test_telemetry_real_h200)                                                                    \
     X(test_workload_real_sources)                                                                  \
     X(test_workload_synthetic_sources)                                                             \
     X(test_workload_fitted)                                                                        \

@@ -173,3 +173,58 @@ test_telemetry_bad_logs(struct test *t)
     CHECK_STR(d.message, "field SMACT: bad value '1.7'");
     CHECK_INT(d.column, 13); /* "GPU 0  300  " is 12 bytes */
 }
+
+void
+test_telemetry_real_h200(struct test *t)
+{
+    /* A real nvidia-smi log (tests/data/h200-mlp-nvidia-smi.csv: our own H200 at its default
+     * settings, a bf16 MLP in training; note the header says clocks.current.sm). The expected
+     * summary is recomputed here by brute force from the file with sscanf: samples above
+     * 75 + 0.1 x (700 - 75) W and at least 10% busy are active; the first 10% of their time
+     * span is warm-up; the rest is averaged. */
+    const char *path = "tests/data/h200-mlp-nvidia-smi.csv";
+    const struct pfs_telemetry_ops *ops = pfs_telemetry_find("nvidia-smi");
+    double ts[400], pw[400], ck[400], t0 = INFINITY, t1 = -INFINITY, sum_p = 0, sum_c = 0;
+    size_t n = 0, used = 0;
+    char line[512];
+    struct pfs_corpus_job j;
+    struct pfs_diag d = {0};
+    FILE *fp = fopen(path, "r");
+    struct pfs_gpu g;
+
+    CHECK(fp != NULL);
+    if (!fp || !ops)
+        return;
+    while (n < 400 && fgets(line, sizeof line, fp)) {
+        int hh, mm, idx;
+        double ss, p, lim, c, util;
+
+        if (sscanf(line, "%*d/%*d/%*d %d:%d:%lf, %d, %lf W, %lf W, %lf MHz, %lf %%", &hh, &mm, &ss,
+                   &idx, &p, &lim, &c, &util) == 8 &&
+            p > 75 + 0.1 * (700 - 75) && util >= 10) {
+            ts[n] = hh * 3600.0 + mm * 60 + ss;
+            pw[n] = p;
+            ck[n] = c;
+            t0 = fmin(t0, ts[n]);
+            t1 = fmax(t1, ts[n]);
+            n++;
+        }
+    }
+    fclose(fp);
+    CHECK(n > 100); /* two minutes of training at 1 s */
+    for (size_t i = 0; i < n; i++)
+        if (ts[i] >= t0 + 0.1 * (t1 - t0)) {
+            sum_p += pw[i];
+            sum_c += ck[i];
+            used++;
+        }
+    CHECK_INT(pfs_gpu_find("h200-sxm", &g, &d), 0);
+    CHECK_INT(ops->read(path, &g, &j, &d), 0);
+    CHECK_INT(j.n_gpus, 1);
+    CHECK_NEAR(j.power_w, sum_p / (double)used, 1e-9);
+    CHECK_NEAR(j.sm_clock_mhz, sum_c / (double)used, 1e-9);
+    /* What it says: at the default 700 W limit this job draws 98-99% of it, with the SM
+     * clock held well below its 1,980 MHz maximum: the limit binds. */
+    CHECK(j.power_frac > 0.97 && j.power_frac <= 1.0);
+    CHECK(j.sm_clock_mhz < 1700);
+}

@@ -233,7 +233,9 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
 
             if (br)
                 *br = '\0';
-            if (strcmp(name, want[k]) == 0)
+            /* nvidia-smi answers a query for clocks.sm with the column clocks.current.sm
+             * (as recorded on an H200, driver of 2026; docs/formats.md). */
+            if (strcmp(name, want[k]) == 0 || (k == 4 && strcmp(name, "clocks.current.sm") == 0))
                 idx[k] = f;
         }
         if (idx[k] == (size_t)-1) {
