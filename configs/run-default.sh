@@ -52,7 +52,7 @@ if [ -d "$data/power" ]; then
     echo "         $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
-    echo "         $out/plots/{power,throughput,comparison,outcomes,phoenix}.png (docs/plots.md)"
+    echo "         $out/plots/{curves,pfi,power,throughput,comparison,outcomes,phoenix}.png (docs/plots.md)"
     echo "         $out/report.pdf, $out/phoenix-report.pdf (the PDF reports)"
 else
     echo
@@ -60,5 +60,5 @@ else
     echo "outputs: $out/corpus/ (synthetic corpus), $out/workload.csv"
     echo "         $out/run.txt (the default scenario), $out/timeseries.csv (per minute)"
     echo "         $out/pfisim.db (every run of the default scenario, docs/results.md)"
-    echo "         $out/plots/{power,throughput,comparison,outcomes}.png (docs/plots.md), $out/report.pdf"
+    echo "         $out/plots/{curves,pfi,power,throughput,comparison,outcomes}.png (docs/plots.md), $out/report.pdf"
 fi

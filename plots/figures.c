@@ -448,6 +448,191 @@ out:
     return rc;
 }
 
+/* The curves the first run's jobs ran, grouped: rows of (group, curve_id, PFI at 30%), the
+ * true PFI where the corpus knows it, else the one the policies were given. */
+static const char curves_sql[] =
+    "SELECT coalesce(family || ' ' || phase, 'all jobs'), curve.curve_id, "
+    "coalesce(pfi_30, pfi_30_given), pfi_30 IS NOT NULL FROM curve "
+    "WHERE scenario_id = (SELECT scenario_id FROM run WHERE id = ?) AND curve.curve_id IN "
+    "(SELECT DISTINCT curve_id FROM job_result WHERE run_id = ?) "
+    "AND coalesce(pfi_30, pfi_30_given) IS NOT NULL ORDER BY 1, 3, 2";
+
+/* Figure 2: the PFI distribution at a 30% cut, one CDF per family and phase. */
+static int
+pfi_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+           struct pfs_diag *diag)
+{
+    enum { MAX_GROUPS = 8 };
+    struct pfs_series s[MAX_GROUPS];
+    char names[MAX_GROUPS][48], title[160], reading[1024];
+    double *x[MAX_GROUPS] = {0}, *y[MAX_GROUPS] = {0};
+    size_t n[MAX_GROUPS] = {0}, cap[MAX_GROUPS] = {0}, n_groups = 0, n_true = 0, total = 0;
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    if (sqlite3_prepare_v2(f->db, curves_sql, -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    sqlite3_bind_int64(q, 1, f->runs[0].id);
+    sqlite3_bind_int64(q, 2, f->runs[0].id);
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        const char *g = (const char *)sqlite3_column_text(q, 0);
+        size_t k = 0;
+        double *v;
+
+        while (k < n_groups && strcmp(names[k], g) != 0)
+            k++;
+        if (k == n_groups) {
+            if (n_groups == MAX_GROUPS)
+                continue;
+            pfs__strlcpy(names[n_groups++], g, sizeof names[0]);
+        }
+        if (!(v = pfs__grow(x[k], &cap[k], n[k], sizeof *v, 64))) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        x[k] = v;
+        x[k][n[k]++] = sqlite3_column_double(q, 2);
+        n_true += sqlite3_column_int(q, 3) != 0;
+        total++;
+    }
+    sqlite3_finalize(q);
+    snprintf(reading, sizeof reading, "Median PFI at a 30%% cut: ");
+    for (size_t k = 0; k < n_groups && rc == 0; k++) {
+        size_t used = strlen(reading);
+
+        if (!(y[k] = malloc((n[k] + 1) * sizeof(double)))) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        for (size_t i = 0; i < n[k]; i++)
+            y[k][i] = (double)(i + 1) / (double)n[k];
+        s[k] = (struct pfs_series){names[k], x[k], y[k], n[k], PFS_SERIES_LINE, (int)k};
+        snprintf(reading + used, sizeof reading - used, "%s%s %.2f (%zu jobs)", k ? ", " : "",
+                 names[k], x[k][(n[k] - 1) / 2], n[k]);
+    }
+    if (rc == 0 && total > 0) {
+        size_t used = strlen(reading);
+
+        snprintf(reading + used, sizeof reading - used,
+                 ". %zu of %zu values are the corpus's true PFI%s, the rest what the policies "
+                 "were given.",
+                 n_true, total, n_true ? " (synthetic corpus: model truth)" : "");
+        snprintf(title, sizeof title, "%s: PFI at a 30%% cut of the jobs' curves", f->scenario);
+        rc =
+            emit(f,
+                 &(struct pfs_chart){title,
+                                     "PFI at a 30% cut (share of throughput lost / "
+                                     "share of power removed)",
+                                     "share of the group's jobs", s, n_groups, NULL, 0, NULL, true},
+                 dir, "pfi", format, fp, reading, diag);
+    }
+    for (size_t k = 0; k < n_groups; k++) {
+        free(x[k]);
+        free(y[k]);
+    }
+    return rc;
+}
+
+/* Figure 1: the power-throughput curves of five jobs, the least and most flexible and the
+ * quartiles between, as throughput relative to the top of the curve against the cap. */
+static int
+curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+              struct pfs_diag *diag)
+{
+    struct pfs_series s[5];
+    char ids[5][40], labels[5][80], title[160], reading[1024], all[512][40];
+    double pfi[512], *x[5] = {0}, *y[5] = {0};
+    size_t n = 0, cap[5] = {0};
+    sqlite3_stmt *q = NULL;
+    int rc = 0, m = 0;
+
+    if (sqlite3_prepare_v2(f->db, curves_sql, -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    sqlite3_bind_int64(q, 1, f->runs[0].id);
+    sqlite3_bind_int64(q, 2, f->runs[0].id);
+    while (n < 512 && sqlite3_step(q) == SQLITE_ROW) {
+        pfs__strlcpy(all[n], (const char *)sqlite3_column_text(q, 1), sizeof all[0]);
+        pfi[n++] = sqlite3_column_double(q, 2);
+    }
+    sqlite3_finalize(q);
+    if (n == 0)
+        return 0;
+    /* Order by PFI (the query sorts within groups only): a selection sort of indices. */
+    {
+        size_t order[512];
+
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n; j++)
+                if (pfi[order[j]] < pfi[order[i]]) {
+                    size_t tmp = order[i];
+                    order[i] = order[j];
+                    order[j] = tmp;
+                }
+        for (int k = 0; k < 5 && (size_t)k < n; k++) {
+            size_t at = order[(size_t)lround((double)(n - 1) * k / 4.0)];
+
+            if (m > 0 && strcmp(ids[m - 1], all[at]) == 0)
+                continue;
+            pfs__strlcpy(ids[m], all[at], sizeof ids[0]);
+            snprintf(labels[m], sizeof labels[0], "%s (PFI %.2f)", all[at], pfi[at]);
+            m++;
+        }
+    }
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT cap_w, throughput FROM curve_point WHERE scenario_id = "
+                           "(SELECT scenario_id FROM run WHERE id = ?) AND curve_id = ? "
+                           "ORDER BY cap_w",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    for (int k = 0; k < m && rc == 0; k++) {
+        size_t np = 0;
+
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, f->runs[0].id);
+        sqlite3_bind_text(q, 2, ids[k], -1, SQLITE_STATIC);
+        while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+            size_t c = cap[k];
+            double *vx = pfs__grow(x[k], &c, np, sizeof(double), 32), *vy;
+
+            if (vx)
+                x[k] = vx;
+            c = cap[k];
+            vy = vx ? pfs__grow(y[k], &c, np, sizeof(double), 32) : NULL;
+            if (!vy) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                break;
+            }
+            y[k] = vy;
+            cap[k] = c;
+            x[k][np] = sqlite3_column_double(q, 0);
+            y[k][np++] = sqlite3_column_double(q, 1);
+        }
+        for (size_t i = 0; i < np; i++) /* relative to the top of the curve */
+            y[k][i] /= y[k][np - 1];
+        s[k] = (struct pfs_series){labels[k], x[k], y[k], np, PFS_SERIES_LINE, k};
+    }
+    sqlite3_finalize(q);
+    snprintf(reading, sizeof reading,
+             "Five of the %zu curves the jobs ran, from the least to the most flexible by PFI at "
+             "a 30%% cut; each point is a measured (or, for the synthetic corpus, tabulated) "
+             "operating point at a per-GPU cap; the fitted model is not drawn (pfisim fit).",
+             n);
+    snprintf(title, sizeof title, "%s: power-throughput curves", f->scenario);
+    if (rc == 0)
+        rc = emit(f,
+                  &(struct pfs_chart){title, "per-GPU power cap (W)",
+                                      "throughput / throughput at the highest cap", s, (size_t)m,
+                                      NULL, 0, NULL, false},
+                  dir, "curves", format, fp, reading, diag);
+    for (int k = 0; k < 5; k++) {
+        free(x[k]);
+        free(y[k]);
+    }
+    return rc;
+}
+
 /* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
 static int
 comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
@@ -686,7 +871,8 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"power", "throughput", "comparison", "outcomes", "phoenix"};
+    static const char *const known[] = {"curves",     "pfi",      "power",  "throughput",
+                                        "comparison", "outcomes", "phoenix"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -696,14 +882,18 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
         ok |= strcmp(only, known[k]) == 0;
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
-                             "unknown figure '%s' (power, throughput, comparison, outcomes, "
-                             "phoenix)",
+                             "unknown figure '%s' (curves, pfi, power, throughput, comparison, "
+                             "outcomes, phoenix)",
                              only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;
     f.db = pfs__store_db(st);
     if ((rc = load(&f, diag)) == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
         rc = pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    if (rc == 0 && wanted(only, "curves"))
+        rc = curves_figure(&f, dir, format, fp, diag);
+    if (rc == 0 && wanted(only, "pfi"))
+        rc = pfi_figure(&f, dir, format, fp, diag);
     if (rc == 0)
         rc = timeline(&f, dir, format, only, fp, diag);
     if (rc == 0 && wanted(only, "comparison"))
@@ -898,7 +1088,11 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);
-    rc = timeline(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, NULL, diag);
+    rc = curves_figure(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
+    if (rc == 0)
+        rc = pfi_figure(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
+    if (rc == 0)
+        rc = timeline(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, NULL, diag);
     if (rc == 0)
         rc = comparison(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
     if (rc == 0)

@@ -1258,6 +1258,8 @@ static const char help_plot[] =
     "\n"
     "Draws figures from a results database (pfisim run --db) into DIR (default\n"
     "results/plots), one file per figure, and prints their paths (docs/plots.md):\n"
+    "  curves      five of the jobs' power-throughput curves, least to most flexible\n"
+    "  pfi         PFI at a 30% cut by model family and phase (CDFs)\n"
     "  power       facility power against its limit over time, DR events shaded\n"
     "  throughput  throughput over time, one line per policy\n"
     "  comparison  mean throughput and gap recovered per policy (bars)\n"

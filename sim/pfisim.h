@@ -810,6 +810,15 @@ struct pfs_job_result {
 size_t pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in);
 const struct pfs_workload_job *pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j);
 
+/* The scenario's curves: curve k's measured (or tabulated) points, its corpus job (NULL when
+ * the corpus has no jobs.csv row for it: family, phase and the true PFI), and the PFI at
+ * cut pfs_cut(cut) the policies are given for it (predicted from telemetry, or from the
+ * sweep when there is no telemetry; NAN if neither). */
+size_t pfs_sim_inputs_n_curves(const struct pfs_sim_inputs *in);
+const struct pfs_job_curve *pfs_sim_inputs_curve(const struct pfs_sim_inputs *in, size_t k);
+const struct pfs_corpus_job *pfs_sim_inputs_curve_job(const struct pfs_sim_inputs *in, size_t k);
+double pfs_sim_inputs_curve_pfi(const struct pfs_sim_inputs *in, size_t k, size_t cut);
+
 /* Runs one policy over the scenario. ts and per_job (n_jobs entries) may be NULL. Returns 0
  * or PFS_E* (diag says). */
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,

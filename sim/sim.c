@@ -307,6 +307,30 @@ pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j)
     return &in->wl->jobs[j];
 }
 
+size_t
+pfs_sim_inputs_n_curves(const struct pfs_sim_inputs *in)
+{
+    return in->n_curves;
+}
+
+const struct pfs_job_curve *
+pfs_sim_inputs_curve(const struct pfs_sim_inputs *in, size_t k)
+{
+    return &in->cs->jobs[k];
+}
+
+const struct pfs_corpus_job *
+pfs_sim_inputs_curve_job(const struct pfs_sim_inputs *in, size_t k)
+{
+    return in->js ? pfs_jobset_find(in->js, in->cs->jobs[k].job_id) : NULL;
+}
+
+double
+pfs_sim_inputs_curve_pfi(const struct pfs_sim_inputs *in, size_t k, size_t cut)
+{
+    return cut < PFS_N_CUTS ? in->curves[k].tel.pfi_given[cut] : (double)NAN;
+}
+
 void
 pfs_sim_inputs_free(struct pfs_sim_inputs *in)
 {

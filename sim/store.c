@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define SCHEMA_VERSION "2" /* 2: job_result.duration_s */
+#define SCHEMA_VERSION "3" /* 2: job_result.duration_s; 3: curve, curve_point */
 
 struct pfs_store {
     sqlite3 *db;
@@ -48,6 +48,16 @@ static const char schema[] =
     "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
     "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL,\n"
     "  PRIMARY KEY (run_id, job_id));\n"
+    "CREATE TABLE IF NOT EXISTS curve (\n"
+    "  scenario_id INTEGER NOT NULL REFERENCES scenario(id) ON DELETE CASCADE,\n"
+    "  curve_id TEXT NOT NULL, gpu TEXT NOT NULL, n_gpus INTEGER NOT NULL, unit TEXT,\n"
+    "  family TEXT, phase TEXT, pfi_30 REAL, pfi_30_given REAL,\n"
+    "  PRIMARY KEY (scenario_id, curve_id));\n"
+    "CREATE TABLE IF NOT EXISTS curve_point (\n"
+    "  scenario_id INTEGER NOT NULL, curve_id TEXT NOT NULL, cap_w REAL NOT NULL,\n"
+    "  throughput REAL, power_w REAL, PRIMARY KEY (scenario_id, curve_id, cap_w),\n"
+    "  FOREIGN KEY (scenario_id, curve_id) REFERENCES curve(scenario_id, curve_id)\n"
+    "    ON DELETE CASCADE);\n"
     "CREATE TABLE IF NOT EXISTS timeseries (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  t_s REAL NOT NULL, facility_w REAL, gpu_w REAL, budget_w REAL, throughput REAL,\n"
@@ -343,6 +353,53 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         goto rollback;
     }
     scenario_id = sqlite3_column_int64(q, 0);
+    /* The scenario's curves and the PFI behind them, once per scenario. */
+    PREP("SELECT count(*) FROM curve WHERE scenario_id = ?");
+    sqlite3_bind_int64(q, 1, scenario_id);
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = fail(st, diag, PFS_EIO, "database");
+        goto rollback;
+    }
+    if (sqlite3_column_int64(q, 0) == 0) {
+        sqlite3_stmt *pt = NULL;
+
+        PREP("INSERT INTO curve VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        if (sqlite3_prepare_v2(st->db, "INSERT INTO curve_point VALUES (?, ?, ?, ?, ?)", -1, &pt,
+                               NULL) != SQLITE_OK) {
+            rc = fail(st, diag, PFS_EIO, "database");
+            goto rollback;
+        }
+        for (size_t k = 0; k < pfs_sim_inputs_n_curves(in) && rc == 0; k++) {
+            const struct pfs_job_curve *c = pfs_sim_inputs_curve(in, k);
+            const struct pfs_corpus_job *cj = pfs_sim_inputs_curve_job(in, k);
+
+            sqlite3_bind_int64(q, 1, scenario_id);
+            sqlite3_bind_text(q, 2, c->job_id, -1, SQLITE_STATIC);
+            sqlite3_bind_text(q, 3, c->gpu, -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 4, c->n_gpus);
+            sqlite3_bind_text(q, 5, c->unit, -1, SQLITE_STATIC);
+            if (cj && cj->family[0])
+                sqlite3_bind_text(q, 6, cj->family, -1, SQLITE_STATIC);
+            if (cj && cj->phase[0])
+                sqlite3_bind_text(q, 7, cj->phase, -1, SQLITE_STATIC);
+            bind_real(q, 8, cj ? cj->pfi[2] : (double)NAN); /* pfs_cut(2) = 30% */
+            bind_real(q, 9, pfs_sim_inputs_curve_pfi(in, k, 2));
+            if (step(q))
+                rc = fail(st, diag, PFS_EIO, "database");
+            for (size_t i = 0; i < c->n_points && rc == 0; i++) {
+                sqlite3_bind_int64(pt, 1, scenario_id);
+                sqlite3_bind_text(pt, 2, c->job_id, -1, SQLITE_STATIC);
+                bind_real(pt, 3, c->cap_w[i]);
+                bind_real(pt, 4, c->throughput[i]);
+                bind_real(pt, 5, c->power_w[i]);
+                if (step(pt))
+                    rc = fail(st, diag, PFS_EIO, "database");
+            }
+        }
+        sqlite3_finalize(pt);
+        if (rc)
+            goto rollback;
+    }
     /* The same scenario, policy and seed again: its old rows go (cascading). */
     PREP("DELETE FROM run WHERE scenario_id = ? AND policy = ? AND seed = ?");
     sqlite3_bind_int64(q, 1, scenario_id);

@@ -173,7 +173,8 @@ test_plot_cli(struct test *t)
     snprintf(args, sizeof args, "plot %s/r.db -o %s/png", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(out, "/png/power.png\n") && strstr(out, "/png/throughput.png\n") &&
-          strstr(out, "/png/outcomes.png\n") && strstr(out, "/png/comparison.png\n"));
+          strstr(out, "/png/outcomes.png\n") && strstr(out, "/png/comparison.png\n") &&
+          strstr(out, "/png/curves.png\n") && strstr(out, "/png/pfi.png\n"));
     CHECK(strstr(out, "phoenix") == NULL); /* not a Phoenix run: no such figure */
     free(out);
     free(err);
@@ -185,6 +186,10 @@ test_plot_cli(struct test *t)
     check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/comparison.png", t->tmpdir);
     check_png(t, path, 900, 520);
+    snprintf(path, sizeof path, "%s/png/curves.png", t->tmpdir);
+    check_png(t, path, 900, 520);
+    snprintf(path, sizeof path, "%s/png/pfi.png", t->tmpdir);
+    check_png(t, path, 900, 520);
     for (int f = 0; f < 2; f++) {
         snprintf(args, sizeof args, "plot %s/r.db -o %s/v --only power --format %s", t->tmpdir,
                  t->tmpdir, f ? "pdf" : "svg");
@@ -194,14 +199,14 @@ test_plot_cli(struct test *t)
         snprintf(path, sizeof path, "%s/v/power.%s", t->tmpdir, f ? "pdf" : "svg");
         CHECK(starts_with(path, f ? "%PDF" : "<?xml"));
     }
-    /* The report: title, summary, power, throughput, comparison, outcomes. */
+    /* The report: title, summary, curves, pfi, power, throughput, comparison, outcomes. */
     snprintf(args, sizeof args, "report %s/r.db -o %s/report.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/report.pdf", t->tmpdir);
     CHECK(starts_with(path, "%PDF"));
-    CHECK_INT(pdf_pages(path), 6);
+    CHECK_INT(pdf_pages(path), 8);
     snprintf(args, sizeof args, "report %s/r.db -o %s/nodir/report.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 4);
     free(out);
@@ -248,5 +253,5 @@ test_plot_cli(struct test *t)
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/ph.pdf", t->tmpdir);
-    CHECK_INT(pdf_pages(path), 6); /* no job finishes: no outcomes page; the Phoenix one */
+    CHECK_INT(pdf_pages(path), 8); /* no job finishes: no outcomes page; the Phoenix one */
 }

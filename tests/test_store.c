@@ -110,6 +110,14 @@ test_store_matches_csv(struct test *t)
     CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
     CHECK_INT(query_long(db, "SELECT count(*) FROM timeseries"), n_ts);
     CHECK_INT(query_long(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    /* The curves behind the scenario, once: every point of the corpus's curves.csv (less its
+     * comment and header lines), every curve with the PFI the policies were given. */
+    CHECK_INT(query_long(db, "SELECT count(*) FROM curve_point"),
+              test_count_lines("traces/h200-h100/curves.csv") - 2);
+    CHECK_INT(query_long(db, "SELECT count(DISTINCT curve_id) FROM curve_point"),
+              query_long(db, "SELECT count(*) FROM curve"));
+    CHECK_INT(query_long(db, "SELECT count(*) FROM curve WHERE pfi_30_given IS NULL"), 0);
+    CHECK_INT(query_long(db, "SELECT count(*) FROM curve WHERE family IS NULL"), 0);
     CHECK_INT(query_long(db, "SELECT count(*) FROM run WHERE version <> '" PFS_VERSION "'"), 0);
     /* The summary's tokens are the CSV's, to the printed precision. */
     for (int k = 0; k < 2; k++) {
