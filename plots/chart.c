@@ -130,7 +130,10 @@ pen_for(cairo_t *cr, const struct pfs_series *se, double width)
         const double *rgb = palette[se->colour % N_PALETTE];
 
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_set_dash(cr, NULL, 0, 0);
+        if (se->style == PFS_SERIES_FIT)
+            cairo_set_dash(cr, dash, 2, 0);
+        else
+            cairo_set_dash(cr, NULL, 0, 0);
     }
     cairo_set_line_width(cr, width);
 }
@@ -248,6 +251,8 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
         const char *label = k < c->n_series ? c->series[k].label : c->span_label;
         cairo_text_extents_t e;
 
+        if (!label) /* a series without a legend entry */
+            continue;
         cairo_text_extents(cr, label ? label : "", &e);
         if (lx > left && lx + 30 + e.x_advance > w - right) { /* wrap to a second row */
             lx = left;

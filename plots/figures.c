@@ -33,7 +33,7 @@ struct figs {
     sqlite3 *db;
     const char *db_path;
     cairo_t *page; /* writing the report: figures go onto its pages, not into files */
-    char scenario[64];
+    char scenario[64], study[64];
     long seed;
     struct run_ts runs[MAX_RUNS];
     size_t n_runs;
@@ -138,6 +138,10 @@ load(struct figs *f, struct pfs_diag *diag)
     if (f->n_runs == 0)
         return pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
                              "no runs to plot (pfisim run --db writes them)");
+    if (sqlite3_prepare_v2(f->db, "SELECT name FROM study", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        pfs__strlcpy(f->study, (const char *)sqlite3_column_text(q, 0), sizeof f->study);
+    sqlite3_finalize(q);
     for (size_t k = 0; k < f->n_runs && rc == 0; k++)
         rc = load_series(f, ids[k], &f->runs[k], diag);
     return rc;
@@ -533,18 +537,58 @@ pfi_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
     return rc;
 }
 
+#define MAX_POINTS 256
+
+/* Fits the DVFS model to a curve's points (per-GPU caps, whole-job throughput, per-GPU
+ * draws) on its GPU profile and samples the fit at 41 caps across them, relative to the
+ * measured top, into fx, fy. Returns the samples (0 when it cannot be fitted). */
+static size_t
+fit_curve(const char *id, const char *gpu_name, int n_gpus, double *cap_w, double *tput,
+          double *power_w, size_t np, double *fx, double *fy, double *rmse_max)
+{
+    struct pfs_gpu g;
+    struct pfs_job_curve jc = {0};
+    struct pfs_fit fit;
+    struct pfs_diag quiet = {0};
+    char job_id[40];
+
+    if (np < PFS_FIT_MIN_POINTS || pfs_gpu_find(gpu_name, &g, &quiet) != 0)
+        return 0;
+    pfs__strlcpy(job_id, id, sizeof job_id);
+    jc.job_id = job_id;
+    pfs__strlcpy(jc.gpu, gpu_name, sizeof jc.gpu);
+    jc.n_gpus = n_gpus;
+    jc.n_points = np;
+    jc.cap_w = cap_w;
+    jc.throughput = tput;
+    jc.power_w = power_w;
+    if (pfs_fit_job(&g, &jc, &fit, &quiet) != 0)
+        return 0;
+    for (size_t i = 0; i <= 40; i++) {
+        struct pfs_dvfs_point pt;
+
+        fx[i] = cap_w[0] + (cap_w[np - 1] - cap_w[0]) * (double)i / 40;
+        pfs_dvfs_eval(&g, &fit.job, fx[i], &pt);
+        fy[i] = pt.throughput / tput[np - 1];
+    }
+    *rmse_max = fmax(*rmse_max, fit.rmse_throughput);
+    return 41;
+}
+
 /* Figure 1: the power-throughput curves of five jobs, the least and most flexible and the
- * quartiles between, as throughput relative to the top of the curve against the cap. */
+ * quartiles between, as throughput relative to the top of the curve against the cap, with
+ * the DVFS model fitted to each. */
 static int
 curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
               struct pfs_diag *diag)
 {
-    struct pfs_series s[5];
-    char ids[5][40], labels[5][80], title[160], reading[1024], all[512][40];
-    double pfi[512], *x[5] = {0}, *y[5] = {0};
-    size_t n = 0, cap[5] = {0};
+    static double x[5][MAX_POINTS], y[5][MAX_POINTS], pw[5][MAX_POINTS], fx[5][41], fy[5][41];
+    struct pfs_series s[11];
+    char ids[5][40], labels[5][80], title[160], reading[1024], all[512][40], gpu[5][32];
+    double pfi[512], rmse_max = 0;
+    size_t n = 0, order[512];
     sqlite3_stmt *q = NULL;
-    int rc = 0, m = 0;
+    int m = 0, n_fitted = 0;
 
     if (sqlite3_prepare_v2(f->db, curves_sql, -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
@@ -557,80 +601,71 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
     sqlite3_finalize(q);
     if (n == 0)
         return 0;
-    /* Order by PFI (the query sorts within groups only): a selection sort of indices. */
-    {
-        size_t order[512];
+    /* Order by PFI (the query sorts within groups only). */
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (pfi[order[j]] < pfi[order[i]]) {
+                size_t tmp = order[i];
 
-        for (size_t i = 0; i < n; i++)
-            order[i] = i;
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = i + 1; j < n; j++)
-                if (pfi[order[j]] < pfi[order[i]]) {
-                    size_t tmp = order[i];
-                    order[i] = order[j];
-                    order[j] = tmp;
-                }
-        for (int k = 0; k < 5 && (size_t)k < n; k++) {
-            size_t at = order[(size_t)lround((double)(n - 1) * k / 4.0)];
+                order[i] = order[j];
+                order[j] = tmp;
+            }
+    for (int k = 0; k < 5; k++) {
+        size_t at = order[(size_t)lround((double)(n - 1) * k / 4.0)];
 
-            if (m > 0 && strcmp(ids[m - 1], all[at]) == 0)
-                continue;
-            pfs__strlcpy(ids[m], all[at], sizeof ids[0]);
-            snprintf(labels[m], sizeof labels[0], "%s (PFI %.2f)", all[at], pfi[at]);
-            m++;
-        }
+        if (m > 0 && strcmp(ids[m - 1], all[at]) == 0)
+            continue;
+        pfs__strlcpy(ids[m], all[at], sizeof ids[0]);
+        snprintf(labels[m], sizeof labels[0], "%s (PFI %.2f)", all[at], pfi[at]);
+        m++;
     }
     if (sqlite3_prepare_v2(f->db,
-                           "SELECT cap_w, throughput FROM curve_point WHERE scenario_id = "
+                           "SELECT cap_w, throughput, power_w, gpu, n_gpus FROM curve_point "
+                           "JOIN curve USING (scenario_id, curve_id) WHERE scenario_id = "
                            "(SELECT scenario_id FROM run WHERE id = ?) AND curve_id = ? "
                            "ORDER BY cap_w",
                            -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
-    for (int k = 0; k < m && rc == 0; k++) {
-        size_t np = 0;
+    for (int k = 0; k < m; k++) {
+        size_t np = 0, nf;
+        int gpus = 1;
 
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, f->runs[0].id);
         sqlite3_bind_text(q, 2, ids[k], -1, SQLITE_STATIC);
-        while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
-            size_t c = cap[k];
-            double *vx = pfs__grow(x[k], &c, np, sizeof(double), 32), *vy;
-
-            if (vx)
-                x[k] = vx;
-            c = cap[k];
-            vy = vx ? pfs__grow(y[k], &c, np, sizeof(double), 32) : NULL;
-            if (!vy) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                break;
-            }
-            y[k] = vy;
-            cap[k] = c;
+        gpu[k][0] = '\0';
+        while (np < MAX_POINTS && sqlite3_step(q) == SQLITE_ROW) {
             x[k][np] = sqlite3_column_double(q, 0);
-            y[k][np++] = sqlite3_column_double(q, 1);
+            y[k][np] = sqlite3_column_double(q, 1);
+            pw[k][np++] = sqlite3_column_double(q, 2);
+            pfs__strlcpy(gpu[k], (const char *)sqlite3_column_text(q, 3), sizeof gpu[0]);
+            gpus = sqlite3_column_int(q, 4);
         }
+        nf = np ? fit_curve(ids[k], gpu[k], gpus, x[k], y[k], pw[k], np, fx[k], fy[k], &rmse_max)
+                : 0;
+        n_fitted += nf > 0;
         for (size_t i = 0; i < np; i++) /* relative to the top of the curve */
             y[k][i] /= y[k][np - 1];
         s[k] = (struct pfs_series){labels[k], x[k], y[k], np, PFS_SERIES_LINE, k};
+        s[m + k] = (struct pfs_series){NULL, fx[k], fy[k], nf, PFS_SERIES_FIT, k};
     }
     sqlite3_finalize(q);
+    s[2 * m] = (struct pfs_series){
+        "dashed: the DVFS model fitted to each", NULL, NULL, 0, PFS_SERIES_REFERENCE, 0};
     snprintf(reading, sizeof reading,
              "Five of the %zu curves the jobs ran, from the least to the most flexible by PFI at "
-             "a 30%% cut; each point is a measured (or, for the synthetic corpus, tabulated) "
-             "operating point at a per-GPU cap; the fitted model is not drawn (pfisim fit).",
-             n);
+             "a 30%% cut, joined through their measured (for the synthetic corpus: tabulated) "
+             "points; dashed, the DVFS model fitted to each (pfisim fit): %d of %d fitted, "
+             "worst RMSE of throughput relative to the top %.4f.",
+             n, n_fitted, m, rmse_max);
     snprintf(title, sizeof title, "%s: power-throughput curves", f->scenario);
-    if (rc == 0)
-        rc = emit(f,
-                  &(struct pfs_chart){title, "per-GPU power cap (W)",
-                                      "throughput / throughput at the highest cap", s, (size_t)m,
-                                      NULL, 0, NULL, false},
-                  dir, "curves", format, fp, reading, diag);
-    for (int k = 0; k < 5; k++) {
-        free(x[k]);
-        free(y[k]);
-    }
-    return rc;
+    return emit(f,
+                &(struct pfs_chart){title, "per-GPU power cap (W)",
+                                    "throughput / throughput at the highest cap", s,
+                                    (size_t)(2 * m + 1), NULL, 0, NULL, false},
+                dir, "curves", format, fp, reading, diag);
 }
 
 /* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
@@ -987,7 +1022,7 @@ title_page(struct figs *f, const char *config)
     cairo_move_to(cr, 60, 130);
     cairo_show_text(cr, "pfisim report");
     cairo_set_font_size(cr, 16);
-    snprintf(line, sizeof line, "scenario %s, seed %ld", f->scenario, f->seed);
+    snprintf(line, sizeof line, "study %s: scenario %s, seed %ld", f->study, f->scenario, f->seed);
     cairo_move_to(cr, 60, 170);
     cairo_show_text(cr, line);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);

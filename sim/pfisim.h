@@ -872,10 +872,14 @@ struct pfs_axis {
  * gets a range around it). Returns 0, or PFS_EINVAL for a non-finite or reversed range. */
 int pfs_axis_nice(double lo, double hi, int max_ticks, struct pfs_axis *ax);
 
-enum { PFS_SERIES_LINE, PFS_SERIES_REFERENCE /* dashed black: a budget, a measurement */ };
+enum {
+    PFS_SERIES_LINE,
+    PFS_SERIES_REFERENCE, /* dashed black: a budget, a measurement */
+    PFS_SERIES_FIT        /* dashed in its colour: a model fitted to the line of that colour */
+};
 
 struct pfs_series {
-    const char *label;
+    const char *label;   /* NULL: not in the legend */
     const double *x, *y; /* NAN breaks the line */
     size_t n;
     int style;  /* PFS_SERIES_* */

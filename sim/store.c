@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define SCHEMA_VERSION "3" /* 2: job_result.duration_s; 3: curve, curve_point */
+#define SCHEMA_VERSION "4" /* 2: job_result.duration_s; 3: curve, curve_point; 4: study */
 
 struct pfs_store {
     sqlite3 *db;
@@ -28,6 +28,8 @@ struct pfs_store {
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS pfisim_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+    "CREATE TABLE IF NOT EXISTS study (\n"
+    "  id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS scenario (\n"
     "  id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL,\n"
     "  config TEXT NOT NULL);\n"
@@ -102,7 +104,7 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
     struct pfs_store *st = calloc(1, sizeof *st);
     sqlite3_stmt *q = NULL;
     int n_tables = 0, rc;
-    char app[32], version[32];
+    char app[32], version[32], study[64];
 
     *out = NULL;
     if (!st)
@@ -150,6 +152,13 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
         *out = st;
         return 0;
     }
+    /* One database is one study, named after its file until someone renames it. */
+    {
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        const char *dot = strrchr(base, '.');
+
+        snprintf(study, sizeof study, "%.*s", (int)(dot && dot > base ? dot - base : 63), base);
+    }
     if ((rc = exec(st, "PRAGMA journal_mode = WAL;", diag)) || (rc = exec(st, schema, diag)) ||
         (rc = exec(st,
                    "INSERT OR IGNORE INTO pfisim_meta VALUES ('app', 'pfisim');"
@@ -157,6 +166,15 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
                    "');",
                    diag)))
         goto fail;
+    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO study VALUES (1, ?)", -1, &q, NULL) !=
+            SQLITE_OK ||
+        sqlite3_bind_text(q, 1, study, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_DONE) {
+        sqlite3_finalize(q);
+        rc = fail(st, diag, PFS_EIO, "database");
+        goto fail;
+    }
+    sqlite3_finalize(q);
     *out = st;
     return 0;
 fail:

@@ -8,6 +8,7 @@
  */
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "test.h"
 
@@ -105,6 +106,14 @@ test_store_matches_csv(struct test *t)
     CHECK(n_ts >= 2 * 1440);
     CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
     CHECK_INT(query_long(db, "SELECT count(*) FROM scenario"), 1);
+    {
+        sqlite3_stmt *q = NULL; /* the study, named after the file */
+
+        CHECK(sqlite3_prepare_v2(db, "SELECT name FROM study", -1, &q, NULL) == SQLITE_OK &&
+              sqlite3_step(q) == SQLITE_ROW &&
+              strcmp((const char *)sqlite3_column_text(q, 0), "r") == 0);
+        sqlite3_finalize(q);
+    }
     CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 2);
     CHECK_INT(query_long(db, "SELECT count(*) FROM summary"), 2);
     CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
@@ -235,7 +244,10 @@ test_store_deterministic(struct test *t)
     for (int k = 0; k < 2; k++) {
         sqlite3 *db = NULL;
 
-        snprintf(path[k], sizeof path[k], "%s/r%d.db", t->tmpdir, k);
+        /* Same file name in two directories: the study is named after the file. */
+        snprintf(path[k], sizeof path[k], "%s/%d", t->tmpdir, k);
+        mkdir(path[k], 0777);
+        snprintf(path[k], sizeof path[k], "%s/%d/r.db", t->tmpdir, k);
         snprintf(args, sizeof args, RUN_ARGS " --db=%s", path[k]);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         free(out);
