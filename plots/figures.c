@@ -452,14 +452,22 @@ out:
     return rc;
 }
 
-/* The curves the first run's jobs ran, grouped: rows of (group, curve_id, PFI at 30%), the
- * true PFI where the corpus knows it, else the one the policies were given. */
-static const char curves_sql[] =
-    "SELECT coalesce(family || ' ' || phase, 'all jobs'), curve.curve_id, "
-    "coalesce(pfi_30, pfi_30_given), pfi_30 IS NOT NULL FROM curve "
-    "WHERE scenario_id = (SELECT scenario_id FROM run WHERE id = ?) AND curve.curve_id IN "
-    "(SELECT DISTINCT curve_id FROM job_result WHERE run_id = ?) "
-    "AND coalesce(pfi_30, pfi_30_given) IS NOT NULL ORDER BY 1, 3, 2";
+/* The curves the first run's jobs ran, with their PFI at 30%: the true PFI where the corpus
+ * knows it, else the one the policies were given. Both parameters are that run's id. */
+#define CURVES_USED                                                                                \
+    " FROM curve WHERE scenario_id = (SELECT scenario_id FROM run WHERE id = ?1) "                 \
+    "AND curve.curve_id IN (SELECT DISTINCT curve_id FROM job_result WHERE run_id = ?1) "          \
+    "AND coalesce(pfi_30, pfi_30_given) IS NOT NULL "
+
+/* Rows of (group, curve_id, PFI, whether it is the true one), by group and PFI. */
+static const char curves_sql[] = "SELECT coalesce(family || ' ' || phase, 'all jobs'), "
+                                 "curve.curve_id, coalesce(pfi_30, pfi_30_given), "
+                                 "pfi_30 IS NOT NULL" CURVES_USED "ORDER BY 1, 3, 2";
+
+/* Rows of (how many there are, curve_id, PFI), by PFI. */
+static const char curves_by_pfi_sql[] =
+    "SELECT count(*) OVER (), curve.curve_id, "
+    "coalesce(pfi_30, pfi_30_given)" CURVES_USED "ORDER BY 3, 2";
 
 /* Figure 2: the PFI distribution at a 30% cut, one CDF per family and phase. */
 static int
@@ -477,7 +485,6 @@ pfi_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
     if (sqlite3_prepare_v2(f->db, curves_sql, -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
     sqlite3_bind_int64(q, 1, f->runs[0].id);
-    sqlite3_bind_int64(q, 2, f->runs[0].id);
     while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
         const char *g = (const char *)sqlite3_column_text(q, 0);
         size_t k = 0;
@@ -584,43 +591,30 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
 {
     static double x[5][MAX_POINTS], y[5][MAX_POINTS], pw[5][MAX_POINTS], fx[5][41], fy[5][41];
     struct pfs_series s[11];
-    char ids[5][40], labels[5][80], title[160], reading[1024], all[512][40], gpu[5][32];
-    double pfi[512], rmse_max = 0;
-    size_t n = 0, order[512];
+    char ids[5][40], labels[5][80], title[160], reading[1024], gpu[5][32];
+    double rmse_max = 0;
+    size_t n = 0;
     sqlite3_stmt *q = NULL;
-    int m = 0, n_fitted = 0;
+    int m = 0, n_fitted = 0, slot = 0;
 
-    if (sqlite3_prepare_v2(f->db, curves_sql, -1, &q, NULL) != SQLITE_OK)
+    /* The least and most flexible curves and the quartiles between: rows round(s (n-1) / 4),
+     * s = 0..4, of the curves ordered by PFI (with fewer than five, a row is taken once). */
+    if (sqlite3_prepare_v2(f->db, curves_by_pfi_sql, -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
     sqlite3_bind_int64(q, 1, f->runs[0].id);
-    sqlite3_bind_int64(q, 2, f->runs[0].id);
-    while (n < 512 && sqlite3_step(q) == SQLITE_ROW) {
-        pfs__strlcpy(all[n], (const char *)sqlite3_column_text(q, 1), sizeof all[0]);
-        pfi[n++] = sqlite3_column_double(q, 2);
+    for (size_t row = 0; slot < 5 && sqlite3_step(q) == SQLITE_ROW; row++) {
+        n = (size_t)sqlite3_column_int64(q, 0);
+        if ((size_t)lround((double)(n - 1) * slot / 4.0) != row)
+            continue;
+        pfs__strlcpy(ids[m], (const char *)sqlite3_column_text(q, 1), sizeof ids[0]);
+        snprintf(labels[m], sizeof labels[0], "%s (PFI %.2f)", ids[m], sqlite3_column_double(q, 2));
+        m++;
+        while (slot < 5 && (size_t)lround((double)(n - 1) * slot / 4.0) <= row)
+            slot++;
     }
     sqlite3_finalize(q);
     if (n == 0)
         return 0;
-    /* Order by PFI (the query sorts within groups only). */
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            if (pfi[order[j]] < pfi[order[i]]) {
-                size_t tmp = order[i];
-
-                order[i] = order[j];
-                order[j] = tmp;
-            }
-    for (int k = 0; k < 5; k++) {
-        size_t at = order[(size_t)lround((double)(n - 1) * k / 4.0)];
-
-        if (m > 0 && strcmp(ids[m - 1], all[at]) == 0)
-            continue;
-        pfs__strlcpy(ids[m], all[at], sizeof ids[0]);
-        snprintf(labels[m], sizeof labels[0], "%s (PFI %.2f)", all[at], pfi[at]);
-        m++;
-    }
     if (sqlite3_prepare_v2(f->db,
                            "SELECT cap_w, throughput, power_w, gpu, n_gpus FROM curve_point "
                            "JOIN curve USING (scenario_id, curve_id) WHERE scenario_id = "
