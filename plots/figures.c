@@ -10,6 +10,7 @@
 #include <cairo.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,17 +294,14 @@ emit(struct figs *f, const struct pfs_chart *c, const char *dir, const char *nam
     return rc;
 }
 
-/* Appends one "policy value" item per run to buf. */
+/* Appends one "policy value" item per run to buf: the summary field at byte offset field
+ * of struct run_ts (offsetof), divided by scale. */
 static void
-per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t which, double scale)
+per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t field, double scale)
 {
     for (size_t k = 0; k < f->n_runs; k++) {
         const struct run_ts *r = &f->runs[k];
-        double v = which == 0   ? r->dr_minutes_over
-                   : which == 1 ? r->mean_tps / scale
-                   : which == 2 ? r->gap
-                   : which == 3 ? r->deadline_misses
-                                : r->tier_violations;
+        double v = *(const double *)((const char *)r + field) / scale;
         size_t used = strlen(buf);
 
         if (isnan(v))
@@ -319,7 +317,7 @@ static void
 reading_power(const struct figs *f, char *buf, size_t size)
 {
     snprintf(buf, size, "Minutes in DR events whose mean facility power exceeded the target: ");
-    per_policy(f, buf, size, 0, 0, 1);
+    per_policy(f, buf, size, 0, offsetof(struct run_ts, dr_minutes_over), 1);
     pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
 }
 
@@ -329,12 +327,12 @@ reading_throughput(const struct figs *f, double scale, const char *unit, char *b
     size_t used;
 
     snprintf(buf, size, "Mean throughput (%s): ", unit);
-    per_policy(f, buf, size, 2, 1, scale);
+    per_policy(f, buf, size, 2, offsetof(struct run_ts, mean_tps), scale);
     used = strlen(buf);
     snprintf(buf + used, size - used,
              ". Share of the equal-to-oracle gap recovered (needs both runs): ");
     used = strlen(buf);
-    per_policy(f, buf, size, 2, 2, 1);
+    per_policy(f, buf, size, 2, offsetof(struct run_ts, gap), 1);
     if (strlen(buf) == used)
         pfs__strlcpy(buf + used, "none (no equal and oracle runs)", size - used);
     pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
@@ -791,10 +789,10 @@ outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
              ". The x axis ends at the largest 99.5th percentile, %.3f; the largest slowdown is "
              "%.3f. Deadline misses: ",
              clip, largest);
-    per_policy(f, reading, sizeof reading, 0, 3, 1);
+    per_policy(f, reading, sizeof reading, 0, offsetof(struct run_ts, deadline_misses), 1);
     used = strlen(reading);
     snprintf(reading + used, sizeof reading - used, ". Tier violations: ");
-    per_policy(f, reading, sizeof reading, 0, 4, 1);
+    per_policy(f, reading, sizeof reading, 0, offsetof(struct run_ts, tier_violations), 1);
     pfs__strlcpy(reading + strlen(reading), ".", sizeof reading - strlen(reading));
     snprintf(title, sizeof title, "%s: per-job slowdown (finished jobs)", f->scenario);
     if (rc == 0 && !(largest > 0)) { /* no job finished (the Phoenix replay): no figure */
