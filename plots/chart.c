@@ -11,7 +11,9 @@
 #include <cairo.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -291,6 +293,28 @@ pfs__chart_draw(cairo_t *cr, const struct pfs_chart *c, double w, double h)
     return 0;
 }
 
+cairo_surface_t *
+pfs__pdf_surface(const char *path, double w, double h)
+{
+    cairo_surface_t *s = cairo_pdf_surface_create(path, w, h);
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
+    char date[32] = "1970-01-01T00:00:00Z";
+    long secs;
+
+    /* cairo stamps a PDF with the time it was made; the same inputs must give the same
+     * bytes, so the date is SOURCE_DATE_EPOCH's (the reproducible-builds convention) or the
+     * epoch itself. */
+    if (epoch && pfs__parse_long(epoch, &secs) && secs >= 0) {
+        time_t t = (time_t)secs;
+        struct tm tm;
+
+        if (gmtime_r(&t, &tm))
+            strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATE_DATE, date);
+    return s;
+}
+
 /* Draws with fn(cr, arg, w, h) into path (format), via path.tmp and a rename. */
 static int
 write_file(const char *path, enum pfs_plot_format format,
@@ -307,7 +331,7 @@ write_file(const char *path, enum pfs_plot_format format,
     if (format == PFS_PLOT_SVG)
         surface = cairo_svg_surface_create(tmp, w, h);
     else if (format == PFS_PLOT_PDF)
-        surface = cairo_pdf_surface_create(tmp, w, h);
+        surface = pfs__pdf_surface(tmp, w, h);
     else
         surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
     cr = cairo_create(surface);

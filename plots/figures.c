@@ -301,7 +301,10 @@ per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t fi
 {
     for (size_t k = 0; k < f->n_runs; k++) {
         const struct run_ts *r = &f->runs[k];
-        double v = *(const double *)((const char *)r + field) / scale;
+        double v;
+
+        memcpy(&v, (const char *)r + field, sizeof v);
+        v /= scale;
         size_t used = strlen(buf);
 
         if (isnan(v))
@@ -1111,7 +1114,7 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
         goto out;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    surface = cairo_pdf_surface_create(tmp, 842, 595); /* A4 landscape, points */
+    surface = pfs__pdf_surface(tmp, 842, 595); /* A4 landscape, points */
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);

@@ -107,6 +107,11 @@ int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs
                      struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
                      struct pfs_gpu *truth_gpu, struct pfs_diag *diag);
 
+/* plots/chart.c: a PDF surface of w x h points whose creation date is fixed
+ * (SOURCE_DATE_EPOCH, else 1970-01-01), so that a PDF's bytes follow from its inputs. */
+struct _cairo_surface;
+struct _cairo_surface *pfs__pdf_surface(const char *path, double w, double h);
+
 /* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
 struct _cairo;
 int pfs__chart_draw(struct _cairo *cr, const struct pfs_chart *c, double w, double h);
