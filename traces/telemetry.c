@@ -208,6 +208,10 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
     static const char *const want[] = {"timestamp",         "index",     "power.draw",
                                        "power.limit",       "clocks.sm", "utilization.gpu",
                                        "utilization.memory"};
+    /* The name nvidia-smi prints for a queried field when it differs: asked for clocks.sm,
+     * it answers clocks.current.sm (a real H200 log, docs/formats.md). */
+    static const char *const printed_as[] = {NULL, NULL, NULL, NULL, "clocks.current.sm",
+                                             NULL, NULL};
     static const char *const units[] = {"", "", "W", "W", "MHz", "%", "%"};
     struct pfs__csv csv;
     struct samples s = {0};
@@ -233,9 +237,7 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
 
             if (br)
                 *br = '\0';
-            /* nvidia-smi answers a query for clocks.sm with the column clocks.current.sm
-             * (as recorded on an H200, driver of 2026; docs/formats.md). */
-            if (strcmp(name, want[k]) == 0 || (k == 4 && strcmp(name, "clocks.current.sm") == 0))
+            if (strcmp(name, want[k]) == 0 || (printed_as[k] && strcmp(name, printed_as[k]) == 0))
                 idx[k] = f;
         }
         if (idx[k] == (size_t)-1) {
