@@ -384,23 +384,26 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
                 max_tps = fmax(max_tps, f->runs[k].throughput[i]);
         }
     span_s = f->runs[0].n ? f->runs[0].t_s[f->runs[0].n - 1] : 0;
-    tscale = span_s > 3 * 86400 ? 86400 : span_s > 12 * 3600 ? 3600 : 60;
-    t_label = span_s > 3 * 86400   ? "time (days)"
-              : span_s > 12 * 3600 ? "time (hours)"
-                                   : "time (minutes)";
+    if (span_s > 3 * 86400) {
+        tscale = 86400;
+        t_label = "time (days)";
+    } else if (span_s > 12 * 3600) {
+        tscale = 3600;
+        t_label = "time (hours)";
+    } else {
+        tscale = 60;
+        t_label = "time (minutes)";
+    }
     wscale = unit(max_w, w_units, &w_unit);
     tpscale = unit(max_tps, t_units, &tp_unit);
     sp = malloc((f->runs[0].n + 1) * sizeof *sp);
-    for (size_t k = 0; k <= f->n_runs; k++) {
-        size_t n = f->runs[k < f->n_runs ? k : 0].n;
-
-        if (k < f->n_runs)
-            x[k] = malloc((n + 1) * sizeof(double));
-        y[k] = malloc((n + 1) * sizeof(double));
-        if ((k < f->n_runs && !x[k]) || !y[k])
-            rc = PFS_ENOMEM;
+    for (size_t k = 0; k < f->n_runs; k++) {
+        x[k] = malloc((f->runs[k].n + 1) * sizeof(double));
+        y[k] = malloc((f->runs[k].n + 1) * sizeof(double));
+        rc |= !x[k] || !y[k];
     }
-    if (!sp || rc) {
+    y[f->n_runs] = malloc((f->runs[0].n + 1) * sizeof(double)); /* the limit line */
+    if (!sp || !y[f->n_runs] || rc) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
