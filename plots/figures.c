@@ -900,6 +900,36 @@ out:
     return rc;
 }
 
+/* Every figure, or only the one named: into files in dir, or onto the report's pages. A
+ * figure the data cannot give (no job finished; not the Phoenix replay) is left out, or an
+ * error when it was asked for by name. */
+static int
+figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char *only, FILE *fp,
+        struct pfs_diag *diag)
+{
+    int rc = 0;
+
+    if (wanted(only, "curves"))
+        rc = curves_figure(f, dir, format, fp, diag);
+    if (rc == 0 && wanted(only, "pfi"))
+        rc = pfi_figure(f, dir, format, fp, diag);
+    if (rc == 0)
+        rc = timeline(f, dir, format, only, fp, diag);
+    if (rc == 0 && wanted(only, "comparison"))
+        rc = comparison(f, dir, format, fp, diag);
+    if (rc == 0 && wanted(only, "outcomes"))
+        rc = outcomes(f, dir, format, fp, only != NULL, diag);
+    if (rc == 0 && wanted(only, "phoenix")) {
+        if (strcmp(f->scenario, "phoenix-srp") == 0)
+            rc = phoenix(f, dir, format, fp, diag);
+        else if (only)
+            rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                               "figure phoenix needs a run of the phoenix-srp scenario, not '%s'",
+                               f->scenario);
+    }
+    return rc;
+}
+
 int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
@@ -923,24 +953,8 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     f.db = pfs__store_db(st);
     if ((rc = load(&f, diag)) == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
         rc = pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
-    if (rc == 0 && wanted(only, "curves"))
-        rc = curves_figure(&f, dir, format, fp, diag);
-    if (rc == 0 && wanted(only, "pfi"))
-        rc = pfi_figure(&f, dir, format, fp, diag);
     if (rc == 0)
-        rc = timeline(&f, dir, format, only, fp, diag);
-    if (rc == 0 && wanted(only, "comparison"))
-        rc = comparison(&f, dir, format, fp, diag);
-    if (rc == 0 && wanted(only, "outcomes"))
-        rc = outcomes(&f, dir, format, fp, only != NULL, diag);
-    if (rc == 0 && wanted(only, "phoenix")) {
-        if (strcmp(f.scenario, "phoenix-srp") == 0)
-            rc = phoenix(&f, dir, format, fp, diag);
-        else if (only)
-            rc = pfs__diag_set(diag, PFS_EINVAL, db_path, 0, 0, NULL,
-                               "figure phoenix needs a run of the phoenix-srp scenario, not '%s'",
-                               f.scenario);
-    }
+        rc = figures(&f, dir, format, only, fp, diag);
     figs_free(&f);
     pfs_store_close(st);
     return rc;
@@ -1121,17 +1135,7 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);
-    rc = curves_figure(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
-    if (rc == 0)
-        rc = pfi_figure(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
-    if (rc == 0)
-        rc = timeline(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, NULL, diag);
-    if (rc == 0)
-        rc = comparison(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
-    if (rc == 0)
-        rc = outcomes(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, false, diag);
-    if (rc == 0 && strcmp(f.scenario, "phoenix-srp") == 0)
-        rc = phoenix(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, diag);
+    rc = figures(&f, "." /* unused: pages */, PFS_PLOT_PDF, NULL, NULL, diag);
     cs = cairo_status(f.page);
     cairo_destroy(f.page);
     cairo_surface_finish(surface);
