@@ -35,9 +35,9 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
-CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
+CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -pthread -D_POSIX_C_SOURCE=200809L -MMD -MP \
              -Isim -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lm $(LDLIBS)
+LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDLIBS)
 
 ifeq ($(V),1)
 Q :=

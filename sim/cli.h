@@ -30,5 +30,9 @@ int pfs_cli_alloc(int argc, char **argv);
 extern const char pfs_cli_alloc_help[];
 int pfs_cli_run(int argc, char **argv);
 extern const char pfs_cli_run_help[];
+int pfs_cli_sweep(int argc, char **argv);
+extern const char pfs_cli_sweep_help[];
+int pfs_cli_merge(int argc, char **argv);
+extern const char pfs_cli_merge_help[];
 
 #endif

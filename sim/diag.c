@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -132,4 +133,22 @@ pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
     if (p)
         *cap = want;
     return p;
+}
+
+int
+pfs__mkdir_parents(const char *path)
+{
+    char buf[512];
+
+    if (!pfs__strlcpy(buf, path, sizeof buf))
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
 }

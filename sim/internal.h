@@ -36,6 +36,10 @@ bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
  * (v is then still valid and unchanged). */
 void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
+/* Makes the directories above the file path (mkdir -p of its dirname). Returns 0 or -1
+ * (errno set). */
+int pfs__mkdir_parents(const char *path);
+
 /* Parses a whole string as a finite double / an integer, nothing else allowed. */
 bool pfs__parse_double(const char *s, double *out);
 bool pfs__parse_long(const char *s, long *out);
@@ -99,6 +103,16 @@ void pfs__cfg_write_floats(FILE *fp, const char *indent, const char *name, const
 int pfs__cfg_read_floats(struct config_setting_t *parent, const char *name, const char *where,
                          double *dst, size_t min_n, size_t max_n, const char *per, size_t *got,
                          const char *file, struct pfs_diag *diag);
+
+/* sim/scenario.c: reads the scenario group root (NULL: missing) of a libconfig tree read
+ * from file; pfs_scenario_load is this on a file. Used by sweeps, which override settings in
+ * the tree before reading it. */
+struct config_t;
+int pfs__scenario_read(const struct config_setting_t *root, const char *file,
+                       struct pfs_scenario *sc, struct pfs_diag *diag);
+/* Reads a libconfig file into cfg (initialised either way; the caller destroys it). Returns
+ * 0, PFS_EIO or PFS_EINVAL (file:line: libconfig's message). */
+int pfs__config_read(struct config_t *cfg, const char *path, struct pfs_diag *diag);
 
 /* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters and its
  * GPUs' own profile (unit variation) in truth[] and truth_gpu[] (caller-allocated, n_jobs

@@ -1357,6 +1357,10 @@ static int cmd_help(int argc, char **argv);
 static const struct command commands[] = {
     {"run", "replay a scenario: every policy on the same workload, power, DR, deadlines",
      pfs_cli_run_help, pfs_cli_run},
+    {"sweep", "a grid of scenarios (axes over any setting) into one results database",
+     pfs_cli_sweep_help, pfs_cli_sweep},
+    {"merge", "combine results databases (the shards of a sweep)", pfs_cli_merge_help,
+     pfs_cli_merge},
     {"alloc", "one-shot allocation of a power budget by every policy", pfs_cli_alloc_help,
      pfs_cli_alloc},
     {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", help_fit, cmd_fit},

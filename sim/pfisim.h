@@ -704,6 +704,26 @@ struct pfs_dr_event {
     double start_s, end_s, ramp_s;
     double target_w; /* facility W, or 0 */
     double cut_frac; /* 0..1, used when target_w is 0 */
+    double notice_s; /* the facility learns of the event this long before its start
+                      * (INFINITY: known from the beginning, the default) */
+};
+
+/* Draws DR events (scenario.dr_generator, docs/scenarios.md). */
+struct pfs_dr_generator {
+    double per_year;      /* events per 365 days (exactly round(per_year x days / 365)) */
+    double duration_h[2]; /* uniform in [low, high] hours */
+    double notice_h[2];   /* uniform in [low, high] hours */
+    double ramp_s, cut;
+    double hour_w[24];  /* weights of the start hour (local time) */
+    double month_w[12]; /* weights of the month (t = 0 is 1 January 00:00) */
+    unsigned long seed;
+};
+
+/* What the operator charges and is paid (scenario.pricing, docs/pricing.md). */
+struct pfs_pricing {
+    double gpu_hour_usd;         /* the firm tier's price of a GPU-hour */
+    double capacity_usd_kw_year; /* DR capacity payment per kW committed, per year */
+    double energy_usd_mwh;       /* DR energy payment per MWh shed during events */
 };
 
 #define PFS_MAX_DR       4096
@@ -739,6 +759,7 @@ struct pfs_scenario {
     char predictor[256];    /* the pfi policy's model file ("" : the corpus's predictor.cfg) */
     size_t n_policies;
     char policies[PFS_MAX_POLICIES][32];
+    struct pfs_pricing price;
 };
 
 /* The embedded default scenario (DESIGN.md section 5 and issue 6): the H200 corpus on a
@@ -749,6 +770,11 @@ void pfs_scenario_default(struct pfs_scenario *sc);
 /* Reads a scenario file (libconfig), starting from the default for every setting it does
  * not give. Returns 0, PFS_EIO, PFS_EINVAL (file:line: setting.path: message). */
 int pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag);
+
+/* The same from text (a scenario's canonical text from the results database); name is what
+ * errors call it. */
+int pfs_scenario_parse(const char *text, const char *name, struct pfs_scenario *sc,
+                       struct pfs_diag *diag);
 
 /* Writes the scenario as a libconfig file that pfs_scenario_load reads back to the same
  * settings, all of them, in a fixed order (the canonical text the results database hashes;
@@ -930,5 +956,50 @@ int pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format forma
  * synthetic, a summary table, then each figure of pfs_plot_db on a page of its own with a
  * one-line reading. Returns 0, PFS_EINVAL or PFS_EIO. */
 int pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag);
+
+/* ---------------------------------------------------------------------------------------
+ * Sweeps (sim/sweep.c, docs/sweeps.md): a base scenario and axes overriding its settings;
+ * the runs of their cross product go into one results database.
+ */
+struct pfs_sweep;
+
+/* Reads a sweep file and checks every value of every axis against the base scenario.
+ * Returns 0, PFS_EIO, PFS_EINVAL (file:line: sweep.path: message), PFS_ENOMEM. */
+int pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag);
+void pfs_sweep_free(struct pfs_sweep *sw);
+const char *pfs_sweep_name(const struct pfs_sweep *sw);
+/* Points of the sweep (one value of each non-policy axis) and policies run at each. */
+size_t pfs_sweep_n_items(const struct pfs_sweep *sw);
+size_t pfs_sweep_n_policies(const struct pfs_sweep *sw);
+/* The scenario of point item (0-based, the first axis varying slowest). */
+int pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scenario *sc,
+                       struct pfs_diag *diag);
+
+struct pfs_sweep_options {
+    int jobs;             /* simulations at once (threads), >= 1 */
+    int shard_k, shard_n; /* run the points i with i mod shard_n = shard_k (0 and 1: all) */
+    bool resume;          /* skip runs the database holds */
+    /* Called after each point is written (and once before any): runs done and to do. */
+    void (*progress)(void *arg, size_t done, size_t total);
+    void *arg;
+};
+
+struct pfs_sweep_stats {
+    size_t items;        /* points in this shard */
+    size_t runs_total;   /* their runs */
+    size_t runs_done;    /* simulated and written now */
+    size_t runs_skipped; /* already in the database (--resume) */
+};
+
+/* Runs this shard's points into st, written in sweep order whatever jobs is, each run in its
+ * own transaction. Returns 0 or the first error (runs written before it stay). */
+int pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st,
+                  const struct pfs_sweep_options *o, struct pfs_sweep_stats *stats,
+                  struct pfs_diag *diag);
+
+/* Copies every scenario and run of the database at path into st (a run already in st with
+ * the same scenario, policy and seed is replaced), in one transaction, and recomputes the gap
+ * recovered. Returns 0, PFS_EINVAL (not a pfisim database, another schema version), PFS_EIO. */
+int pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag);
 
 #endif /* PFISIM_H */

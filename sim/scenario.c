@@ -7,8 +7,11 @@
  * a default in place); messages are `file:line: setting.path: message`, libconfig knowing
  * lines but not columns.
  */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <libconfig.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -39,7 +42,8 @@ pfs_scenario_default(struct pfs_scenario *sc)
         sc->dr[k] = (struct pfs_dr_event){.start_s = (day * 24 + 17) * 3600,
                                           .end_s = (day * 24 + 20) * 3600,
                                           .ramp_s = 15 * 60,
-                                          .cut_frac = 0.3};
+                                          .cut_frac = 0.3,
+                                          .notice_s = INFINITY};
     }
     sc->n_dr = 3;
     sc->cadence_s = 300;
@@ -52,6 +56,10 @@ pfs_scenario_default(struct pfs_scenario *sc)
     pfs__strlcpy(sc->policies[1], "pfi", sizeof sc->policies[1]);
     pfs__strlcpy(sc->policies[2], "oracle", sizeof sc->policies[2]);
     pfs__strlcpy(sc->policies[3], "sla", sizeof sc->policies[3]);
+    /* Assumptions, not measurements (docs/pricing.md says where each comes from). */
+    sc->price.gpu_hour_usd = 2.5;
+    sc->price.capacity_usd_kw_year = 60;
+    sc->price.energy_usd_mwh = 200;
 }
 
 struct reader {
@@ -216,7 +224,8 @@ read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scen
 static int
 read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"start_h", "end_h", "ramp_min", "cut", "target_w", NULL};
+    static const char *const names[] = {"start_h",  "end_h",      "ramp_min", "cut",
+                                        "target_w", "notice_min", NULL};
 
     if (!config_setting_is_list(l))
         return bad(r, l, "scenario.dr_events", "expected a list ( {...}, ... )");
@@ -225,7 +234,7 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
     sc->n_dr = 0;
     for (int i = 0; i < config_setting_length(l); i++) {
         const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
-        double start = -1, end = -1, ramp = 0, cut = 0, target = 0;
+        double start = -1, end = -1, ramp = 0, cut = 0, target = 0, notice = INFINITY;
         char p[64];
         int rc;
 
@@ -236,14 +245,15 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
             (rc = number(r, e, "end_h", p, 0, 1e6, &end)) ||
             (rc = number(r, e, "ramp_min", p, 0, 1e4, &ramp)) ||
             (rc = number(r, e, "cut", p, 0, 1, &cut)) ||
-            (rc = number(r, e, "target_w", p, 0, 1e12, &target)))
+            (rc = number(r, e, "target_w", p, 0, 1e12, &target)) ||
+            (rc = number(r, e, "notice_min", p, 0, 1e6, &notice)))
             return rc;
         if (!(start >= 0 && end > start))
             return bad(r, e, p, "needs start_h < end_h");
         if ((cut > 0) == (target > 0))
             return bad(r, e, p, "give exactly one of cut and target_w");
         sc->dr[sc->n_dr++] =
-            (struct pfs_dr_event){start * 3600, end * 3600, ramp * 60, target, cut};
+            (struct pfs_dr_event){start * 3600, end * 3600, ramp * 60, target, cut, notice * 60};
     }
     return 0;
 }
@@ -297,34 +307,217 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
     return 0;
 }
 
-int
-pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag)
+/* Event times drawn by the generator (dr_generator, docs/scenarios.md): exactly
+ * round(per_year x days / 365) events, so that sweeps compare like with like; each on a day
+ * drawn by its month's weight (t = 0 is 1 January 00:00, a 365-day year, repeating), at a
+ * whole hour drawn by its hour's weight, lasting U(duration) hours, announced U(notice) hours
+ * ahead; no two overlap (ramps included). Seeded by the generator's own seed, so that the
+ * workload's seed and the events' draw vary apart. */
+static int
+generate_events(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc,
+                const struct pfs_dr_generator *gen)
 {
-    static const char *const names[] = {"name",      "facility",  "workload", "duration_days",
-                                        "seed",      "dr_events", "control",  "policies",
-                                        "predictor", NULL};
-    struct reader r = {path, diag};
-    config_setting_t *root, *g;
-    config_t cfg;
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    size_t n = (size_t)floor(gen->per_year * sc->days / 365 + 0.5), placed = 0;
+    int n_days = (int)ceil(sc->days), tries = 0;
+    double *dw, hw_sum = 0;
+    gsl_rng *rng;
+
+    if (n == 0)
+        return 0;
+    if (sc->n_dr + n > PFS_MAX_DR)
+        return bad(r, g, "scenario.dr_generator", "too many events");
+    dw = malloc((size_t)n_days * sizeof *dw);
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!dw || !rng) {
+        free(dw);
+        gsl_rng_free(rng);
+        return pfs__diag_set(r->diag, PFS_ENOMEM, r->file, 0, 0, NULL, "out of memory");
+    }
+    gsl_rng_set(rng, gen->seed);
+    for (int d = 0, m = 0, dom = 0; d < n_days; d++) {
+        dw[d] = gen->month_w[m] * (d + 1 <= sc->days ? 1 : sc->days - d); /* a partial last day */
+        if (++dom == mdays[m])
+            dom = 0, m = (m + 1) % 12;
+    }
+    for (int h = 0; h < 24; h++)
+        hw_sum += gen->hour_w[h];
+    {
+        gsl_ran_discrete_t *days = gsl_ran_discrete_preproc((size_t)n_days, dw);
+        gsl_ran_discrete_t *hours = gsl_ran_discrete_preproc(24, gen->hour_w);
+
+        while (days && hours && hw_sum > 0 && placed < n && tries++ < 100000) {
+            double start = (double)gsl_ran_discrete(rng, days) * 86400 +
+                           (double)gsl_ran_discrete(rng, hours) * 3600;
+            double len = gsl_ran_flat(rng, gen->duration_h[0], gen->duration_h[1]) * 3600;
+            double notice = gsl_ran_flat(rng, gen->notice_h[0], gen->notice_h[1]) * 3600;
+            struct pfs_dr_event e = {.start_s = start,
+                                     .end_s = start + 60 * floor(len / 60 + 0.5),
+                                     .ramp_s = gen->ramp_s,
+                                     .cut_frac = gen->cut,
+                                     .notice_s = 60 * floor(notice / 60 + 0.5)};
+            bool clash = e.start_s >= sc->days * 86400 || e.end_s <= e.start_s;
+
+            for (size_t k = 0; k < sc->n_dr && !clash; k++)
+                clash = e.start_s < sc->dr[k].end_s + sc->dr[k].ramp_s &&
+                        sc->dr[k].start_s < e.end_s + e.ramp_s;
+            if (!clash)
+                sc->dr[sc->n_dr++] = e, placed++;
+        }
+        gsl_ran_discrete_free(days);
+        gsl_ran_discrete_free(hours);
+    }
+    gsl_rng_free(rng);
+    free(dw);
+    if (placed < n) {
+        char msg[160];
+
+        snprintf(msg, sizeof msg,
+                 "cannot place %zu events without overlap in %g days with these weights", n,
+                 sc->days);
+        return bad(r, g, "scenario.dr_generator", msg);
+    }
+    /* In time order, explicit and drawn alike: the canonical text lists them so. */
+    for (size_t i = 1; i < sc->n_dr; i++)
+        for (size_t k = i; k > 0 && sc->dr[k].start_s < sc->dr[k - 1].start_s; k--) {
+            struct pfs_dr_event t = sc->dr[k];
+
+            sc->dr[k] = sc->dr[k - 1];
+            sc->dr[k - 1] = t;
+        }
+    return 0;
+}
+
+/* A fixed-length array of non-negative weights, at least one positive. */
+static int
+weights(const struct reader *r, const config_setting_t *g, const char *name, const char *path,
+        double *w, int n)
+{
+    config_setting_t *s = config_setting_get_member(g, name);
+    double sum = 0;
+
+    if (!s)
+        return 0;
+    if (!config_setting_is_array(s) || config_setting_length(s) != n) {
+        char msg[64];
+
+        snprintf(msg, sizeof msg, "expected an array of %d numbers", n);
+        return bad(r, s, path, msg);
+    }
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+
+        w[i] = config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                                                           : (double)config_setting_get_int64(e);
+        if (!(w[i] >= 0 && isfinite(w[i])))
+            return bad(r, s, path, "weights must be finite and non-negative");
+        sum += w[i];
+    }
+    if (!(sum > 0))
+        return bad(r, s, path, "at least one weight must be positive");
+    return 0;
+}
+
+/* A [low, high] pair of numbers within [lo, hi]. */
+static int
+range(const struct reader *r, const config_setting_t *g, const char *name, const char *path,
+      double lo, double hi, double out[2])
+{
+    config_setting_t *s = config_setting_get_member(g, name);
+
+    if (!s)
+        return 0;
+    if (!config_setting_is_array(s) || config_setting_length(s) != 2)
+        return bad(r, s, path, "expected [low, high]");
+    for (int i = 0; i < 2; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+
+        out[i] = config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                                                             : (double)config_setting_get_int64(e);
+    }
+    if (!(out[0] >= lo && out[1] >= out[0] && out[1] <= hi)) {
+        char msg[96];
+
+        snprintf(msg, sizeof msg, "need %g <= low <= high <= %g", lo, hi);
+        return bad(r, s, path, msg);
+    }
+    return 0;
+}
+
+static int
+read_generator(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"per_year",     "duration_h",    "notice_h",
+                                        "ramp_min",     "cut",           "seed",
+                                        "hour_weights", "month_weights", NULL};
+    struct pfs_dr_generator gen = {
+        .duration_h = {3, 3}, .notice_h = {24, 24}, .cut = 0.3, .seed = 1};
+    double ramp_min = 15, seed = 1;
+    int rc;
+
+    for (int h = 0; h < 24; h++)
+        gen.hour_w[h] = 1;
+    for (int m = 0; m < 12; m++)
+        gen.month_w[m] = 1;
+    if (!config_setting_is_group(g))
+        return bad(r, g, "scenario.dr_generator", "expected a group");
+    if ((rc = only(r, g, "scenario.dr_generator", names)) ||
+        (rc = number(r, g, "per_year", "scenario.dr_generator.per_year", 0, 2000, &gen.per_year)) ||
+        (rc = range(r, g, "duration_h", "scenario.dr_generator.duration_h", 1.0 / 60, 24,
+                    gen.duration_h)) ||
+        (rc = range(r, g, "notice_h", "scenario.dr_generator.notice_h", 0, 168, gen.notice_h)) ||
+        (rc = number(r, g, "ramp_min", "scenario.dr_generator.ramp_min", 0, 600, &ramp_min)) ||
+        (rc = number(r, g, "cut", "scenario.dr_generator.cut", 0.001, 1, &gen.cut)) ||
+        (rc = number(r, g, "seed", "scenario.dr_generator.seed", 0, 4e9, &seed)) ||
+        (rc =
+             weights(r, g, "hour_weights", "scenario.dr_generator.hour_weights", gen.hour_w, 24)) ||
+        (rc = weights(r, g, "month_weights", "scenario.dr_generator.month_weights", gen.month_w,
+                      12)))
+        return rc;
+    gen.ramp_s = ramp_min * 60;
+    gen.seed = (unsigned long)seed;
+    return generate_events(r, g, sc, &gen);
+}
+
+static int
+read_pricing(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"gpu_hour_usd", "dr_capacity_usd_per_kw_year",
+                                        "dr_energy_usd_per_mwh", NULL};
+    int rc;
+
+    if (!config_setting_is_group(p))
+        return bad(r, p, "scenario.pricing", "expected a group");
+    if ((rc = only(r, p, "scenario.pricing", names)) ||
+        (rc = number(r, p, "gpu_hour_usd", "scenario.pricing.gpu_hour_usd", 0, 1e4,
+                     &sc->price.gpu_hour_usd)) ||
+        (rc = number(r, p, "dr_capacity_usd_per_kw_year",
+                     "scenario.pricing.dr_capacity_usd_per_kw_year", 0, 1e5,
+                     &sc->price.capacity_usd_kw_year)) ||
+        (rc = number(r, p, "dr_energy_usd_per_mwh", "scenario.pricing.dr_energy_usd_per_mwh", 0,
+                     1e6, &sc->price.energy_usd_mwh)))
+        return rc;
+    return 0;
+}
+
+int
+pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_scenario *sc,
+                   struct pfs_diag *diag)
+{
+    static const char *const names[] = {"name",     "facility",  "workload",     "duration_days",
+                                        "seed",     "dr_events", "dr_generator", "control",
+                                        "policies", "predictor", "pricing",      NULL};
+    struct reader r = {file, diag};
+    config_setting_t *g;
     double days, seed;
-    int rc = 0;
+    int rc;
 
     pfs_scenario_default(sc);
     days = sc->days;
     seed = (double)sc->seed;
-    config_init(&cfg);
-    if (config_read_file(&cfg, path) == CONFIG_FALSE) {
-        rc = config_error_type(&cfg) == CONFIG_ERR_FILE_IO
-                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the scenario")
-                 : pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(&cfg), 0, NULL, "%s",
-                                 config_error_text(&cfg));
-        goto out;
-    }
-    if (!(root = config_lookup(&cfg, "scenario")) || !config_setting_is_group(root)) {
-        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "scenario",
-                           "scenario: missing group (see docs/scenarios.md)");
-        goto out;
-    }
+    if (!root || !config_setting_is_group(root))
+        return pfs__diag_set(diag, PFS_EINVAL, file, 0, 0, "scenario",
+                             "scenario: missing group (see docs/scenarios.md)");
     if ((rc = only(&r, root, "scenario", names)) ||
         (rc = string(&r, root, "name", "scenario.name", sc->name, sizeof sc->name)) ||
         (rc = number(&r, root, "duration_days", "scenario.duration_days", 1.0 / 1440, 3660,
@@ -332,20 +525,65 @@ pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *di
         (rc = number(&r, root, "seed", "scenario.seed", 0, 4e9, &seed)) ||
         (rc = string(&r, root, "predictor", "scenario.predictor", sc->predictor,
                      sizeof sc->predictor)))
-        goto out;
+        return rc;
     sc->days = days;
     sc->seed = (unsigned long)seed;
     if ((g = config_setting_get_member(root, "facility")) && (rc = read_facility(&r, g, sc)))
-        goto out;
+        return rc;
     if ((g = config_setting_get_member(root, "workload")) && (rc = read_workload(&r, g, sc)))
-        goto out;
+        return rc;
     if ((g = config_setting_get_member(root, "dr_events")) && (rc = read_events(&r, g, sc)))
-        goto out;
+        return rc;
     if ((g = config_setting_get_member(root, "control")) && (rc = read_control(&r, g, sc)))
-        goto out;
+        return rc;
     if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
-        goto out;
-out:
+        return rc;
+    if ((g = config_setting_get_member(root, "pricing")) && (rc = read_pricing(&r, g, sc)))
+        return rc;
+    /* Last: the generator needs the duration and adds to the explicit events. */
+    if ((g = config_setting_get_member(root, "dr_generator")) && (rc = read_generator(&r, g, sc)))
+        return rc;
+    return 0;
+}
+
+/* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. */
+int
+pfs__config_read(config_t *cfg, const char *path, struct pfs_diag *diag)
+{
+    config_init(cfg);
+    if (config_read_file(cfg, path) == CONFIG_TRUE)
+        return 0;
+    return config_error_type(cfg) == CONFIG_ERR_FILE_IO
+               ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the file")
+               : pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(cfg), 0, NULL, "%s",
+                               config_error_text(cfg));
+}
+
+int
+pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    config_t cfg;
+    int rc = pfs__config_read(&cfg, path, diag);
+
+    if (rc == 0)
+        rc = pfs__scenario_read(config_lookup(&cfg, "scenario"), path, sc, diag);
+    config_destroy(&cfg);
+    return rc;
+}
+
+int
+pfs_scenario_parse(const char *text, const char *name, struct pfs_scenario *sc,
+                   struct pfs_diag *diag)
+{
+    config_t cfg;
+    int rc = 0;
+
+    config_init(&cfg);
+    if (config_read_string(&cfg, text) == CONFIG_FALSE)
+        rc = pfs__diag_set(diag, PFS_EINVAL, name, config_error_line(&cfg), 0, NULL, "%s",
+                           config_error_text(&cfg));
+    else
+        rc = pfs__scenario_read(config_lookup(&cfg, "scenario"), name, sc, diag);
     config_destroy(&cfg);
     return rc;
 }
@@ -388,16 +626,22 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             "resume_s = %s; checkpoint_s = %s;\n"
             "                track_power = %s; };\n"
             "    predictor = \"%s\";\n"
+            "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
+            "                dr_energy_usd_per_mwh = %s; };\n"
             "    dr_events = (",
             num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
-            num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false", sc->predictor);
+            num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false", sc->predictor,
+            num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
+            num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {
         const struct pfs_dr_event *e = &sc->dr[k];
 
         fprintf(fp, "%s\n        { start_h = %s; end_h = %s; ramp_min = %s; ", k ? "," : "",
                 num(b[0], 40, e->start_s / 3600), num(b[1], 40, e->end_s / 3600),
                 num(b[2], 40, e->ramp_s / 60));
+        if (isfinite(e->notice_s))
+            fprintf(fp, "notice_min = %s; ", num(b[4], 40, e->notice_s / 60));
         if (e->target_w > 0)
             fprintf(fp, "target_w = %s; }", num(b[3], 40, e->target_w));
         else

@@ -19,7 +19,8 @@
  * Power. A job's per-GPU draw is its measured draw at its cap (or idle while paused); free
  * GPUs idle; every node draws node_other_w; the facility draws pue times all of it. The
  * policy divides, among running jobs, the GPU budget left by the facility's cap: the lowest
- * target over the coming control period and actuation delay (the DR signal is known ahead),
+ * target over the coming control period and actuation delay (the DR signal is known ahead
+ * once the event is announced: notice_s before its start, from the beginning by default),
  * divided by the PUE, less the nodes' other draw and the idle draw of free GPUs. Without a
  * cap or event, jobs run at full power and no policy is asked.
  *
@@ -431,6 +432,8 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
         const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
                                  e->end_s + e->ramp_s};
 
+        if (t < e->start_s - e->notice_s)
+            continue; /* not announced yet */
         for (int q = 0; q < 4; q++)
             if (kinks[q] > t && kinks[q] < next)
                 next = kinks[q];
@@ -445,8 +448,8 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
         const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
                                  e->end_s + e->ramp_s};
 
-        if (hi <= e->start_s || lo >= e->end_s + e->ramp_s)
-            continue; /* no overlap */
+        if (hi <= e->start_s || lo >= e->end_s + e->ramp_s || t < e->start_s - e->notice_s)
+            continue; /* no overlap, or not announced yet */
         b = fmin(b, dr_target(s, k, lo));
         b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)));
         for (int q = 0; q < 4; q++)
@@ -931,7 +934,12 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
         const struct pfs_dr_event *e = &sc->dr[k];
         const double kinks[3] = {e->start_s + e->ramp_s, e->end_s, e->end_s + e->ramp_s};
 
-        rc = pfs__heap_push(&s.heap, (int64_t)(e->start_s * US), PFS__EV_CONTROL, (uint32_t)k, 1);
+        if (e->notice_s > 0 && e->start_s - e->notice_s > 0 && isfinite(e->notice_s))
+            rc = pfs__heap_push(&s.heap, (int64_t)((e->start_s - e->notice_s) * US),
+                                PFS__EV_CONTROL, (uint32_t)k, 2); /* it is announced */
+        if (rc == 0)
+            rc = pfs__heap_push(&s.heap, (int64_t)(e->start_s * US), PFS__EV_CONTROL, (uint32_t)k,
+                                1);
         for (int q = 0; q < 3 && rc == 0; q++)
             if (q == 0 || kinks[q] > kinks[q - 1])
                 rc = pfs__heap_push(&s.heap, (int64_t)(kinks[q] * US), PFS__EV_CONTROL, (uint32_t)k,

@@ -110,6 +110,8 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
     if (!st)
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
     pfs__strlcpy(st->path, path, sizeof st->path);
+    if (write)
+        pfs__mkdir_parents(path); /* a failure shows as the open's */
     if (sqlite3_open_v2(path, &st->db,
                         write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
                         NULL) != SQLITE_OK ||
@@ -497,5 +499,80 @@ rollback:
     sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
 out_text:
     free(text);
+    return rc;
+}
+
+int
+pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
+{
+    /* The shard's ids are its own: scenarios map by hash, runs by (scenario, policy, seed). */
+    static const char copy[] =
+        "INSERT OR IGNORE INTO main.scenario (hash, name, config)"
+        "  SELECT hash, name, config FROM shard.scenario ORDER BY id;"
+        "CREATE TEMP TABLE smap AS SELECT s.id AS old, m.id AS new"
+        "  FROM shard.scenario s JOIN main.scenario m USING (hash);"
+        "INSERT INTO main.curve SELECT smap.new, curve_id, gpu, n_gpus, unit, family, phase,"
+        "  pfi_30, pfi_30_given FROM shard.curve JOIN smap ON smap.old = curve.scenario_id"
+        "  WHERE NOT EXISTS (SELECT 1 FROM main.curve c WHERE c.scenario_id = smap.new)"
+        "  ORDER BY smap.new, curve_id;"
+        "INSERT OR IGNORE INTO main.curve_point SELECT smap.new, curve_id, cap_w, throughput,"
+        "  power_w FROM shard.curve_point JOIN smap ON smap.old = curve_point.scenario_id"
+        "  ORDER BY smap.new, curve_id, cap_w;"
+        "DELETE FROM main.run WHERE EXISTS (SELECT 1 FROM shard.run r JOIN smap"
+        "  ON smap.old = r.scenario_id WHERE smap.new = main.run.scenario_id"
+        "  AND r.policy = main.run.policy AND r.seed = main.run.seed);"
+        "INSERT INTO main.run (scenario_id, policy, seed, version)"
+        "  SELECT smap.new, policy, seed, version FROM shard.run"
+        "  JOIN smap ON smap.old = run.scenario_id ORDER BY run.id;"
+        "CREATE TEMP TABLE rmap AS SELECT r.id AS old, m.id AS new FROM shard.run r"
+        "  JOIN smap ON smap.old = r.scenario_id JOIN main.run m ON m.scenario_id = smap.new"
+        "  AND m.policy = r.policy AND m.seed = r.seed;"
+        "INSERT INTO main.summary SELECT rmap.new, tokens, mean_tps, energy_j, tokens_per_j,"
+        "  dr_minutes_over, dr_worst_excess_w, dr_energy_over_j, deadline_misses,"
+        "  tier_violations, jobs_submitted, jobs_started, jobs_finished, events, gap_recovered"
+        "  FROM shard.summary JOIN rmap ON rmap.old = summary.run_id ORDER BY rmap.new;"
+        "INSERT INTO main.job_result SELECT rmap.new, job_id, curve_id, n_gpus, tier,"
+        "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s"
+        "  FROM shard.job_result JOIN rmap ON rmap.old = job_result.run_id"
+        "  ORDER BY rmap.new, job_result.rowid;"
+        "INSERT INTO main.timeseries SELECT rmap.new, t_s, facility_w, gpu_w, budget_w,"
+        "  throughput, running_jobs, paused_jobs FROM shard.timeseries"
+        "  JOIN rmap ON rmap.old = timeseries.run_id ORDER BY rmap.new, t_s;"
+        "DROP TABLE temp.smap; DROP TABLE temp.rmap;";
+    static const char gaps[] =
+        "UPDATE main.summary SET gap_recovered = ("
+        "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"
+        "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"
+        "    AND re.policy = 'equal'"
+        "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"
+        "    AND ro.policy = 'oracle'"
+        "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"
+        "  WHERE r.id = summary.run_id);";
+    struct pfs_store *shard = NULL;
+    sqlite3_stmt *q = NULL;
+    int rc;
+
+    /* Its identity and schema version first, read-only: a wrong file is left untouched. */
+    if ((rc = pfs_store_open_read(path, &shard, diag)))
+        return rc;
+    pfs_store_close(shard);
+    if (sqlite3_prepare_v2(st->db, "ATTACH DATABASE ? AS shard", -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(q, 1, path, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_DONE) {
+        sqlite3_finalize(q);
+        return fail(st, diag, PFS_EIO, "cannot attach the shard database");
+    }
+    sqlite3_finalize(q);
+    if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)) == 0) {
+        if (sqlite3_exec(st->db, copy, NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(st->db, gaps, NULL, NULL, NULL) != SQLITE_OK) {
+            rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "merging: %s",
+                               sqlite3_errmsg(st->db));
+            sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
+        } else {
+            rc = exec(st, "COMMIT;", diag);
+        }
+    }
+    sqlite3_exec(st->db, "DETACH DATABASE shard;", NULL, NULL, NULL);
     return rc;
 }

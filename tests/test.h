@@ -123,6 +123,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_alloc_cli)                                                                              \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
+    X(test_sim_notice)                                                                             \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_deterministic)                                                                      \
@@ -131,6 +132,10 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_phoenix_replay)                                                                     \
     X(test_store_matches_csv)                                                                      \
     X(test_store_deterministic)                                                                    \
+    X(test_sweep_jobs_same_db)                                                                     \
+    X(test_sweep_shards_merge)                                                                     \
+    X(test_sweep_resume)                                                                           \
+    X(test_sweep_bad_input)                                                                        \
     X(test_store_bad_databases)                                                                    \
     X(test_plot_axis)                                                                              \
     X(test_plot_ranges)                                                                            \

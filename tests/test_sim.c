@@ -117,8 +117,8 @@ test_sim_cap_change(struct test *t)
           "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
           "a,0,c1,1,10000000,100000,firm\n",
           &sc);
-    sc.dr[0] =
-        (struct pfs_dr_event){.start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5};
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
     sc.n_dr = 1;
     if (run(t, &sc, "equal", &r, j))
         return;
@@ -128,6 +128,41 @@ test_sim_cap_change(struct test *t)
     CHECK_NEAR(r.energy_j,
                1.5 * (690 + 525 + 1000) * (1000 + 2200) + 1.5 * (440 + 525 + 1000) * 4000, 1e-6);
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
+
+/* Notice. With actuation 30 s and the policy deciding every 100 s, the 450 W cap of
+ * test_sim_cap_change (1,000 to 5,000 s) takes effect 30 s after the first decision that
+ * sees the event: known from the beginning, the decision at 900 s (its window 930-1,030 s
+ * holds the start): capped from 930 s; announced 50 s ahead, the announcement at 950 s:
+ * from 980 s; no notice, the start itself: from 1,030 s. The cap lifts at 5,030 s in every
+ * case (the decision at 4,900 s still covers the event until 5,030 s). Only the capped
+ * stretch differs, and with no notice the first 30 s of the event are over the target. */
+void
+test_sim_notice(struct test *t)
+{
+    static const double notice[3] = {INFINITY, 50, 0}, capped_from[3] = {930, 980, 1030};
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.actuation_s = 30;
+    sc.n_dr = 1;
+    for (int k = 0; k < 3; k++) {
+        double from = capped_from[k];
+
+        sc.dr[0] = (struct pfs_dr_event){
+            .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = notice[k]};
+        if (run(t, &sc, "equal", &r, j))
+            return;
+        CHECK_NEAR(j[0].tokens_done, 200 * from + 150 * (5030 - from) + 200 * (7200 - 5030.0),
+                   1e-6);
+        /* Over the target: 1.5 x (690 - 440) W = 375 W, only while uncapped in the event. */
+        CHECK_NEAR(r.dr_worst_excess_w > 0 ? 1 : 0, k == 2 ? 1 : 0, 0);
+    }
 }
 
 void
@@ -341,8 +376,8 @@ test_sim_checkpoint(struct test *t)
           "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
           "a,0,c1,1,10000000,100000,flex3\n",
           &sc);
-    sc.dr[0] =
-        (struct pfs_dr_event){.start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2953.5};
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2953.5, .notice_s = INFINITY};
     sc.n_dr = 1;
     for (int k = 0; k < 2; k++) {
         sc.checkpoint_s = k ? 300 : 0;

@@ -1,0 +1,206 @@
+/*
+ * sim/cli_sweep.c - pfisim sweep (a grid of scenarios into one results database) and pfisim
+ * merge (shard databases into one). docs/sweeps.md.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const char pfs_cli_sweep_help[] =
+    "usage: pfisim sweep SWEEP.cfg [-j N] [--shard K/N] [--resume] [--db FILE]\n"
+    "\n"
+    "Runs every point of a sweep (docs/sweeps.md: a base scenario and axes overriding its\n"
+    "settings, the first axis varying slowest) with every policy, into one results database.\n"
+    "Runs are keyed by their scenario's hash, policy and seed.\n"
+    "\n"
+    "  -j, --jobs N     simulate N points at once (threads; default 1). The database is\n"
+    "                   written in sweep order, so its contents do not depend on N\n"
+    "  --shard K/N      run only the points i with i mod N = K (0 <= K < N), e.g. one task\n"
+    "                   of a Slurm job array (configs/slurm/sweep.sbatch); pfisim merge\n"
+    "                   combines the shards' databases\n"
+    "  --resume         skip runs the database already holds\n"
+    "  --db FILE        the results database (default results/sweep.db)\n"
+    "  --list           print the points (index and scenario name) and exit\n";
+
+const char pfs_cli_merge_help[] =
+    "usage: pfisim merge OUT.db SHARD.db...\n"
+    "\n"
+    "Copies every scenario and run of the shard databases into OUT.db (made if missing), one\n"
+    "transaction per shard; a run OUT.db already holds (same scenario hash, policy, seed) is\n"
+    "replaced. Every database must be a pfisim results database of this schema version.\n";
+
+struct progress {
+    struct timespec t0;
+    bool shown;
+};
+
+static double
+since(const struct timespec *t0)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void
+show_progress(void *arg, size_t done, size_t total)
+{
+    struct progress *p = arg;
+    double el = since(&p->t0);
+
+    if (done == 0) {
+        fprintf(stderr, "\rpfisim sweep: 0/%zu runs", total);
+    } else {
+        double eta = el / (double)done * (double)(total - done);
+
+        fprintf(stderr, "\rpfisim sweep: %zu/%zu runs, %.0f s, ETA %.0f s   ", done, total, el,
+                eta);
+    }
+    p->shown = true;
+}
+
+static int
+parse_shard(const char *s, int *k, int *n, struct pfs_diag *d)
+{
+    char *end;
+    long a, b;
+
+    a = strtol(s, &end, 10);
+    if (end == s || *end != '/')
+        goto bad;
+    s = end + 1;
+    b = strtol(s, &end, 10);
+    if (end == s || *end || a < 0 || b < 1 || a >= b || b > 1000000)
+        goto bad;
+    *k = (int)a;
+    *n = (int)b;
+    return 0;
+bad:
+    return pfs__diag_set(d, PFS_EINVAL, NULL, 0, 0, "--shard",
+                         "--shard takes K/N with 0 <= K < N (shards 0/N to N-1/N), got '%s'",
+                         optarg);
+}
+
+int
+pfs_cli_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {{"jobs", required_argument, 0, 'j'},
+                                         {"shard", required_argument, 0, 's'},
+                                         {"resume", no_argument, 0, 'R'},
+                                         {"db", required_argument, 0, 'D'},
+                                         {"list", no_argument, 0, 'l'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_sweep_options o = {.jobs = 1, .shard_k = 0, .shard_n = 1};
+    const char *db_path = "results/sweep.db";
+    struct pfs_sweep_stats stats;
+    struct pfs_sweep *sw = NULL;
+    struct pfs_store *st = NULL;
+    struct progress prog = {0};
+    struct pfs_diag d = {0};
+    bool list = false;
+    long jobs;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            if (!pfs__parse_long(optarg, &jobs) || jobs < 1 || jobs > 1024)
+                return pfs_cli_usage("sweep", "-j takes a number of jobs in [1, 1024], got '%s'",
+                                     optarg);
+            o.jobs = (int)jobs;
+            break;
+        case 's':
+            if ((rc = parse_shard(optarg, &o.shard_k, &o.shard_n, &d)))
+                return pfs_cli_report(&d, rc);
+            break;
+        case 'R':
+            o.resume = true;
+            break;
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'l':
+            list = true;
+            break;
+        case 'h':
+            return fputs(pfs_cli_sweep_help, stdout), EXIT_OK;
+        default:
+            return pfs_cli_usage("sweep", "%s", "bad option");
+        }
+    }
+    if (argc - optind != 1)
+        return pfs_cli_usage("sweep", "%s", "expected one sweep file");
+    if ((rc = pfs_sweep_load(argv[optind], &sw, &d)))
+        return pfs_cli_report(&d, rc);
+    if (list) {
+        struct pfs_scenario *sc = malloc(sizeof *sc);
+
+        for (size_t i = 0; sc && i < pfs_sweep_n_items(sw) && rc == 0; i++)
+            if ((i % (size_t)o.shard_n) == (size_t)o.shard_k &&
+                (rc = pfs_sweep_scenario(sw, i, sc, &d)) == 0)
+                printf("%zu %s: %d GPUs, %zu DR events, seed %lu, %.4g days\n", i, sc->name,
+                       sc->gpus, sc->n_dr, sc->seed, sc->days);
+        free(sc);
+        pfs_sweep_free(sw);
+        return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
+    }
+    if ((rc = pfs_store_open(db_path, &st, &d)) == 0) {
+        clock_gettime(CLOCK_MONOTONIC, &prog.t0);
+        if (isatty(2)) {
+            o.progress = show_progress;
+            o.arg = &prog;
+        }
+        rc = pfs_sweep_run(sw, st, &o, &stats, &d);
+        if (prog.shown)
+            fputc('\n', stderr);
+    }
+    if (rc == 0)
+        printf("sweep %s: %zu points x %zu policies; shard %d/%d: %zu points, %zu runs done, "
+               "%zu skipped (--resume), %.1f s; database %s\n",
+               pfs_sweep_name(sw), pfs_sweep_n_items(sw), pfs_sweep_n_policies(sw), o.shard_k,
+               o.shard_n, stats.items, stats.runs_done, stats.runs_skipped, since(&prog.t0),
+               db_path);
+    pfs_store_close(st);
+    pfs_sweep_free(sw);
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
+}
+
+int
+pfs_cli_merge(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct pfs_store *st = NULL;
+    struct pfs_diag d = {0};
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return fputs(pfs_cli_merge_help, stdout), EXIT_OK;
+        return pfs_cli_usage("merge", "%s", "bad option");
+    }
+    if (argc - optind < 2)
+        return pfs_cli_usage("merge", "%s", "expected OUT.db and at least one shard database");
+    /* Every shard is checked before OUT is touched: a wrong one fails the whole merge. */
+    for (int i = optind + 1; i < argc; i++) {
+        if ((rc = pfs_store_open_read(argv[i], &st, &d)))
+            return pfs_cli_report(&d, rc);
+        pfs_store_close(st);
+        st = NULL;
+    }
+    if ((rc = pfs_store_open(argv[optind], &st, &d)))
+        return pfs_cli_report(&d, rc);
+    for (int i = optind + 1; i < argc && rc == 0; i++)
+        rc = pfs_store_merge(st, argv[i], &d);
+    pfs_store_close(st);
+    if (rc)
+        return pfs_cli_report(&d, rc);
+    printf("merged %d database%s into %s\n", argc - optind - 1, argc - optind - 1 > 1 ? "s" : "",
+           argv[optind]);
+    return EXIT_OK;
+}

@@ -1,0 +1,631 @@
+/*
+ * sim/sweep.c - sweeps: a base scenario, axes that override its settings, the runs of their
+ * cross product into one results database (docs/sweeps.md).
+ *
+ * An axis names any scenario setting by its path below `scenario` ("facility.gpus",
+ * "dr_generator.per_year", "workload.tiers", "seed") or is the axis "policy". A point of the
+ * sweep (an item) is one value of every non-policy axis, the first axis varying slowest; it
+ * runs every policy on one workload. The override is made in the base scenario's libconfig
+ * tree, which the scenario reader then checks like a file: any setting the reader knows can be
+ * swept, and a wrong one is refused with the reader's own message before anything runs.
+ *
+ * Runs. Workers (threads, -j) take items in order and simulate them; the calling thread
+ * alone writes the database, item after item in sweep order, whatever order the workers
+ * finish in, so the file's rows come out the same for any number of workers. Each run is one
+ * transaction keyed by its scenario's hash, policy and seed, so --resume skips what is there
+ * and an interrupted sweep loses at most the runs in flight.
+ */
+#include <libconfig.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_AXES 16
+
+struct axis {
+    char setting[128];
+    long line;
+    int n;                        /* values */
+    const config_setting_t *vals; /* in the sweep file's tree */
+};
+
+struct pfs_sweep {
+    char path[256];
+    char name[64];
+    char *base; /* the base scenario's text */
+    char base_name[256];
+    config_t cfg; /* the sweep file */
+    size_t n_axes;
+    struct axis axes[MAX_AXES]; /* without the policy axis */
+    size_t n_policies;
+    char policies[PFS_MAX_POLICIES][32];
+    bool policy_axis;
+    bool timeseries, jobs;
+};
+
+/* ----- building an item's scenario ----- */
+
+static int
+copy_setting(config_setting_t *parent, const char *name, const config_setting_t *src)
+{
+    int type = config_setting_type(src);
+    config_setting_t *d = config_setting_add(parent, name, type);
+
+    if (!d)
+        return -1;
+    switch (type) {
+    case CONFIG_TYPE_INT:
+        return config_setting_set_int(d, config_setting_get_int(src)) ? 0 : -1;
+    case CONFIG_TYPE_INT64:
+        return config_setting_set_int64(d, config_setting_get_int64(src)) ? 0 : -1;
+    case CONFIG_TYPE_FLOAT:
+        return config_setting_set_float(d, config_setting_get_float(src)) ? 0 : -1;
+    case CONFIG_TYPE_BOOL:
+        return config_setting_set_bool(d, config_setting_get_bool(src)) ? 0 : -1;
+    case CONFIG_TYPE_STRING:
+        return config_setting_set_string(d, config_setting_get_string(src)) ? 0 : -1;
+    default: /* a group, an array or a list */
+        for (int i = 0; i < config_setting_length(src); i++) {
+            const config_setting_t *e = config_setting_get_elem(src, (unsigned)i);
+
+            if (copy_setting(d, config_setting_name(e), e))
+                return -1;
+        }
+        return 0;
+    }
+}
+
+/* Sets scenario.<path> in cfg to a copy of value, making the groups on the way. Returns 0,
+ * or -1 with why in msg. */
+static int
+override(config_t *cfg, const char *path, const config_setting_t *value, char *msg, size_t size)
+{
+    config_setting_t *g = config_lookup(cfg, "scenario");
+    char buf[128], *part, *next;
+
+    if (!g && !(g = config_setting_add(config_root_setting(cfg), "scenario", CONFIG_TYPE_GROUP)))
+        return snprintf(msg, size, "cannot make the scenario group"), -1;
+    pfs__strlcpy(buf, path, sizeof buf);
+    for (part = buf; (next = strchr(part, '.')) != NULL; part = next + 1) {
+        config_setting_t *m;
+
+        *next = '\0';
+        m = config_setting_get_member(g, part);
+        if (m && !config_setting_is_group(m))
+            return snprintf(msg, size, "scenario.%s is a value, not a group", buf), -1;
+        if (!m && !(m = config_setting_add(g, part, CONFIG_TYPE_GROUP)))
+            return snprintf(msg, size, "'%s' is not a setting name", part), -1;
+        *next = '.';
+        g = m;
+    }
+    if (config_setting_get_member(g, part))
+        config_setting_remove(g, part);
+    if (!*part || copy_setting(g, part, value))
+        return snprintf(msg, size, "'%s' is not a setting name", path), -1;
+    return 0;
+}
+
+/* The scenario of the base with the given value index of each axis (n of them, NULL: none). */
+static int
+build(const struct pfs_sweep *sw, const int *value, size_t n, struct pfs_scenario *sc,
+      struct pfs_diag *diag)
+{
+    config_t cfg;
+    int rc = 0;
+
+    config_init(&cfg);
+    if (config_read_string(&cfg, sw->base) == CONFIG_FALSE) {
+        rc = pfs__diag_set(diag, PFS_EINVAL, sw->base_name, config_error_line(&cfg), 0, NULL, "%s",
+                           config_error_text(&cfg));
+        goto out;
+    }
+    for (size_t a = 0; a < n && rc == 0; a++) {
+        const struct axis *ax = &sw->axes[a];
+        char msg[200];
+
+        if (value[a] < 0)
+            continue;
+        if (override(&cfg, ax->setting, config_setting_get_elem(ax->vals, (unsigned)value[a]), msg,
+                     sizeof msg))
+            rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, ax->line, 0, "sweep.axes",
+                               "sweep.axes: %s", msg);
+    }
+    if (rc == 0)
+        rc = pfs__scenario_read(config_lookup(&cfg, "scenario"), sw->base_name, sc, diag);
+    if (rc == 0 && sw->policy_axis) {
+        sc->n_policies = sw->n_policies;
+        memcpy(sc->policies, sw->policies, sizeof sw->policies);
+    }
+out:
+    config_destroy(&cfg);
+    return rc;
+}
+
+size_t
+pfs_sweep_n_items(const struct pfs_sweep *sw)
+{
+    size_t n = 1;
+
+    for (size_t a = 0; a < sw->n_axes; a++)
+        n *= (size_t)sw->axes[a].n;
+    return n;
+}
+
+int
+pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scenario *sc,
+                   struct pfs_diag *diag)
+{
+    int value[MAX_AXES];
+
+    for (size_t a = sw->n_axes; a-- > 0;) { /* the last axis varies fastest */
+        value[a] = (int)(item % (size_t)sw->axes[a].n);
+        item /= (size_t)sw->axes[a].n;
+    }
+    return build(sw, value, sw->n_axes, sc, diag);
+}
+
+/* ----- the sweep file ----- */
+
+/* An error at setting s of the sweep file: "file:line: path: message". */
+static int
+bad(const struct pfs_sweep *sw, const config_setting_t *s, const char *path, const char *msg,
+    struct pfs_diag *diag)
+{
+    return pfs__diag_set(diag, PFS_EINVAL, sw->path, s ? config_setting_source_line(s) : 0, 0, path,
+                         "%s: %s", path, msg);
+}
+
+/* Reads a whole file into a string (malloc'd). */
+static char *
+slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+
+    if (!fp)
+        return NULL;
+    do {
+        char *nb;
+
+        if (len + 4096 + 1 > cap) {
+            cap = 2 * cap + 8192;
+            if (!(nb = realloc(buf, cap))) {
+                free(buf);
+                fclose(fp);
+                return NULL;
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, 4096, fp);
+        len += got;
+    } while (got > 0);
+    if (ferror(fp)) {
+        free(buf);
+        buf = NULL;
+    } else {
+        buf[len] = '\0';
+    }
+    fclose(fp);
+    return buf;
+}
+
+static int
+read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_diag *diag)
+{
+    if (sw->policy_axis)
+        return bad(sw, vals, "sweep.axes", "two policy axes", diag);
+    if (config_setting_length(vals) > PFS_MAX_POLICIES)
+        return bad(sw, vals, "sweep.axes", "more than 16 policies", diag);
+    for (int i = 0; i < config_setting_length(vals); i++) {
+        const config_setting_t *v = config_setting_get_elem(vals, (unsigned)i);
+        const char *name = config_setting_get_string(v);
+
+        if (!name || !pfs_policy_find(name)) {
+            char msg[96];
+
+            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
+                     name ? name : "(not a string)");
+            return bad(sw, v, "sweep.axes.values", msg, diag);
+        }
+        pfs__strlcpy(sw->policies[i], name, sizeof sw->policies[i]);
+    }
+    sw->n_policies = (size_t)config_setting_length(vals);
+    sw->policy_axis = true;
+    return 0;
+}
+
+/* Every value of every axis, each alone on the base, must read as a scenario: a misspelt
+ * setting or a value out of range fails here, naming the sweep file's line. */
+static int
+check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    int value[MAX_AXES];
+
+    for (size_t a = 0; a < sw->n_axes; a++)
+        value[a] = -1;
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        for (int i = 0; i < sw->axes[a].n; i++) {
+            struct pfs_diag d = {0};
+            char path[64];
+
+            value[a] = i;
+            if (build(sw, value, sw->n_axes, sc, &d) != 0) {
+                snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
+                return pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
+                                     "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
+            }
+        }
+        value[a] = -1;
+    }
+    return build(sw, value, sw->n_axes, sc, diag); /* the base alone */
+}
+
+int
+pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
+{
+    static const char *const names[] = {"name", "scenario", "axes", "timeseries", "jobs", NULL};
+    struct pfs_sweep *sw = calloc(1, sizeof *sw);
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    const config_setting_t *root, *axes, *s;
+    const char *base = "";
+    int rc = 0;
+
+    *out = NULL;
+    if (!sw || !sc) {
+        free(sw);
+        free(sc);
+        return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    }
+    pfs__strlcpy(sw->path, path, sizeof sw->path);
+    sw->jobs = true;
+    if ((rc = pfs__config_read(&sw->cfg, path, diag)))
+        goto fail;
+    if (!(root = config_lookup(&sw->cfg, "sweep")) || !config_setting_is_group(root)) {
+        rc = bad(sw, NULL, "sweep", "missing group (see docs/sweeps.md)", diag);
+        goto fail;
+    }
+    for (int i = 0; i < config_setting_length(root); i++) {
+        const char *n = config_setting_name(config_setting_get_elem(root, (unsigned)i));
+        bool known = false;
+
+        for (size_t k = 0; names[k]; k++)
+            known = known || strcmp(n, names[k]) == 0;
+        if (!known) {
+            char p[96];
+
+            snprintf(p, sizeof p, "sweep.%s", n);
+            rc = bad(sw, config_setting_get_elem(root, (unsigned)i), p, "unknown setting", diag);
+            goto fail;
+        }
+    }
+    pfs__strlcpy(sw->name, "sweep", sizeof sw->name);
+    if ((s = config_setting_get_member(root, "name")) &&
+        (!config_setting_get_string(s) ||
+         !pfs__strlcpy(sw->name, config_setting_get_string(s), sizeof sw->name))) {
+        rc = bad(sw, s, "sweep.name", "expected a string of at most 63 bytes", diag);
+        goto fail;
+    }
+    if ((s = config_setting_get_member(root, "scenario")) &&
+        !(base = config_setting_get_string(s))) {
+        rc = bad(sw, s, "sweep.scenario", "expected a file name (\"\": the default)", diag);
+        goto fail;
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *flag = k ? "jobs" : "timeseries";
+
+        if ((s = config_setting_get_member(root, flag))) {
+            char p[32];
+
+            snprintf(p, sizeof p, "sweep.%s", flag);
+            if (config_setting_type(s) != CONFIG_TYPE_BOOL) {
+                rc = bad(sw, s, p, "expected true or false", diag);
+                goto fail;
+            }
+            *(k ? &sw->jobs : &sw->timeseries) = config_setting_get_bool(s) != 0;
+        }
+    }
+    /* The base scenario, kept as text: every item starts from a fresh tree of it. */
+    if (base[0]) {
+        pfs__strlcpy(sw->base_name, base, sizeof sw->base_name);
+        if (!(sw->base = slurp(base))) {
+            rc = pfs__diag_set(diag, PFS_EIO, path, config_setting_source_line(s), 0,
+                               "sweep.scenario", "sweep.scenario: cannot read '%s'", base);
+            goto fail;
+        }
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&text, &len);
+
+        pfs__strlcpy(sw->base_name, "(the default scenario)", sizeof sw->base_name);
+        pfs_scenario_default(sc);
+        if (!fp || pfs_scenario_write(sc, fp) != 0) {
+            if (fp)
+                fclose(fp);
+            free(text);
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
+        }
+        fclose(fp);
+        sw->base = text;
+    }
+    if (!(axes = config_setting_get_member(root, "axes")) || !config_setting_is_list(axes)) {
+        rc = bad(sw, axes ? axes : root, "sweep.axes",
+                 "expected a list of axes ( { setting = \"...\"; values = [...]; }, ... )", diag);
+        goto fail;
+    }
+    for (int i = 0; i < config_setting_length(axes); i++) {
+        const config_setting_t *ax = config_setting_get_elem(axes, (unsigned)i);
+        const config_setting_t *set = config_setting_get_member(ax, "setting");
+        const config_setting_t *vals = config_setting_get_member(ax, "values");
+        const char *name = set ? config_setting_get_string(set) : NULL;
+        char p[48];
+
+        snprintf(p, sizeof p, "sweep.axes.[%d]", i);
+        if (!config_setting_is_group(ax) || config_setting_length(ax) != 2 || !name || !vals) {
+            rc =
+                bad(sw, ax, p, "expected { setting = \"path.of.setting\"; values = [...]; }", diag);
+            goto fail;
+        }
+        if (!(config_setting_is_array(vals) || config_setting_is_list(vals))) {
+            rc = bad(sw, vals, p, "values: expected [a, b, ...] or ( {...}, ... )", diag);
+            goto fail;
+        }
+        if (config_setting_length(vals) == 0) {
+            rc = bad(sw, vals, p, "empty axis: give at least one value", diag);
+            goto fail;
+        }
+        for (size_t a = 0; a < sw->n_axes; a++)
+            if (strcmp(sw->axes[a].setting, name) == 0) {
+                rc = bad(sw, set, p, "this setting is already an axis", diag);
+                goto fail;
+            }
+        if (strcmp(name, "policy") == 0 || strcmp(name, "policies") == 0) {
+            if ((rc = read_policy_axis(sw, vals, diag)))
+                goto fail;
+            continue;
+        }
+        if (sw->n_axes == MAX_AXES) {
+            rc = bad(sw, ax, p, "more than 16 axes", diag);
+            goto fail;
+        }
+        if (!name[0] || !pfs__strlcpy(sw->axes[sw->n_axes].setting, name, 128) ||
+            strncmp(name, "scenario.", 9) == 0) {
+            rc = bad(sw, set, p, "setting: a path below scenario, as facility.gpus", diag);
+            goto fail;
+        }
+        sw->axes[sw->n_axes].line = config_setting_source_line(ax);
+        sw->axes[sw->n_axes].n = config_setting_length(vals);
+        sw->axes[sw->n_axes].vals = vals;
+        sw->n_axes++;
+    }
+    if ((rc = check_axes(sw, sc, diag)))
+        goto fail;
+    if (!sw->policy_axis) {
+        sw->n_policies = sc->n_policies;
+        memcpy(sw->policies, sc->policies, sizeof sw->policies);
+    }
+    free(sc);
+    *out = sw;
+    return 0;
+fail:
+    free(sc);
+    pfs_sweep_free(sw);
+    return rc;
+}
+
+void
+pfs_sweep_free(struct pfs_sweep *sw)
+{
+    if (!sw)
+        return;
+    config_destroy(&sw->cfg);
+    free(sw->base);
+    free(sw);
+}
+
+const char *
+pfs_sweep_name(const struct pfs_sweep *sw)
+{
+    return sw->name;
+}
+
+size_t
+pfs_sweep_n_policies(const struct pfs_sweep *sw)
+{
+    return sw->n_policies;
+}
+
+/* ----- running ----- */
+
+struct slot {
+    size_t item;
+    bool skip[PFS_MAX_POLICIES]; /* already in the database (--resume) */
+    bool done;
+    int rc;
+    struct pfs_diag diag;
+    struct pfs_scenario *sc;
+    struct pfs_sim_inputs *in;
+    struct pfs_run_result res[PFS_MAX_POLICIES];
+    struct pfs_timeseries ts[PFS_MAX_POLICIES];
+    struct pfs_job_result *jobs[PFS_MAX_POLICIES];
+};
+
+struct runner {
+    const struct pfs_sweep *sw;
+    struct slot *slots;
+    size_t n_slots;
+    size_t next_take;  /* the next slot a worker takes */
+    size_t next_write; /* the next slot the writer waits for */
+    size_t window;     /* at most this many slots taken and not yet written */
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static void
+slot_clear(struct slot *s)
+{
+    for (size_t k = 0; k < PFS_MAX_POLICIES; k++) {
+        pfs_timeseries_free(&s->ts[k]);
+        free(s->jobs[k]);
+        s->jobs[k] = NULL;
+    }
+    pfs_sim_inputs_free(s->in);
+    s->in = NULL;
+    free(s->sc);
+    s->sc = NULL;
+}
+
+static int
+simulate(const struct pfs_sweep *sw, struct slot *s)
+{
+    int rc;
+
+    if (!(s->sc = malloc(sizeof *s->sc)))
+        return pfs__diag_set(&s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs_sweep_scenario(sw, s->item, s->sc, &s->diag)) ||
+        (rc = pfs_sim_inputs_new(s->sc, &s->in, &s->diag)))
+        return rc;
+    for (size_t k = 0; k < sw->n_policies && rc == 0; k++) {
+        if (s->skip[k])
+            continue;
+        if (sw->jobs &&
+            !(s->jobs[k] = calloc(pfs_sim_inputs_n_jobs(s->in) + 1, sizeof *s->jobs[k])))
+            return pfs__diag_set(&s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        rc = pfs_sim_run(s->sc, s->in, sw->policies[k], &s->res[k],
+                         sw->timeseries ? &s->ts[k] : NULL, s->jobs[k], &s->diag);
+    }
+    return rc;
+}
+
+static void *
+worker(void *arg)
+{
+    struct runner *r = arg;
+
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        struct slot *s;
+
+        while (!r->stop && r->next_take < r->n_slots && r->next_take >= r->next_write + r->window)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->stop || r->next_take >= r->n_slots)
+            break;
+        s = &r->slots[r->next_take++];
+        pthread_mutex_unlock(&r->mu);
+        s->rc = simulate(r->sw, s);
+        pthread_mutex_lock(&r->mu);
+        s->done = true;
+        if (s->rc)
+            r->stop = true;
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static int
+write_slot(const struct pfs_sweep *sw, struct pfs_store *st, struct slot *s,
+           struct pfs_sweep_stats *stats, struct pfs_diag *diag)
+{
+    int rc = 0;
+
+    for (size_t k = 0; k < sw->n_policies && rc == 0; k++) {
+        if (s->skip[k])
+            continue;
+        rc = pfs_store_write_run(st, s->sc, s->in, &s->res[k], sw->timeseries ? &s->ts[k] : NULL,
+                                 s->jobs[k], diag);
+        stats->runs_done += rc == 0;
+    }
+    if (rc == 0)
+        rc = pfs_store_update_gaps(st, s->sc, diag);
+    return rc;
+}
+
+int
+pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs_sweep_options *o,
+              struct pfs_sweep_stats *stats, struct pfs_diag *diag)
+{
+    size_t n_items = pfs_sweep_n_items(sw), n_threads = o->jobs > 0 ? (size_t)o->jobs : 1;
+    struct runner r = {.sw = sw, .window = 4 * n_threads};
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    pthread_t *threads = calloc(n_threads, sizeof *threads);
+    size_t started = 0;
+    int rc = 0;
+
+    memset(stats, 0, sizeof *stats);
+    if (!sc || !threads || !(r.slots = calloc(n_items / o->shard_n + 1, sizeof *r.slots))) {
+        free(sc);
+        free(threads);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    /* This shard's items, each checked and, with --resume, its finished runs marked. */
+    for (size_t i = (size_t)o->shard_k; i < n_items && rc == 0; i += (size_t)o->shard_n) {
+        struct slot *s = &r.slots[r.n_slots];
+        size_t left = sw->n_policies;
+
+        stats->items++;
+        s->item = i;
+        if ((rc = pfs_sweep_scenario(sw, i, sc, diag)))
+            break;
+        for (size_t k = 0; o->resume && k < sw->n_policies && rc == 0; k++)
+            if ((rc = pfs_store_has_run(st, sc, sw->policies[k], &s->skip[k], diag)) == 0 &&
+                s->skip[k])
+                left--, stats->runs_skipped++;
+        stats->runs_total += sw->n_policies;
+        if (left > 0)
+            r.n_slots++;
+        else
+            memset(s, 0, sizeof *s);
+    }
+    free(sc);
+    if (rc == 0 && o->progress)
+        o->progress(o->arg, 0, stats->runs_total - stats->runs_skipped);
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    for (; rc == 0 && started < n_threads && started < r.n_slots; started++)
+        if (pthread_create(&threads[started], NULL, worker, &r) != 0)
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "cannot start a thread");
+    /* The writer: slot after slot, in sweep order. */
+    while (rc == 0 && r.next_write < r.n_slots) {
+        struct slot *s = &r.slots[r.next_write];
+
+        pthread_mutex_lock(&r.mu);
+        while (!s->done)
+            pthread_cond_wait(&r.cv, &r.mu);
+        pthread_mutex_unlock(&r.mu);
+        if (s->rc) {
+            *diag = s->diag;
+            rc = s->rc;
+        } else {
+            rc = write_slot(sw, st, s, stats, diag);
+        }
+        slot_clear(s);
+        pthread_mutex_lock(&r.mu);
+        r.next_write++;
+        if (rc)
+            r.stop = true;
+        pthread_cond_broadcast(&r.cv);
+        pthread_mutex_unlock(&r.mu);
+        if (rc == 0 && o->progress)
+            o->progress(o->arg, stats->runs_done, stats->runs_total - stats->runs_skipped);
+    }
+    pthread_mutex_lock(&r.mu);
+    r.stop = true;
+    pthread_cond_broadcast(&r.cv);
+    pthread_mutex_unlock(&r.mu);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
+    for (size_t i = r.next_write; i < r.n_slots; i++)
+        slot_clear(&r.slots[i]);
+    pthread_cond_destroy(&r.cv);
+    pthread_mutex_destroy(&r.mu);
+    free(r.slots);
+    free(threads);
+    return rc;
+}

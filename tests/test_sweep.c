@@ -1,0 +1,313 @@
+/*
+ * tests/test_sweep.c - sweeps (docs/sweeps.md): the same database for any -j, shards merged
+ * equal to the whole, an interrupted sweep resumed without duplicates or gaps, bad sweeps and
+ * shard specs refused; the DR event generator against its own specification.
+ */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+
+/* 2 GPU counts x 2 DR frequencies x 2 seeds = 8 points, 3 policies: 24 runs of a day. */
+#define SWEEP_TEXT(gpus, days)                                                                     \
+    "sweep = {\n"                                                                                  \
+    "    name = \"test\";\n"                                                                       \
+    "    axes = (\n"                                                                               \
+    "        { setting = \"facility.gpus\"; values = " gpus "; },\n"                               \
+    "        { setting = \"duration_days\"; values = " days "; },\n"                               \
+    "        { setting = \"dr_generator.per_year\"; values = [0, 365]; },\n"                       \
+    "        { setting = \"seed\"; values = [1, 2]; },\n"                                          \
+    "        { setting = \"policy\"; values = [\"equal\", \"pfi\", \"oracle\"]; }\n"               \
+    "    );\n"                                                                                     \
+    "};\n"
+static const char sweep_text[] = SWEEP_TEXT("[256, 320]", "[1.0]");
+
+static long
+query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    long v = -1;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+/* Every result row, keyed by content (scenario hash, policy, seed), not by row ids. */
+static char *
+dump(const char *path)
+{
+    static const char *const tables[] = {
+        "SELECT s.hash, s.config, r.policy, r.seed, r.version, m.* FROM summary m "
+        "JOIN run r ON r.id = m.run_id JOIN scenario s ON s.id = r.scenario_id "
+        "ORDER BY s.hash, r.policy, r.seed",
+        "SELECT s.hash, r.policy, r.seed, j.* FROM job_result j JOIN run r ON r.id = j.run_id "
+        "JOIN scenario s ON s.id = r.scenario_id ORDER BY s.hash, r.policy, r.seed, j.job_id",
+        "SELECT s.hash, c.* FROM curve c JOIN scenario s ON s.id = c.scenario_id "
+        "ORDER BY s.hash, c.curve_id",
+        "SELECT s.hash, p.* FROM curve_point p JOIN scenario s ON s.id = p.scenario_id "
+        "ORDER BY s.hash, p.curve_id, p.cap_w",
+        "SELECT count(*) FROM timeseries"};
+    sqlite3 *db = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        fclose(fp);
+        free(text);
+        return NULL;
+    }
+    for (size_t k = 0; fp && k < sizeof tables / sizeof tables[0]; k++) {
+        sqlite3_stmt *q = NULL;
+
+        if (sqlite3_prepare_v2(db, tables[k], -1, &q, NULL) != SQLITE_OK) {
+            fprintf(fp, "error %s\n", sqlite3_errmsg(db));
+            continue;
+        }
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(q); c++) {
+                const char *name = sqlite3_column_name(q, c);
+                const unsigned char *v = sqlite3_column_text(q, c);
+
+                if (strcmp(name, "run_id") != 0 && strcmp(name, "scenario_id") != 0)
+                    fprintf(fp, "|%s", v ? (const char *)v : "NULL");
+            }
+            fputc('\n', fp);
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    fclose(fp);
+    return text;
+}
+
+static bool
+same_files(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    int ca, cb;
+
+    while (same) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+        same = ca == cb;
+        if (ca == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static int sh(struct test *t, const char *fmt, ...) PFS__PRINTF(2, 3);
+
+/* Runs pfisim with the formatted arguments; says what went wrong when it fails. */
+static int
+sh(struct test *t, const char *fmt, ...)
+{
+    char cmd[2048];
+    char *out = NULL, *err = NULL;
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    rc = test_run(t, cmd, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "  pfisim %s: exit %d\n%s%s", cmd, rc, out ? out : "", err ? err : "");
+    free(out);
+    free(err);
+    return rc;
+}
+
+void
+test_sweep_jobs_same_db(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    char a[512], b[512], *da, *db;
+
+    /* The same file name in two directories: the study is named after the file. */
+    snprintf(a, sizeof a, "%s/j1/s.db", t->tmpdir);
+    snprintf(b, sizeof b, "%s/j2/s.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s -j 1 >/dev/null", cfg, a), 0);
+    CHECK_INT(sh(t, "sweep %s --db %s -j 2 >/dev/null", cfg, b), 0);
+    da = dump(a);
+    db = dump(b);
+    CHECK(da && db && strlen(da) > 1000);
+    CHECK(da && db && strcmp(da, db) == 0);
+    /* Written in sweep order by one thread: the very same bytes. */
+    CHECK(same_files(a, b));
+    {
+        sqlite3 *h = NULL;
+
+        sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL);
+        CHECK_INT(query_long(h, "SELECT count(*) FROM run"), 24);
+        /* The seed keys runs, not scenarios: 4 scenarios. */
+        CHECK_INT(query_long(h, "SELECT count(*) FROM scenario"), 4);
+        /* 365 events a year over a day: one drawn event in each of the two such scenarios. */
+        CHECK_INT(query_long(h, "SELECT count(*) FROM scenario WHERE config LIKE "
+                                "'%notice_min = 1440.0; cut%'"),
+                  2);
+        /* Without an event nothing is capped: equal = oracle, the gap is 0 / 0 (NULL). */
+        CHECK_INT(query_long(h, "SELECT count(*) FROM summary WHERE gap_recovered IS NULL"), 12);
+        sqlite3_close(h);
+    }
+    free(da);
+    free(db);
+}
+
+void
+test_sweep_shards_merge(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    char whole[512], merged[512], shard[4][512], *dw, *dm;
+
+    snprintf(whole, sizeof whole, "%s/whole.db", t->tmpdir);
+    snprintf(merged, sizeof merged, "%s/merged.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, whole), 0);
+    for (int k = 0; k < 4; k++) {
+        snprintf(shard[k], sizeof shard[k], "%s/shard-%d.db", t->tmpdir, k);
+        CHECK_INT(sh(t, "sweep %s --shard %d/4 --db %s >/dev/null", cfg, k, shard[k]), 0);
+    }
+    CHECK_INT(
+        sh(t, "merge %s %s %s %s %s >/dev/null", merged, shard[0], shard[1], shard[2], shard[3]),
+        0);
+    dw = dump(whole);
+    dm = dump(merged);
+    CHECK(dw && dm && strlen(dw) > 1000);
+    CHECK(dw && dm && strcmp(dw, dm) == 0);
+    /* Merging a shard again replaces its runs: still 24, nothing doubled. */
+    CHECK_INT(sh(t, "merge %s %s >/dev/null", merged, shard[2]), 0);
+    free(dm);
+    dm = dump(merged);
+    CHECK(dw && dm && strcmp(dw, dm) == 0);
+    free(dw);
+    free(dm);
+}
+
+void
+test_sweep_resume(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    char whole[512], part[512], *dw, *dp;
+    char *out = NULL, *err = NULL;
+    sqlite3 *h = NULL;
+    char cmd[1024];
+
+    snprintf(whole, sizeof whole, "%s/whole.db", t->tmpdir);
+    snprintf(part, sizeof part, "%s/part.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, whole), 0);
+    /* A run is one transaction, so a sweep stopped anywhere leaves the runs written before
+     * the stop: the same as the whole sweep with its last runs removed. Stop after 10. */
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, part), 0);
+    sqlite3_open(part, &h);
+    sqlite3_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM run WHERE id > 10;", NULL, NULL, NULL);
+    CHECK_INT(query_long(h, "SELECT count(*) FROM run"), 10);
+    sqlite3_close(h);
+    snprintf(cmd, sizeof cmd, "sweep %s --db %s --resume", cfg, part);
+    CHECK_INT(test_run(t, cmd, &out, &err), 0);
+    CHECK(out && strstr(out, "14 runs done, 10 skipped"));
+    free(out);
+    free(err);
+    dw = dump(whole);
+    dp = dump(part);
+    CHECK(dw && dp && strcmp(dw, dp) == 0);
+    free(dp);
+    free(dw);
+    /* And a sweep really killed midway (wherever it is), then resumed: the same rows as the
+     * whole. Seven days on 1,024 and 2,048 GPUs, so that the kill lands while it runs. */
+    {
+        const char *bin =
+            getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+        cfg = test_write(t, 1, "longer.cfg", SWEEP_TEXT("[1024, 2048]", "[7.0]"));
+        CHECK_INT(sh(t, "sweep %s --db %s/whole7.db >/dev/null", cfg, t->tmpdir), 0);
+        snprintf(cmd, sizeof cmd,
+                 "sweep %s --db %s/killed.db -j 2 >/dev/null & p=$!; sleep 0.4; kill -9 $p "
+                 "2>/dev/null; wait $p; %s sweep %s --db %s/killed.db --resume",
+                 cfg, t->tmpdir, bin, cfg, t->tmpdir);
+        out = err = NULL;
+        CHECK_INT(test_run(t, cmd, &out, &err), 0);
+        if (out)
+            fprintf(stderr, "  after the kill: %s", out);
+        free(out);
+        free(err);
+        snprintf(whole, sizeof whole, "%s/whole7.db", t->tmpdir);
+        snprintf(part, sizeof part, "%s/killed.db", t->tmpdir);
+        dw = dump(whole);
+        dp = dump(part);
+        CHECK(dw && dp && strlen(dw) > 1000 && strcmp(dw, dp) == 0);
+    }
+    free(dw);
+    free(dp);
+}
+
+/* The command's exit status and whether its stderr holds needle. */
+static void
+expect_error(struct test *t, const char *args, const char *needle)
+{
+    char *out = NULL, *err = NULL;
+    int rc = test_run(t, args, &out, &err);
+
+    if (rc != 3 || !err || !strstr(err, needle))
+        test_fail(t, __FILE__, __LINE__, "pfisim %s: exit %d, stderr '%s', expected 3 and '%s'",
+                  args, rc, err ? err : "", needle);
+    free(out);
+    free(err);
+}
+
+void
+test_sweep_bad_input(struct test *t)
+{
+    char args[1024], db[512];
+    sqlite3 *h = NULL;
+    const char *p;
+
+    p = test_write(t, 0, "unknown.cfg",
+                   "sweep = { axes = ( { setting = \"facility.gpux\"; values = [1, 2]; } ); };\n");
+    snprintf(args, sizeof args, "sweep %s --db %s/x.db", p, t->tmpdir);
+    expect_error(t, args,
+                 "unknown.cfg:1: error: sweep.axes.[0].values.[0] (facility.gpux = ...): "
+                 "scenario.facility.gpux: unknown setting");
+    p = test_write(t, 0, "range.cfg",
+                   "sweep = {\n axes = (\n { setting = \"facility.pue\"; values = [1.2, 9.0]; }"
+                   " ); };\n");
+    snprintf(args, sizeof args, "sweep %s", p);
+    expect_error(t, args, "range.cfg:3: error: sweep.axes.[0].values.[1]");
+    p = test_write(t, 0, "empty.cfg",
+                   "sweep = {\n axes = (\n { setting = \"facility.gpus\"; values = [ ]; } ); };\n");
+    snprintf(args, sizeof args, "sweep %s", p);
+    expect_error(t, args, "empty.cfg:3: error: sweep.axes.[0]: empty axis");
+    p = test_write(t, 0, "policy.cfg",
+                   "sweep = { axes = ( { setting = \"policy\"; values = [\"fastest\"]; } ); };\n");
+    snprintf(args, sizeof args, "sweep %s", p);
+    expect_error(t, args, "unknown policy 'fastest'");
+    p = test_write(t, 0, "ok.cfg", sweep_text);
+    snprintf(args, sizeof args, "sweep %s --shard 5/4 --db %s/y.db", p, t->tmpdir);
+    expect_error(t, args, "--shard takes K/N with 0 <= K < N");
+    snprintf(args, sizeof args, "sweep %s --shard 1/0", p);
+    expect_error(t, args, "--shard takes K/N");
+    /* Nothing was written for any of them. */
+    snprintf(db, sizeof db, "%s/x.db", t->tmpdir);
+    CHECK(access(db, F_OK) != 0);
+    /* A database of another schema version is refused and left as it was. */
+    snprintf(db, sizeof db, "%s/old.db", t->tmpdir);
+    sqlite3_open(db, &h);
+    sqlite3_exec(h,
+                 "CREATE TABLE pfisim_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                 "INSERT INTO pfisim_meta VALUES ('app', 'pfisim'), ('schema_version', '3');",
+                 NULL, NULL, NULL);
+    sqlite3_close(h);
+    snprintf(args, sizeof args, "merge %s/out.db %s", t->tmpdir, db);
+    expect_error(t, args, "schema version '3'");
+    snprintf(db, sizeof db, "%s/out.db", t->tmpdir);
+    CHECK(access(db, F_OK) != 0);
+}
