@@ -331,10 +331,11 @@ test_store_bad_databases(struct test *t)
     free(out);
     free(err);
 
-    /* A directory that does not exist: an I/O error naming the path. */
-    snprintf(args, sizeof args, RUN_ARGS " --db=%s/no/such/dir/r.db", t->tmpdir);
+    /* A directory that cannot be made (a file is in the way): an I/O error naming the path.
+     * (Missing directories are made.) */
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s/text.db/dir/r.db", t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 4);
-    CHECK(strstr(err, "no/such/dir/r.db") != NULL);
+    CHECK(strstr(err, "text.db/dir/r.db") != NULL);
     free(out);
     free(err);
 
