@@ -311,3 +311,86 @@ test_sweep_bad_input(struct test *t)
     snprintf(db, sizeof db, "%s/out.db", t->tmpdir);
     CHECK(access(db, F_OK) != 0);
 }
+
+/* The DR event generator against its specification (docs/scenarios.md): the count, months,
+ * hours, durations and notices it was given, no overlaps, in time order, reproducible by
+ * seed, and the canonical text reads back to the same events. */
+void
+test_dr_generator(struct test *t)
+{
+    static const char text[] =
+        "scenario = {\n"
+        "  duration_days = 365.0;\n"
+        "  dr_events = ();\n"
+        "  dr_generator = { per_year = 50.0; duration_h = [2.0, 4.0]; notice_h = [1.0, 3.0];\n"
+        "    ramp_min = 10.0; cut = 0.25; seed = %d;\n"
+        "    month_weights = [0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0];\n"
+        "    hour_weights = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0,"
+        " 0]; };\n"
+        "};\n";
+    struct pfs_scenario *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    struct pfs_diag d = {0};
+    char buf[1024], *canon = NULL;
+    size_t len = 0, july = 0, hour17 = 0;
+    FILE *fp;
+
+    snprintf(buf, sizeof buf, text, 5);
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), a, &d), 0);
+    CHECK_INT(a->n_dr, 50);
+    for (size_t k = 0; k < a->n_dr; k++) {
+        const struct pfs_dr_event *e = &a->dr[k];
+        double day = floor(e->start_s / 86400);
+        long secs = (long)fmod(e->start_s, 86400), hour = secs / 3600;
+
+        /* July is days 181-211 of the year (0-based), August 212-242. */
+        CHECK(day >= 181 && day <= 242);
+        july += day <= 211;
+        CHECK(secs % 3600 == 0 && (hour == 17 || hour == 18)); /* on the hour */
+        hour17 += hour == 17;
+        CHECK(e->end_s - e->start_s >= 2 * 3600 - 30 && e->end_s - e->start_s <= 4 * 3600 + 30);
+        CHECK(e->notice_s >= 3600 - 30 && e->notice_s <= 3 * 3600 + 30);
+        CHECK_NEAR(e->ramp_s, 600, 0);
+        CHECK_NEAR(e->cut_frac, 0.25, 0);
+        if (k > 0) /* in order, and each ends (ramp included) before the next starts */
+            CHECK(a->dr[k - 1].end_s + a->dr[k - 1].ramp_s <= e->start_s);
+    }
+    /* August weighs twice July: 50 events, P(July) = 1/3 - a binomial (sd 3.3) far from 0
+     * and 50; hours 17 and 18 weigh the same. */
+    CHECK(july >= 5 && july <= 30);
+    CHECK(hour17 >= 12 && hour17 <= 38);
+    /* The same seed, the same events; another seed, other events. */
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), b, &d), 0);
+    CHECK(memcmp(a->dr, b->dr, a->n_dr * sizeof a->dr[0]) == 0);
+    snprintf(buf, sizeof buf, text, 6);
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), b, &d), 0);
+    CHECK(b->n_dr == 50 && memcmp(a->dr, b->dr, a->n_dr * sizeof a->dr[0]) != 0);
+    /* The canonical text lists the drawn events; read back, they are the same. */
+    fp = open_memstream(&canon, &len);
+    pfs_scenario_write(a, fp);
+    fclose(fp);
+    CHECK_INT(pfs_scenario_parse(canon, "canonical", b, &d), 0);
+    CHECK_INT(b->n_dr, 50);
+    for (size_t k = 0; k < b->n_dr && k < a->n_dr; k++) {
+        CHECK_NEAR(b->dr[k].start_s, a->dr[k].start_s, 1e-6);
+        CHECK_NEAR(b->dr[k].end_s, a->dr[k].end_s, 1e-6);
+        CHECK_NEAR(b->dr[k].notice_s, a->dr[k].notice_s, 1e-6);
+    }
+    free(canon);
+    /* A month's share of a shorter run: round(50 x 30 / 365) = 4 events (none in January
+     * would fit these weights: the weights are over the days simulated). */
+    snprintf(buf, sizeof buf,
+             "scenario = { duration_days = 30.0; dr_events = ();\n"
+             "  dr_generator = { per_year = 50.0; }; };\n");
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), a, &d), 0);
+    CHECK_INT(a->n_dr, 4);
+    /* Too many to place without overlap: an error naming the setting. */
+    snprintf(buf, sizeof buf,
+             "scenario = { duration_days = 30.0;\n"
+             "  dr_generator = { per_year = 2000.0; duration_h = [20.0, 24.0]; }; };\n");
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), a, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "scenario.dr_generator: cannot place 164 events") != NULL);
+    CHECK_INT(d.line, 2);
+    free(a);
+    free(b);
+}
