@@ -34,5 +34,7 @@ int pfs_cli_sweep(int argc, char **argv);
 extern const char pfs_cli_sweep_help[];
 int pfs_cli_merge(int argc, char **argv);
 extern const char pfs_cli_merge_help[];
+int pfs_cli_grid(int argc, char **argv);
+extern const char pfs_cli_grid_help[];
 
 #endif

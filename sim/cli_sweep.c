@@ -3,6 +3,7 @@
  * merge (shard databases into one). docs/sweeps.md.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -202,5 +203,98 @@ pfs_cli_merge(int argc, char **argv)
         return pfs_cli_report(&d, rc);
     printf("merged %d database%s into %s\n", argc - optind - 1, argc - optind - 1 > 1 ? "s" : "",
            argv[optind]);
+    return EXIT_OK;
+}
+
+const char pfs_cli_grid_help[] =
+    "usage: pfisim grid FILE (--threshold X | --top-hours N) [--column NAME] [--cut F]\n"
+    "                   [--ramp-min M] [--notice-min M]\n"
+    "\n"
+    "Turns a utility's hourly demand (columns date YYYY-MM-DD, hour 1-24 ending, and the\n"
+    "demand column, default \"SRP Actual\" as in emerald-phoenix/SRP_0503.csv) into DR\n"
+    "events: each run of consecutive hours above the threshold is one event, from its first\n"
+    "hour's start to its last hour's end, t = 0 at the first date's 00:00. Prints them as a\n"
+    "scenario's dr_events list (scenario.dr_grid does the same inside a scenario).\n"
+    "\n"
+    "  --threshold X    demand above X (the column's unit) is an event\n"
+    "  --top-hours N    the N highest hours are (the Nth's demand is the threshold)\n"
+    "  --cut F          each event's cut from the pre-event baseline (default 0.3 or 30%)\n"
+    "  --ramp-min M     ramp down and up over M minutes (default 15)\n"
+    "  --notice-min M   announced M minutes ahead (default: known from the start)\n";
+
+int
+pfs_cli_grid(int argc, char **argv)
+{
+    static const struct option opts[] = {{"threshold", required_argument, 0, 't'},
+                                         {"top-hours", required_argument, 0, 'n'},
+                                         {"column", required_argument, 0, 'c'},
+                                         {"cut", required_argument, 0, 'x'},
+                                         {"ramp-min", required_argument, 0, 'r'},
+                                         {"notice-min", required_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_grid_options o = {
+        .column = "SRP Actual", .cut = 0.3, .ramp_s = 900, .notice_s = INFINITY};
+    struct pfs_dr_event ev[1024];
+    struct pfs_diag d = {0};
+    double v, th = 0;
+    size_t n = 0;
+    long top;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (!pfs__parse_double(optarg, &o.threshold) || !(o.threshold > 0))
+                return pfs_cli_usage("grid", "--threshold takes a positive number, got '%s'",
+                                     optarg);
+            break;
+        case 'n':
+            if (!pfs__parse_long(optarg, &top) || top < 1 || top > 1000000)
+                return pfs_cli_usage("grid", "--top-hours takes a positive integer, got '%s'",
+                                     optarg);
+            o.top_hours = (int)top;
+            break;
+        case 'c':
+            o.column = optarg;
+            break;
+        case 'x':
+            if (!pfs_cli_parse_frac(optarg, &o.cut) || !(o.cut > 0 && o.cut <= 1))
+                return pfs_cli_usage("grid", "--cut takes a fraction in (0, 1], got '%s'", optarg);
+            break;
+        case 'r':
+        case 'N':
+            if (!pfs__parse_double(optarg, &v) || !(v >= 0 && v <= 1e6))
+                return pfs_cli_usage("grid", "--%s takes minutes >= 0, got '%s'",
+                                     c == 'r' ? "ramp-min" : "notice-min", optarg);
+            *(c == 'r' ? &o.ramp_s : &o.notice_s) = 60 * v;
+            break;
+        case 'h':
+            return fputs(pfs_cli_grid_help, stdout), EXIT_OK;
+        default:
+            return pfs_cli_usage("grid", "%s", "bad option");
+        }
+    }
+    if (argc - optind != 1)
+        return pfs_cli_usage("grid", "%s", "expected one demand file");
+    if ((o.threshold > 0) == (o.top_hours > 0))
+        return pfs_cli_usage("grid", "%s", "give one of --threshold and --top-hours");
+    if ((rc = pfs_grid_events(argv[optind], &o, ev, sizeof ev / sizeof ev[0], &n, &th, &d)))
+        return pfs_cli_report(&d, rc);
+    if (o.top_hours > 0)
+        printf("# %zu event%s from %s: the %d highest hours of %s (%.6g and above)\n", n,
+               n == 1 ? "" : "s", argv[optind], o.top_hours, o.column, th);
+    else
+        printf("# %zu event%s from %s: %s above %.6g\n", n, n == 1 ? "" : "s", argv[optind],
+               o.column, th);
+    printf("dr_events = (");
+    for (size_t k = 0; k < n; k++) {
+        printf("%s\n    { start_h = %.6g; end_h = %.6g; ramp_min = %.6g; ", k ? "," : "",
+               ev[k].start_s / 3600, ev[k].end_s / 3600, ev[k].ramp_s / 60);
+        if (isfinite(ev[k].notice_s))
+            printf("notice_min = %.6g; ", ev[k].notice_s / 60);
+        printf("cut = %.6g; }", ev[k].cut_frac);
+    }
+    printf("\n);\n");
     return EXIT_OK;
 }

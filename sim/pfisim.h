@@ -1002,4 +1002,21 @@ int pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st,
  * recovered. Returns 0, PFS_EINVAL (not a pfisim database, another schema version), PFS_EIO. */
 int pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag);
 
+/* ---------------------------------------------------------------------------------------
+ * Grid signals (traces/grid.c): a utility's hourly demand (date, hour 1-24 ending, demand
+ * columns) turned into DR events: each run of consecutive hours above a threshold is one
+ * event from its first hour's start to its last hour's end; t = 0 is the first date's 00:00.
+ */
+struct pfs_grid_options {
+    const char *column; /* the demand column */
+    double threshold;   /* in the column's unit; or */
+    int top_hours;      /* the threshold is the Nth highest hour's demand (ties included) */
+    double cut, ramp_s, notice_s; /* of each event */
+};
+
+/* Writes at most max events to out, their number to *n, the threshold used to *threshold
+ * (may be NULL). Returns 0, PFS_EIO, PFS_EINVAL (file:line:column: field: message). */
+int pfs_grid_events(const char *path, const struct pfs_grid_options *o, struct pfs_dr_event *out,
+                    size_t max, size_t *n, double *threshold, struct pfs_diag *diag);
+
 #endif /* PFISIM_H */

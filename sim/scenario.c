@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -377,14 +378,6 @@ generate_events(const struct reader *r, const config_setting_t *g, struct pfs_sc
                  sc->days);
         return bad(r, g, "scenario.dr_generator", msg);
     }
-    /* In time order, explicit and drawn alike: the canonical text lists them so. */
-    for (size_t i = 1; i < sc->n_dr; i++)
-        for (size_t k = i; k > 0 && sc->dr[k].start_s < sc->dr[k - 1].start_s; k--) {
-            struct pfs_dr_event t = sc->dr[k];
-
-            sc->dr[k] = sc->dr[k - 1];
-            sc->dr[k - 1] = t;
-        }
     return 0;
 }
 
@@ -479,6 +472,49 @@ read_generator(const struct reader *r, const config_setting_t *g, struct pfs_sce
     return generate_events(r, g, sc, &gen);
 }
 
+/* Events from a utility's hourly demand (traces/grid.c). The file is read as given, or from
+ * the data directory when no such file is here (as emerald-phoenix/SRP_0503.csv). */
+static int
+read_grid(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"file", "column",   "threshold",  "top_hours",
+                                        "cut",  "ramp_min", "notice_min", NULL};
+    char file[256] = "", column[64] = "SRP Actual", path[600];
+    double top = 0, ramp = 15, notice = INFINITY;
+    struct pfs_grid_options o = {.cut = 0.3};
+    size_t n = 0;
+    int rc;
+
+    if (!config_setting_is_group(g))
+        return bad(r, g, "scenario.dr_grid", "expected a group");
+    if ((rc = only(r, g, "scenario.dr_grid", names)) ||
+        (rc = string(r, g, "file", "scenario.dr_grid.file", file, sizeof file)) ||
+        (rc = string(r, g, "column", "scenario.dr_grid.column", column, sizeof column)) ||
+        (rc = number(r, g, "threshold", "scenario.dr_grid.threshold", 0, 1e12, &o.threshold)) ||
+        (rc = number(r, g, "top_hours", "scenario.dr_grid.top_hours", 0, 1e6, &top)) ||
+        (rc = number(r, g, "cut", "scenario.dr_grid.cut", 0.001, 1, &o.cut)) ||
+        (rc = number(r, g, "ramp_min", "scenario.dr_grid.ramp_min", 0, 600, &ramp)) ||
+        (rc = number(r, g, "notice_min", "scenario.dr_grid.notice_min", 0, 1e6, &notice)))
+        return rc;
+    if (!file[0])
+        return bad(r, g, "scenario.dr_grid.file", "missing");
+    if ((o.threshold > 0) == (top > 0))
+        return bad(r, g, "scenario.dr_grid", "give exactly one of threshold and top_hours");
+    o.column = column;
+    o.top_hours = (int)top;
+    o.ramp_s = ramp * 60;
+    o.notice_s = notice * 60;
+    if (file[0] == '/' || access(file, R_OK) == 0)
+        snprintf(path, sizeof path, "%s", file);
+    else
+        snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), file);
+    if ((rc = pfs_grid_events(path, &o, sc->dr + sc->n_dr, PFS_MAX_DR - sc->n_dr, &n, NULL,
+                              r->diag)))
+        return rc;
+    sc->n_dr += n;
+    return 0;
+}
+
 static int
 read_pricing(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
 {
@@ -504,9 +540,9 @@ int
 pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_scenario *sc,
                    struct pfs_diag *diag)
 {
-    static const char *const names[] = {"name",     "facility",  "workload",     "duration_days",
-                                        "seed",     "dr_events", "dr_generator", "control",
-                                        "policies", "predictor", "pricing",      NULL};
+    static const char *const names[] = {
+        "name",    "facility", "workload",  "duration_days", "seed",    "dr_events", "dr_generator",
+        "control", "policies", "predictor", "pricing",       "dr_grid", NULL};
     struct reader r = {file, diag};
     config_setting_t *g;
     double days, seed;
@@ -534,6 +570,8 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
         return rc;
     if ((g = config_setting_get_member(root, "dr_events")) && (rc = read_events(&r, g, sc)))
         return rc;
+    if ((g = config_setting_get_member(root, "dr_grid")) && (rc = read_grid(&r, g, sc)))
+        return rc;
     if ((g = config_setting_get_member(root, "control")) && (rc = read_control(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
@@ -543,6 +581,15 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
     /* Last: the generator needs the duration and adds to the explicit events. */
     if ((g = config_setting_get_member(root, "dr_generator")) && (rc = read_generator(&r, g, sc)))
         return rc;
+    /* In time order, given, imported and drawn alike (a stable insertion sort): the
+     * canonical text lists them so. */
+    for (size_t i = 1; i < sc->n_dr; i++)
+        for (size_t k = i; k > 0 && sc->dr[k].start_s < sc->dr[k - 1].start_s; k--) {
+            struct pfs_dr_event t = sc->dr[k];
+
+            sc->dr[k] = sc->dr[k - 1];
+            sc->dr[k - 1] = t;
+        }
     return 0;
 }
 

@@ -135,6 +135,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_resume)                                                                           \
+    X(test_grid_events)                                                                            \
     X(test_dr_generator)                                                                           \
     X(test_sweep_bad_input)                                                                        \
     X(test_store_bad_databases)                                                                    \

@@ -394,3 +394,86 @@ test_dr_generator(struct test *t)
     free(a);
     free(b);
 }
+
+/* Demand hours above a threshold become events (traces/grid.c), on a hand-made file
+ * (SYNTHETIC: two days, an hour missing) and on SRP's real day when the data is here. */
+void
+test_grid_events(struct test *t)
+{
+    /* Day 1: hours ending 17-19 above 5 (one event 16:00-19:00). Day 2: hours ending 2 and 3
+     * above, hour 4 missing, hour 5 above: two events (a missing hour ends a run). */
+    static const char text[] = "# SYNTHETIC demand for tests\n"
+                               "date,hour,load\n"
+                               "2025-07-01,16,4.0\n"
+                               "2025-07-01,17,5.5\n"
+                               "2025-07-01,18,6.0\n"
+                               "2025-07-01,19,5.1\n"
+                               "2025-07-01,20,4.9\n"
+                               "2025-07-02,2,5.2\n"
+                               "2025-07-02,3,5.3\n"
+                               "2025-07-02,5,5.4\n";
+    struct pfs_grid_options o = {
+        .column = "load", .threshold = 5, .cut = 0.2, .ramp_s = 600, .notice_s = INFINITY};
+    struct pfs_dr_event ev[8];
+    struct pfs_diag d = {0};
+    const char *p = test_write(t, 0, "demand.csv", text);
+    char buf[512], args[600];
+    double th;
+    size_t n;
+
+    CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), 0);
+    CHECK_INT(n, 3);
+    CHECK_NEAR(ev[0].start_s, 16 * 3600.0, 0);
+    CHECK_NEAR(ev[0].end_s, 19 * 3600.0, 0);
+    CHECK_NEAR(ev[1].start_s, (24 + 1) * 3600.0, 0);
+    CHECK_NEAR(ev[1].end_s, (24 + 3) * 3600.0, 0);
+    CHECK_NEAR(ev[2].start_s, (24 + 4) * 3600.0, 0);
+    CHECK_NEAR(ev[2].end_s, (24 + 5) * 3600.0, 0);
+    CHECK_NEAR(ev[0].cut_frac, 0.2, 0);
+    CHECK_NEAR(ev[0].ramp_s, 600, 0);
+    /* The 2 highest hours (6.0 and 5.5): one event, 16:00-18:00. */
+    o.threshold = 0;
+    o.top_hours = 2;
+    CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), 0);
+    CHECK_INT(n, 1);
+    CHECK_NEAR(th, 5.5, 0);
+    CHECK_NEAR(ev[0].start_s, 16 * 3600.0, 0);
+    CHECK_NEAR(ev[0].end_s, 18 * 3600.0, 0);
+    /* Bad input: an hour out of range, hours going back, negative demand. */
+    o.top_hours = 0;
+    o.threshold = 5;
+    p = test_write(t, 0, "bad.csv", "date,hour,load\n2025-07-01,25,4.0\n");
+    CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), PFS_EINVAL);
+    CHECK(d.line == 2 && d.column == 12 && strstr(d.message, "expected 1-24"));
+    d = (struct pfs_diag){0};
+    p = test_write(t, 0, "bad.csv", "date,hour,load\n2025-07-01,5,4.0\n2025-07-01,4,4.0\n");
+    CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), PFS_EINVAL);
+    CHECK(d.line == 3 && strstr(d.message, "hours must increase"));
+    d = (struct pfs_diag){0};
+    p = test_write(t, 0, "bad.csv", "date,hour,load\n2025-07-01,5,-4.0\n");
+    CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), PFS_EINVAL);
+    CHECK(d.line == 2 && strstr(d.message, "negative demand"));
+    /* SRP's demand on 3 May 2025 (REAL): above 4.6 GW from 14:00 to 20:00; its 4 highest
+     * hours, 15:00-19:00; the same through a scenario's dr_grid. */
+    if (!test_data("emerald-phoenix/SRP_0503.csv", buf, sizeof buf))
+        SKIP("no data directory");
+    o.column = "SRP Actual";
+    o.threshold = 4.6;
+    CHECK_INT(pfs_grid_events(buf, &o, ev, 8, &n, &th, &d), 0);
+    CHECK_INT(n, 1);
+    CHECK_NEAR(ev[0].start_s, 14 * 3600.0, 0);
+    CHECK_NEAR(ev[0].end_s, 20 * 3600.0, 0);
+    snprintf(args, sizeof args,
+             "scenario = { dr_events = (); dr_grid = { file = \"emerald-phoenix/SRP_0503.csv\";"
+             " top_hours = 4.0; }; };\n");
+    {
+        struct pfs_scenario *sc = malloc(sizeof *sc);
+
+        CHECK_INT(pfs_scenario_load(test_write(t, 1, "g.cfg", args), sc, &d), 0);
+        CHECK_INT(sc->n_dr, 1);
+        CHECK_NEAR(sc->dr[0].start_s, 15 * 3600.0, 0);
+        CHECK_NEAR(sc->dr[0].end_s, 19 * 3600.0, 0);
+        CHECK_NEAR(sc->dr[0].cut_frac, 0.3, 0);
+        free(sc);
+    }
+}
