@@ -107,6 +107,7 @@ static double
 threshold(struct seg *s, size_t n, double R)
 {
     size_t lo = 0, hi = n;
+    double mu = -1;
 
     if (!(R > 0))
         return HUGE_VAL;
@@ -144,7 +145,12 @@ threshold(struct seg *s, size_t n, double R)
             lo = c;
         }
     }
-    return -1;
+    /* Everything in [0, hi) fits. When hi < n, the segments from hi on, all flatter, were
+     * left out while the budget seemed short, and what remains of R is rounding: the price is
+     * the steepest of them (its ties get the crumb). Only when hi = n does everything fit. */
+    for (size_t i = hi; i < n; i++)
+        mu = fmax(mu, s[i].slope);
+    return mu;
 }
 
 int

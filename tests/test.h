@@ -118,6 +118,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_predict_deterministic)                                                                  \
     X(test_predict_bad_input)                                                                      \
     X(test_policies_properties)                                                                    \
+    X(test_waterfill_breakpoints)                                                                  \
     X(test_policies_infeasible)                                                                    \
     X(test_policies_views)                                                                         \
     X(test_alloc_cli)                                                                              \
