@@ -900,6 +900,210 @@ out:
     return rc;
 }
 
+/* ----- a sweep over the GPU count (study 1, docs/results.md) ----- */
+
+#define MAX_SWEEP 4096
+
+struct sweep_pt {
+    int gpus;
+    double dr_per_year, tokens_per_day, misses, tiers, jobs, over_frac;
+    char policy[32];
+};
+
+/* Every run of the database as a point: its scenario's GPU count and DR events per year
+ * (from the stored configuration), its policy and outcomes. */
+static int
+sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *diag)
+{
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    *n = 0;
+    if (!sc)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT s.config, r.policy, m.tokens, m.deadline_misses, "
+                           "m.tier_violations, m.jobs_submitted, m.dr_minutes_over FROM run r "
+                           "JOIN scenario s ON s.id = r.scenario_id JOIN summary m "
+                           "ON m.run_id = r.id ORDER BY r.id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        free(sc);
+        return db_error(f, diag);
+    }
+    while (rc == 0 && *n < MAX_SWEEP && sqlite3_step(q) == SQLITE_ROW) {
+        struct sweep_pt *p = &pt[*n];
+        double event_min = 0;
+
+        if ((rc =
+                 pfs_scenario_parse((const char *)sqlite3_column_text(q, 0), f->db_path, sc, diag)))
+            break;
+        for (size_t k = 0; k < sc->n_dr; k++)
+            event_min += (sc->dr[k].end_s - sc->dr[k].start_s) / 60;
+        p->gpus = sc->gpus;
+        p->dr_per_year = floor(sc->n_dr * 365 / sc->days + 0.5);
+        pfs__strlcpy(p->policy, (const char *)sqlite3_column_text(q, 1), sizeof p->policy);
+        p->tokens_per_day = col(q, 2) / sc->days;
+        p->misses = col(q, 3);
+        p->tiers = col(q, 4);
+        p->jobs = col(q, 5);
+        p->over_frac = event_min > 0 ? col(q, 6) / event_min : 0;
+        (*n)++;
+    }
+    sqlite3_finalize(q);
+    free(sc);
+    return rc;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The distinct values of v[0..n) (sorted) into out; returns their number. */
+static size_t
+distinct(double *v, size_t n, double *out)
+{
+    size_t m = 0;
+
+    qsort(v, n, sizeof *v, cmp_double);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || v[i] > out[m - 1])
+            out[m++] = v[i];
+    return m;
+}
+
+/* Tokens per day against installed GPUs, one figure per DR frequency, one line per policy;
+ * then deadline misses and tier violations (shares of jobs) at the highest frequency. */
+static int
+oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, bool required,
+        struct pfs_diag *diag)
+{
+    struct sweep_pt *pt = malloc(MAX_SWEEP * sizeof *pt);
+    double *tmp = malloc(MAX_SWEEP * sizeof *tmp), *gx = malloc(MAX_SWEEP * sizeof *gx);
+    double *fr = malloc(MAX_SWEEP * sizeof *fr), *y = malloc(MAX_SWEEP * sizeof *y);
+    char pol[MAX_RUNS][32];
+    size_t n = 0, n_g = 0, n_f = 0, n_p = 0;
+    int rc;
+
+    if (!pt || !tmp || !gx || !fr || !y) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    if ((rc = sweep_points(f, pt, &n, diag)))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = pt[i].gpus;
+    n_g = distinct(tmp, n, gx);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = pt[i].dr_per_year;
+    n_f = distinct(tmp, n, fr);
+    for (size_t i = 0; i < n; i++) { /* policies in the order first written */
+        size_t k = 0;
+
+        while (k < n_p && strcmp(pol[k], pt[i].policy) != 0)
+            k++;
+        if (k == n_p && n_p < MAX_RUNS)
+            pfs__strlcpy(pol[n_p++], pt[i].policy, sizeof pol[0]);
+    }
+    if (n_g < 2) {
+        rc =
+            !required
+                ? 0
+                : pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                                "figure oversub needs runs at two or more GPU counts (a sweep over "
+                                "facility.gpus, configs/sweeps/oversub.cfg)");
+        goto out;
+    }
+    /* One figure per DR frequency and one per outcome at the highest: 2 + n_f charts. */
+    for (size_t c = 0; c < n_f + 2 && rc == 0; c++) {
+        double freq = c < n_f ? fr[c] : fr[n_f - 1], scale = 1e9;
+        struct pfs_series s[MAX_RUNS];
+        char title[160], name[64], reading[1536] = "", ylab[64];
+        size_t used;
+
+        for (size_t k = 0; k < n_p; k++) {
+            double best = -1, best_g = 0;
+            bool missed = false;
+
+            for (size_t g = 0; g < n_g; g++) {
+                y[k * n_g + g] = NAN;
+                for (size_t i = 0; i < n; i++) {
+                    const struct sweep_pt *p = &pt[i];
+                    double v;
+
+                    if (p->gpus != (int)gx[g] || strcmp(p->policy, pol[k]) != 0 ||
+                        p->dr_per_year > freq || p->dr_per_year < freq)
+                        continue;
+                    v = c < n_f ? p->tokens_per_day / scale
+                                : 100 * (c == n_f ? p->misses : p->tiers) / p->jobs;
+                    y[k * n_g + g] = v;
+                    /* The optimum: most tokens a day where DR targets were met (mean power
+                     * over the target in at most 1% of event minutes). */
+                    if (c < n_f && p->over_frac <= 0.01 && v > best)
+                        best = v, best_g = gx[g];
+                    missed = missed || p->over_frac > 0.01;
+                }
+            }
+            s[k] = (struct pfs_series){pol[k], gx, y + k * n_g, n_g, PFS_SERIES_LINE, (int)k};
+            if (c < n_f) {
+                used = strlen(reading);
+                snprintf(reading + used, sizeof reading - used, "%s%s %.0f GPUs (%.1f)",
+                         k ? "; " : "Most tokens a day with the DR targets met: ", pol[k], best_g,
+                         best);
+                if (missed) {
+                    used = strlen(reading);
+                    snprintf(reading + used, sizeof reading - used, ", DR missed at");
+                    for (size_t i = 0; i < n; i++)
+                        if (strcmp(pt[i].policy, pol[k]) == 0 && pt[i].over_frac > 0.01 &&
+                            !(pt[i].dr_per_year > freq || pt[i].dr_per_year < freq)) {
+                            used = strlen(reading);
+                            snprintf(reading + used, sizeof reading - used, " %d", pt[i].gpus);
+                        }
+                }
+            }
+        }
+        if (c < n_f) {
+            snprintf(title, sizeof title,
+                     "%s: tokens a day under a fixed power cap, %g DR "
+                     "events a year",
+                     f->study, freq);
+            snprintf(name, sizeof name, "oversub-%gdr", freq);
+            snprintf(ylab, sizeof ylab, "tokens a day (billions)");
+            used = strlen(reading);
+            snprintf(reading + used, sizeof reading - used, " (billions a day).");
+        } else {
+            snprintf(title, sizeof title, "%s: %s, %g DR events a year", f->study,
+                     c == n_f ? "deadlines missed" : "tier floors broken", freq);
+            snprintf(name, sizeof name, "oversub-%s", c == n_f ? "deadlines" : "tiers");
+            snprintf(ylab, sizeof ylab, "%s (%% of jobs)",
+                     c == n_f ? "deadlines missed" : "tier floors broken");
+            snprintf(reading, sizeof reading, "Per policy at %.0f and %.0f GPUs: ", gx[0],
+                     gx[n_g - 1]);
+            for (size_t k = 0; k < n_p; k++) {
+                used = strlen(reading);
+                snprintf(reading + used, sizeof reading - used, "%s%s %.1f%% and %.1f%%",
+                         k ? ", " : "", pol[k], y[k * n_g], y[k * n_g + n_g - 1]);
+            }
+            used = strlen(reading);
+            snprintf(reading + used, sizeof reading - used, ".");
+        }
+        rc =
+            emit(f, &(struct pfs_chart){title, "GPUs installed", ylab, s, n_p, NULL, 0, NULL, true},
+                 dir, name, format, fp, reading, diag);
+    }
+out:
+    free(pt);
+    free(tmp);
+    free(gx);
+    free(fr);
+    free(y);
+    return rc;
+}
+
 /* Every figure, or only the one named: into files in dir, or onto the report's pages. A
  * figure the data cannot give (no job finished; not the Phoenix replay) is left out, or an
  * error when it was asked for by name. */
@@ -913,12 +1117,14 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
         rc = curves_figure(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "pfi"))
         rc = pfi_figure(f, dir, format, fp, diag);
-    if (rc == 0)
-        rc = timeline(f, dir, format, only, fp, diag);
+    if (rc == 0 && (f->runs[0].n > 0 || only))
+        rc = timeline(f, dir, format, only, fp, diag); /* not for a sweep without series */
     if (rc == 0 && wanted(only, "comparison"))
         rc = comparison(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "outcomes"))
         rc = outcomes(f, dir, format, fp, only != NULL, diag);
+    if (rc == 0 && wanted(only, "oversub")) /* a sweep over the GPU count: study 1 */
+        rc = oversub(f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
         if (strcmp(f->scenario, "phoenix-srp") == 0)
             rc = phoenix(f, dir, format, fp, diag);
@@ -934,8 +1140,8 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"curves",     "pfi",      "power",  "throughput",
-                                        "comparison", "outcomes", "phoenix"};
+    static const char *const known[] = {"curves",     "pfi",      "power",   "throughput",
+                                        "comparison", "outcomes", "phoenix", "oversub"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -946,7 +1152,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
                              "unknown figure '%s' (curves, pfi, power, throughput, comparison, "
-                             "outcomes, phoenix)",
+                             "outcomes, phoenix, oversub)",
                              only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;

@@ -36,5 +36,7 @@ int pfs_cli_merge(int argc, char **argv);
 extern const char pfs_cli_merge_help[];
 int pfs_cli_grid(int argc, char **argv);
 extern const char pfs_cli_grid_help[];
+int pfs_cli_price(int argc, char **argv);
+extern const char pfs_cli_price_help[];
 
 #endif

@@ -298,3 +298,91 @@ pfs_cli_grid(int argc, char **argv)
     printf("\n);\n");
     return EXIT_OK;
 }
+
+const char pfs_cli_price_help[] =
+    "usage: pfisim price DB [--csv]\n"
+    "\n"
+    "Prices an interruptible-power training tier from a results database (docs/pricing.md):\n"
+    "for every run with per-job results, per tier the throughput delivered as a fraction of\n"
+    "uncapped, tier-floor violations, deadline misses, GPU-hours, and the discount that gives\n"
+    "a Flex customer the firm tier's tokens per dollar; then the operator's revenue per\n"
+    "MW-year with the tier (discounted GPU-hours plus DR capacity and energy payments, from\n"
+    "the scenario's pricing settings) and without it (all firm, no DR enrolment).\n"
+    "\n"
+    "  --csv   one row per run and tier: scenario,hash,policy,seed,tier,jobs,delivered,\n"
+    "          floor_violations,deadline_misses,gpu_hours,discount,rev_with,rev_without,\n"
+    "          breakeven_discount (revenues in USD per MW-year; the run's columns repeat on\n"
+    "          each of its tiers' rows)\n";
+
+int
+pfs_cli_price(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct pfs_price_run *runs = NULL;
+    struct pfs_diag d = {0};
+    bool csv = false;
+    size_t n = 0;
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'c')
+            csv = true;
+        else if (c == 'h')
+            return fputs(pfs_cli_price_help, stdout), EXIT_OK;
+        else
+            return pfs_cli_usage("price", "%s", "bad option");
+    }
+    if (argc - optind != 1)
+        return pfs_cli_usage("price", "%s", "expected one results database");
+    if ((rc = pfs_price_db(argv[optind], &runs, &n, &d)))
+        return pfs_cli_report(&d, rc);
+    if (csv)
+        puts("scenario,hash,policy,seed,tier,jobs,delivered,floor_violations,deadline_misses,"
+             "gpu_hours,discount,rev_with,rev_without,breakeven_discount");
+    for (size_t i = 0; i < n; i++) {
+        const struct pfs_price_run *r = &runs[i];
+
+        if (!csv)
+            printf("%s%s (scenario %.8s), policy %s, seed %lld: %.4g days, %.3f MW, %zu DR "
+                   "events (%.1f h, %.0f kW each), compliance %.3f\n"
+                   "  %-6s %7s %9s %8s %7s %11s %8s\n",
+                   i ? "\n" : "", r->scenario, r->hash, r->policy, r->seed, r->days,
+                   r->capacity_w / 1e6, r->n_events, r->event_hours, r->committed_kw, r->compliance,
+                   "tier", "jobs", "delivered", "floor_x", "missed", "GPU_hours", "discount");
+        for (int t = 0; t < PFS_N_TIERS; t++) {
+            const struct pfs_price_tier *p = &r->tier[t];
+
+            if (p->jobs == 0)
+                continue;
+            if (csv) {
+                printf("%s,%s,%s,%lld,%s,%zu,", r->scenario, r->hash, r->policy, r->seed,
+                       pfs_tier_name(t), p->jobs);
+                if (isnan(p->delivered))
+                    printf(",");
+                else
+                    printf("%.6f,", p->delivered);
+                printf("%zu,%zu,%.3f,", p->floor_violations, p->deadline_misses, p->gpu_hours);
+                if (isnan(p->discount))
+                    printf(",");
+                else
+                    printf("%.6f,", p->discount);
+                printf("%.2f,%.2f,%.6f\n", r->rev_with, r->rev_without, r->breakeven_discount);
+            } else {
+                printf("  %-6s %7zu %9.4f %8zu %7zu %11.1f %7.1f%%\n", pfs_tier_name(t), p->jobs,
+                       p->delivered, p->floor_violations, p->deadline_misses, p->gpu_hours,
+                       100 * p->discount);
+            }
+        }
+        if (!csv)
+            printf("  revenue per MW-year: with the tier $%.0f (compute $%.0f, DR capacity "
+                   "$%.0f, DR energy $%.0f); without $%.0f; difference %+.3f%%\n"
+                   "  Flex discounts the operator can afford: up to %.2f%% on every Flex "
+                   "GPU-hour\n",
+                   r->rev_with, r->rev_compute, r->rev_dr_capacity, r->rev_dr_energy,
+                   r->rev_without, 100 * (r->rev_with / r->rev_without - 1),
+                   100 * r->breakeven_discount);
+    }
+    free(runs);
+    return EXIT_OK;
+}

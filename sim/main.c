@@ -1373,6 +1373,8 @@ static const struct command commands[] = {
      pfs_cli_sweep_help, pfs_cli_sweep},
     {"merge", "combine results databases (the shards of a sweep)", pfs_cli_merge_help,
      pfs_cli_merge},
+    {"price", "interruptible-tier pricing: discounts and revenue per MW from a database",
+     pfs_cli_price_help, pfs_cli_price},
     {"grid", "DR events from a utility's hourly demand above a threshold", pfs_cli_grid_help,
      pfs_cli_grid},
     {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,

@@ -1019,4 +1019,42 @@ struct pfs_grid_options {
 int pfs_grid_events(const char *path, const struct pfs_grid_options *o, struct pfs_dr_event *out,
                     size_t max, size_t *n, double *threshold, struct pfs_diag *diag);
 
+/* ---------------------------------------------------------------------------------------
+ * Interruptible-tier pricing (sim/price.c, docs/pricing.md), from a results database's
+ * per-job rows and each scenario's pricing settings.
+ */
+struct pfs_price_tier {
+    size_t jobs, started, finished;
+    size_t floor_violations; /* finished jobs slowed beyond their tier's tolerance */
+    size_t deadline_misses;
+    double delivered;          /* tokens over what uncapped would have made while they ran */
+    double gpu_hours;          /* billed: GPUs x time from start to finish (or the end) */
+    double gpu_hours_uncapped; /* the same at full speed */
+    double work_hours;         /* GPU-hours the tokens done take at full speed */
+    double discount;           /* Flex: 1 - delivered, the firm tier's tokens per dollar */
+};
+
+struct pfs_price_run {
+    char scenario[64], hash[17], policy[32];
+    long long seed;
+    double days, capacity_w; /* the facility's cap, else its full draw */
+    size_t n_events;         /* DR events within the run */
+    double event_hours;      /* their hours */
+    double committed_kw;     /* mean kW an event asks to shed */
+    double committed_mwh;    /* over all events */
+    double compliance;       /* 1 - minutes over target / event minutes */
+    struct pfs_price_tier tier[PFS_N_TIERS];
+    /* Revenue per MW of capacity per year, USD. */
+    double rev_compute;        /* firm work, Flex GPU-hours at the fair discounts */
+    double rev_dr_capacity;    /* committed kW x capacity payment x compliance */
+    double rev_dr_energy;      /* committed MWh x energy payment x compliance */
+    double rev_with;           /* the three */
+    double rev_without;        /* every job firm, at full speed and price; no DR */
+    double breakeven_discount; /* the largest uniform Flex discount with rev_with >= without */
+};
+
+/* Prices every run of the database that has per-job rows, in run order (*runs malloc'd).
+ * Returns 0, PFS_EINVAL (not a pfisim database, no run to price), PFS_ENOMEM. */
+int pfs_price_db(const char *path, struct pfs_price_run **runs, size_t *n, struct pfs_diag *diag);
+
 #endif /* PFISIM_H */
