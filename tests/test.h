@@ -125,6 +125,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \
+    X(test_price_closed_form)                                                                      \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_deterministic)                                                                      \
@@ -136,6 +137,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_resume)                                                                           \
+    X(test_price_matches_summary)                                                                  \
     X(test_grid_events)                                                                            \
     X(test_dr_generator)                                                                           \
     X(test_sweep_bad_input)                                                                        \

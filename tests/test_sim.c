@@ -395,3 +395,73 @@ test_sim_checkpoint(struct test *t)
     CHECK_NEAR(r[1].dr_minutes_over, 5, 1e-9);
     CHECK_NEAR(r[1].dr_worst_excess_w, 1.5 * (690 - 444), 1e-6); /* above the target */
 }
+
+/* pfisim price on a hand-made run (docs/pricing.md, every number by hand): two 1-GPU jobs,
+ * firm and Flex 2, 2,000,000 tokens each at 200 tokens/s; a DR event from 1,000 to 5,000 s
+ * whose target, 1.5 x (2 x 450 + 6 x 75 + 1,000) = 3,525 W, holds both at 450 W (150
+ * tokens/s) under equal; two hours simulated. Each makes 200 x 1,000 + 150 x 4,000 + 200 x
+ * 2,200 = 1,240,000 tokens of the 1,440,000 uncapped: 0.86111. */
+void
+test_price_closed_form(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_store *st = NULL;
+    struct pfs_price_run *pr = NULL;
+    struct pfs_diag d = {0};
+    char db[512];
+    size_t n = 0;
+    const double f = 1240000.0 / 1440000, p = 2.5, years = 2.0 / 24 / 365;
+    const double cap_mw = 1.5 * (8 * 700 + 1000) / 1e6, kw = (9900 - 3525) / 1e3;
+    const double hours = 4000 / 3600.0, work_h = 1240000.0 / 200 / 3600;
+    double dr, with, without;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,2000000,100000,firm\n"
+          "b,0,c1,1,2000000,100000,flex2\n",
+          &sc);
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3525, .notice_s = INFINITY};
+    sc.n_dr = 1;
+    snprintf(db, sizeof db, "%s/price.db", t->tmpdir);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d), 0);
+    CHECK_NEAR(j[0].tokens_done, 1240000, 1e-6);
+    CHECK_INT(pfs_store_open(db, &st, &d), 0);
+    CHECK_INT(pfs_store_write_run(st, &sc, in, &r, NULL, j, &d), 0);
+    pfs_store_close(st);
+    pfs_sim_inputs_free(in);
+    CHECK_INT(pfs_price_db(db, &pr, &n, &d), 0);
+    CHECK_INT(n, 1);
+    if (n != 1)
+        return;
+    CHECK_NEAR(pr->tier[PFS_TIER_FIRM].delivered, f, 1e-12);
+    CHECK_NEAR(pr->tier[PFS_TIER_FLEX2].delivered, f, 1e-12);
+    CHECK_NEAR(pr->tier[PFS_TIER_FLEX2].discount, 1 - f, 1e-12);
+    CHECK_NEAR(pr->tier[PFS_TIER_FIRM].discount, 0, 0);
+    CHECK_NEAR(pr->tier[PFS_TIER_FLEX2].gpu_hours, 2, 1e-12);
+    CHECK_NEAR(pr->tier[PFS_TIER_FIRM].work_hours, work_h, 1e-12);
+    CHECK_INT(pr->tier[PFS_TIER_FLEX2].floor_violations + pr->tier[PFS_TIER_FLEX2].deadline_misses,
+              0);
+    CHECK_NEAR(pr->capacity_w, cap_mw * 1e6, 1e-9);
+    CHECK_NEAR(pr->committed_kw, kw, 1e-12);
+    CHECK_NEAR(pr->event_hours, hours, 1e-12);
+    CHECK_NEAR(pr->compliance, 1, 0);
+    /* With the tier: firm work at full price, Flex hours at 1 - discount, DR payments (60
+     * $/kW-year, 200 $/MWh by default); without: both jobs' two hours at full price. */
+    dr = kw * 60 * years + kw / 1e3 * hours * 200;
+    with = work_h * p + 2 * p * f + dr;
+    without = 4 * p;
+    CHECK_NEAR(pr->rev_with, with / (cap_mw * years), 1e-6);
+    CHECK_NEAR(pr->rev_without, without / (cap_mw * years), 1e-6);
+    CHECK_NEAR(pr->rev_dr_capacity + pr->rev_dr_energy, dr / (cap_mw * years), 1e-6);
+    /* Break-even: work_h p + 2 p (1 - D) + dr = 4 p. */
+    CHECK_NEAR(pr->breakeven_discount, 1 - (4 * p - dr - work_h * p) / (2 * p), 1e-12);
+    free(pr);
+    /* A database without per-job rows has nothing to price. */
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_price_db("/nonexistent/x.db", &pr, &n, &d) != 0, 1);
+}
