@@ -30,3 +30,18 @@ for row in "1000 fitted:itp:cluster04 2" "10000 fitted:itp:cluster04 20" \
     echo "   $1 GPUs, $2 x$3: $(cat "$tmp/time")"
 done
 rm -rf "$tmp"
+echo "== a 64-run sweep (bench/sweep64.cfg) with -j 1 and -j 2: wall time, same database?"
+tmp=$(mktemp -d)
+for j in 1 2; do
+    mkdir -p "$tmp/j$j"
+    /usr/bin/time -f "%e" -o "$tmp/time$j" "$dir/pfisim" sweep "$(dirname "$0")/sweep64.cfg" \
+        -j $j --db "$tmp/j$j/sweep.db" >/dev/null
+    echo "   -j $j: $(cat "$tmp/time$j") s"
+done
+echo "   speed-up: $(awk "BEGIN { printf \"%.2f\", $(cat "$tmp/time1") / $(cat "$tmp/time2") }")"
+if cmp -s "$tmp/j1/sweep.db" "$tmp/j2/sweep.db"; then
+    echo "   databases: identical bytes"
+else
+    echo "   databases: DIFFER"
+fi
+rm -rf "$tmp"

@@ -367,20 +367,27 @@ pfs_cli_price(int argc, char **argv)
                     printf(",");
                 else
                     printf("%.6f,", p->discount);
-                printf("%.2f,%.2f,%.6f\n", r->rev_with, r->rev_without, r->breakeven_discount);
+                printf("%.2f,%.2f,", r->rev_with, r->rev_without);
+                if (isnan(r->breakeven_discount))
+                    printf("\n");
+                else
+                    printf("%.6f\n", r->breakeven_discount);
             } else {
                 printf("  %-6s %7zu %9.4f %8zu %7zu %11.1f %7.1f%%\n", pfs_tier_name(t), p->jobs,
                        p->delivered, p->floor_violations, p->deadline_misses, p->gpu_hours,
                        100 * p->discount);
             }
         }
-        if (!csv)
-            printf("  revenue per MW-year: with the tier $%.0f (compute $%.0f, DR capacity "
-                   "$%.0f, DR energy $%.0f); without $%.0f; difference %+.3f%%\n"
-                   "  Flex discounts the operator can afford: up to %.2f%% on every Flex "
-                   "GPU-hour\n",
-                   r->rev_with, r->rev_compute, r->rev_dr_capacity, r->rev_dr_energy,
-                   r->rev_without, 100 * (r->rev_with / r->rev_without - 1),
+        if (csv)
+            continue;
+        printf("  revenue per MW-year: with the tier $%.0f (compute $%.0f, DR capacity $%.0f, "
+               "DR energy $%.0f); without $%.0f; difference %+.3f%%\n",
+               r->rev_with, r->rev_compute, r->rev_dr_capacity, r->rev_dr_energy, r->rev_without,
+               100 * (r->rev_with / r->rev_without - 1));
+        if (isnan(r->breakeven_discount))
+            printf("  no Flex job: no discount to price\n");
+        else
+            printf("  the operator breaks even at a discount of %.2f%% on every Flex GPU-hour\n",
                    100 * r->breakeven_discount);
     }
     free(runs);

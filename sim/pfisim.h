@@ -1027,7 +1027,8 @@ struct pfs_price_tier {
     size_t jobs, started, finished;
     size_t floor_violations; /* finished jobs slowed beyond their tier's tolerance */
     size_t deadline_misses;
-    double delivered;          /* tokens over what uncapped would have made while they ran */
+    double delivered;          /* work done per GPU-hour used, against full speed (work_hours
+                                * over gpu_hours): throughput as a fraction of uncapped */
     double gpu_hours;          /* billed: GPUs x time from start to finish (or the end) */
     double gpu_hours_uncapped; /* the same at full speed */
     double work_hours;         /* GPU-hours the tokens done take at full speed */

@@ -66,8 +66,7 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
 {
     sqlite3_stmt *q = NULL;
     double end = sc->days * 86400, years = sc->days / 365, cap_w = capacity_w(sc);
-    double rate[PFS_N_TIERS] = {0}, done[PFS_N_TIERS] = {0}, compute = 0, without = 0;
-    double flex_hours = 0, firm_work;
+    double compute = 0, without = 0, flex_hours = 0, firm_work;
     const double p = sc->price.gpu_hour_usd;
 
     if (sqlite3_prepare_v2(db,
@@ -101,10 +100,6 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
         until = isnan(finish) ? end : finish;
         r->tier[t].gpu_hours += n * (until - start) / 3600;
         r->tier[t].gpu_hours_uncapped += n * fmin(dur, end - start) / 3600;
-        if (until > start) {
-            rate[t] += tokens / dur * (until - start);
-            done[t] += tokens_done;
-        }
         r->tier[t].work_hours += n * tokens_done / (tokens / dur) / 3600;
         if (!isnan(finish)) { /* the simulator's test: slowdown over the whole run */
             double took = finish - start, loss = took > 0 ? 1 - dur / took : 0;
@@ -122,7 +117,9 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
     for (int t = 0; t < PFS_N_TIERS; t++) {
         struct pfs_price_tier *pt = &r->tier[t];
 
-        pt->delivered = rate[t] > 0 ? done[t] / rate[t] : (double)NAN;
+        /* Per GPU-hour billed, what full speed would have taken for the tokens done: the
+         * GPU-hour-weighted mean of the tier's jobs' fractions, each its fair discount. */
+        pt->delivered = pt->gpu_hours > 0 ? pt->work_hours / pt->gpu_hours : (double)NAN;
         pt->discount = t == 0 || isnan(pt->delivered) ? 0 : 1 - pt->delivered;
         compute += t == 0 ? pt->work_hours * p : pt->gpu_hours * p * (1 - pt->discount);
         without += pt->gpu_hours_uncapped * p;

@@ -136,6 +136,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_store_deterministic)                                                                    \
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
+    X(test_sweep_slurm_script)                                                                     \
     X(test_sweep_resume)                                                                           \
     X(test_price_matches_summary)                                                                  \
     X(test_grid_events)                                                                            \

@@ -528,3 +528,37 @@ test_price_matches_summary(struct test *t)
     free(out);
     free(err);
 }
+
+/* The shipped Slurm script (configs/slurm/sweep.sbatch), run here as a 4-task array would
+ * run it, task after task, then merged: equal to the unsharded sweep. */
+void
+test_sweep_slurm_script(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    const char *bin =
+        getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+    char cmd[2048], whole[512], merged[512], *dw, *dm;
+
+    snprintf(whole, sizeof whole, "%s/whole.db", t->tmpdir);
+    snprintf(merged, sizeof merged, "%s/merged.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, whole), 0);
+    for (int k = 0; k < 4; k++) {
+        /* Array 10-13: K is counted from the array's first index. */
+        snprintf(cmd, sizeof cmd,
+                 "SLURM_ARRAY_TASK_ID=%d SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_COUNT=4 "
+                 "SLURM_CPUS_PER_TASK=2 PFISIM=%s bash configs/slurm/sweep.sbatch %s %s/shards "
+                 ">%s/slurm.out 2>&1",
+                 10 + k, bin, cfg, t->tmpdir, t->tmpdir);
+        CHECK_INT(system(cmd), 0);
+    }
+    CHECK_INT(sh(t,
+                 "merge %s %s/shards/shard-0.db %s/shards/shard-1.db %s/shards/shard-2.db "
+                 "%s/shards/shard-3.db >/dev/null",
+                 merged, t->tmpdir, t->tmpdir, t->tmpdir, t->tmpdir),
+              0);
+    dw = dump(whole);
+    dm = dump(merged);
+    CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
+    free(dw);
+    free(dm);
+}
