@@ -562,6 +562,18 @@ start_job(struct sim *s, size_t j)
     jb->last_us = s->now_us;
     jb->cap_w = s->in->gpu.max_limit_w;
     jb->pause = 0;
+    /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
+     * until the policy's decision on it takes effect (a launcher's safe start), rather than
+     * overrunning the limit for the actuation delay. */
+    {
+        double lim = facility_budget(s, (double)s->now_us / US);
+        const struct pfs_gpu *g = &s->in->gpu;
+
+        if (isfinite(lim) &&
+            facility_w(s) + s->sc->pue * s->in->wl->jobs[j].n_gpus * (g->max_limit_w - g->idle_w) >
+                lim)
+            jb->cap_w = g->min_limit_w;
+    }
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
     s->free_gpus -= s->in->wl->jobs[j].n_gpus;

@@ -126,6 +126,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \
     X(test_price_closed_form)                                                                      \
+    X(test_sim_safe_start)                                                                         \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_deterministic)                                                                      \

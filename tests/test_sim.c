@@ -165,6 +165,36 @@ test_sim_notice(struct test *t)
     }
 }
 
+/* Safe start: a job launched under a limit its GPUs at full draw would break starts at the
+ * floor cap until the policy's decision takes effect. A event (1,000-5,000 s) at 1.5 x (2 x
+ * 450 + 6 x 75 + 1,000) = 3,525 W; job a alone fits at 700 W; b arrives at 2,000 s, when a
+ * at 700 W and b at 700 W would draw 4,245 W: b runs at 200 W (100 tokens/s, 190 W drawn:
+ * 3,495 W in all) until the decision of 2,000 s takes effect at 2,030 s, both at 450 W
+ * (150 tokens/s) from then to 5,030 s, at 700 W (200 tokens/s) after. Never over. */
+void
+test_sim_safe_start(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n"
+          "b,2000,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.actuation_s = 30;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3525, .notice_s = INFINITY};
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[0].tokens_done, 200 * 2030.0 + 150 * 3000.0 + 200 * 2170.0, 1e-6);
+    CHECK_NEAR(j[1].tokens_done, 100 * 30.0 + 150 * 3000.0 + 200 * 2170.0, 1e-6);
+    CHECK_NEAR(r.dr_worst_excess_w, 0, 0);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
+
 void
 test_sim_backfill(struct test *t)
 {
