@@ -5,6 +5,7 @@
 #   make test        install what is missing, build, run every test
 #   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
 #   make bench       benchmark drivers (bench/)
+#   make study-oversub, make study-pricing   the sweeps of docs/results.md (minutes)
 #   make lint        clang-format check, cppcheck, the banned-function list
 #   make format      apply clang-format
 #   make install     PREFIX (default /usr/local) and DESTDIR honoured; make uninstall
@@ -60,7 +61,8 @@ LIB      := $(BUILD)/libpfisim.a
 BIN      := $(BUILD)/pfisim
 TESTBIN  := $(BUILD)/pfisim-tests
 
-.PHONY: all run test check check-asan bench lint format install uninstall clean deps
+.PHONY: all run test check check-asan bench lint format install uninstall clean deps \
+        study-oversub study-pricing
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB)
@@ -109,6 +111,18 @@ $(TESTBIN): $(TEST_OBJ) $(LIB)
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)sh configs/run-default.sh $(BIN)
+
+# The two studies of docs/results.md, one command each (their sweep files are in
+# configs/sweeps/; the databases and figures go to results/).
+study-oversub: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BIN) sweep configs/sweeps/oversub.cfg -j $$(nproc) --resume --db results/oversub.db
+	$(Q)$(BIN) plot results/oversub.db -o results/plots --only oversub
+
+study-pricing: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BIN) sweep configs/sweeps/pricing.cfg -j $$(nproc) --resume --db results/pricing.db
+	$(Q)$(BIN) price results/pricing.db
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN)

@@ -571,8 +571,16 @@ pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs
 
         stats->items++;
         s->item = i;
-        if ((rc = pfs_sweep_scenario(sw, i, sc, diag)))
+        if ((rc = pfs_sweep_scenario(sw, i, sc, diag))) {
+            if (diag) { /* say which point: its settings fail only together */
+                char msg[sizeof diag->message];
+
+                snprintf(msg, sizeof msg, "sweep point %zu (pfisim sweep --list): %.400s", i,
+                         diag->message);
+                pfs__strlcpy(diag->message, msg, sizeof diag->message);
+            }
             break;
+        }
         for (size_t k = 0; o->resume && k < sw->n_policies && rc == 0; k++)
             if ((rc = pfs_store_has_run(st, sc, sw->policies[k], &s->skip[k], diag)) == 0 &&
                 s->skip[k])
