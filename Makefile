@@ -123,6 +123,7 @@ study-pricing: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(BIN) sweep configs/sweeps/pricing.cfg -j $$(nproc) --resume --db results/pricing.db
 	$(Q)$(BIN) price results/pricing.db
+	$(Q)$(BIN) plot results/pricing.db -o results/plots --only pricing
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN)

@@ -667,6 +667,30 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
 }
 
 /* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
+/* emit() for bar panels. */
+static int
+emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size_t n,
+          const char *dir, const char *name, enum pfs_plot_format format, FILE *fp,
+          const char *reading, struct pfs_diag *diag)
+{
+    char path[1024];
+    int rc;
+
+    if (f->page) {
+        cairo_save(f->page);
+        cairo_translate(f->page, 38.5, 36);
+        cairo_scale(f->page, 0.85, 0.85);
+        pfs__bars_draw(f->page, title, p, n, 900, 520);
+        cairo_restore(f->page);
+        caption(f, reading);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
+    if ((rc = pfs__bars_write(title, p, n, path, format, diag)) == 0 && fp)
+        fprintf(fp, "%s\n", path);
+    return rc;
+}
+
 static int
 comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
            struct pfs_diag *diag)
@@ -674,9 +698,8 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
     static const char *const t_units[] = {"tokens/s", "thousand tokens/s", "million tokens/s"};
     const char *labels[MAX_RUNS], *tp_unit;
     double tps[MAX_RUNS], gap[MAX_RUNS], max_tps = 0, scale;
-    char title[160], ylab[64], reading[1024], path[1024];
+    char title[160], ylab[64], reading[1024];
     struct pfs_bar_panel p[2];
-    int rc = 0;
 
     for (size_t k = 0; k < f->n_runs; k++)
         max_tps = fmax(max_tps, isfinite(f->runs[k].mean_tps) ? f->runs[k].mean_tps : 0);
@@ -696,19 +719,7 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
                                   1};
     snprintf(title, sizeof title, "%s: the policies compared", f->scenario);
     reading_throughput(f, scale, tp_unit, reading, sizeof reading);
-    if (f->page) {
-        cairo_save(f->page);
-        cairo_translate(f->page, 38.5, 36);
-        cairo_scale(f->page, 0.85, 0.85);
-        pfs__bars_draw(f->page, title, p, 2, 900, 520);
-        cairo_restore(f->page);
-        caption(f, reading);
-        return 0;
-    }
-    snprintf(path, sizeof path, "%s/comparison.%s", dir, ext[format]);
-    if ((rc = pfs__bars_write(title, p, 2, path, format, diag)) == 0 && fp)
-        fprintf(fp, "%s\n", path);
-    return rc;
+    return emit_bars(f, title, p, 2, dir, "comparison", format, fp, reading, diag);
 }
 
 /* The slowdowns of a run's finished jobs, (finish - start) / uncapped duration, sorted. */
@@ -934,14 +945,18 @@ sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *di
     while (rc == 0 && *n < MAX_SWEEP && sqlite3_step(q) == SQLITE_ROW) {
         struct sweep_pt *p = &pt[*n];
         double event_min = 0;
-
         if ((rc =
                  pfs_scenario_parse((const char *)sqlite3_column_text(q, 0), f->db_path, sc, diag)))
             break;
-        for (size_t k = 0; k < sc->n_dr; k++)
-            event_min += (sc->dr[k].end_s - sc->dr[k].start_s) / 60;
+        size_t n_ev = 0;
+
+        for (size_t k = 0; k < sc->n_dr; k++) /* the events within the run */
+            if (sc->dr[k].start_s < sc->days * 86400) {
+                n_ev++;
+                event_min += (fmin(sc->dr[k].end_s, sc->days * 86400) - sc->dr[k].start_s) / 60;
+            }
         p->gpus = sc->gpus;
-        p->dr_per_year = floor(sc->n_dr * 365 / sc->days + 0.5);
+        p->dr_per_year = floor((double)n_ev * 365 / sc->days + 0.5);
         pfs__strlcpy(p->policy, (const char *)sqlite3_column_text(q, 1), sizeof p->policy);
         p->tokens_per_day = col(q, 2) / sc->days;
         p->misses = col(q, 3);
@@ -1104,6 +1119,68 @@ out:
     return rc;
 }
 
+/* Study 2 (docs/pricing.md): per scenario with Flex jobs, one panel per policy, bars for
+ * each Flex tier's fair discount and the operator's break-even discount. */
+static int
+pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+        struct pfs_diag *diag)
+{
+    static const char *const labels[4] = {"flex1", "flex2", "flex3", "max"}; /* max: break-even */
+    struct pfs_price_run *pr = NULL;
+    size_t n = 0, drawn = 0;
+    int rc;
+
+    if ((rc = pfs_price_db(f->db_path, &pr, &n, diag)))
+        return rc;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct pfs_bar_panel p[MAX_RUNS];
+        double v[MAX_RUNS][4];
+        size_t np = 0, jobs = 0, flex = 0;
+        bool first = true;
+        char title[200], name[64], reading[1536] = "";
+
+        for (size_t k = 0; k < i && first; k++) /* once per scenario, at its first run */
+            first = strcmp(pr[k].hash, pr[i].hash) != 0;
+        for (int t = 0; t < PFS_N_TIERS; t++) {
+            jobs += pr[i].tier[t].jobs;
+            flex += t ? pr[i].tier[t].jobs : 0;
+        }
+        if (!first || flex == 0)
+            continue;
+        for (size_t k = i; k < n && np < MAX_RUNS; k++) {
+            size_t used = strlen(reading);
+
+            if (strcmp(pr[k].hash, pr[i].hash) != 0)
+                continue;
+            for (int t = 1; t < PFS_N_TIERS; t++)
+                v[np][t - 1] = 100 * pr[k].tier[t].discount;
+            v[np][3] = 100 * pr[k].breakeven_discount;
+            p[np] = (struct pfs_bar_panel){pr[k].policy, "discount (%)", labels, v[np], 4, 1};
+            snprintf(reading + used, sizeof reading - used,
+                     "%s%s: DR pays %.0f $ per MW-year, compliance %.3f", np ? "; " : "",
+                     pr[k].policy, pr[k].rev_dr_capacity + pr[k].rev_dr_energy, pr[k].compliance);
+            np++;
+        }
+        pfs__strlcpy(reading + strlen(reading),
+                     ". Fair discount: equal tokens per dollar with "
+                     "the firm tier; break-even: the operator no worse "
+                     "off than without the tier (docs/pricing.md).",
+                     sizeof reading - strlen(reading));
+        snprintf(title, sizeof title,
+                 "%s: %.0f DR events a year, %.0f%% Flex: fair discounts, max (break-even)",
+                 pr[i].scenario, (double)pr[i].n_events * 365 / pr[i].days,
+                 100.0 * (double)flex / (double)jobs);
+        snprintf(name, sizeof name, "pricing-%.8s", pr[i].hash);
+        rc = emit_bars(f, title, p, np, dir, name, format, fp, reading, diag);
+        drawn++;
+    }
+    free(pr);
+    if (rc == 0 && drawn == 0)
+        rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                           "figure pricing needs runs with Flex-tier jobs and per-job results");
+    return rc;
+}
+
 /* Every figure, or only the one named: into files in dir, or onto the report's pages. A
  * figure the data cannot give (no job finished; not the Phoenix replay) is left out, or an
  * error when it was asked for by name. */
@@ -1125,6 +1202,8 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
         rc = outcomes(f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "oversub")) /* a sweep over the GPU count: study 1 */
         rc = oversub(f, dir, format, fp, only != NULL, diag);
+    if (rc == 0 && only && strcmp(only, "pricing") == 0) /* study 2: by name only */
+        rc = pricing(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
         if (strcmp(f->scenario, "phoenix-srp") == 0)
             rc = phoenix(f, dir, format, fp, diag);
@@ -1140,8 +1219,9 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"curves",     "pfi",      "power",   "throughput",
-                                        "comparison", "outcomes", "phoenix", "oversub"};
+    static const char *const known[] = {"curves",     "pfi",        "power",
+                                        "throughput", "comparison", "outcomes",
+                                        "phoenix",    "oversub",    "pricing"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -1152,7 +1232,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
                              "unknown figure '%s' (curves, pfi, power, throughput, comparison, "
-                             "outcomes, phoenix, oversub)",
+                             "outcomes, phoenix, oversub, pricing)",
                              only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;

@@ -142,6 +142,7 @@ int test_run(struct test *t, const char *args, char **out, char **err);
     X(test_price_matches_summary)                                                                  \
     X(test_grid_events)                                                                            \
     X(test_dr_generator)                                                                           \
+    X(test_sweep_figures)                                                                          \
     X(test_sweep_bad_input)                                                                        \
     X(test_store_bad_databases)                                                                    \
     X(test_plot_axis)                                                                              \

@@ -3,6 +3,7 @@
  * equal to the whole, an interrupted sweep resumed without duplicates or gaps, bad sweeps and
  * shard specs refused; the DR event generator against its own specification.
  */
+#include <cairo.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -561,4 +562,60 @@ test_sweep_slurm_script(struct test *t)
     CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
     free(dw);
     free(dm);
+}
+
+/* The studies' figures from a sweep's database: oversub per DR frequency and outcome, and
+ * pricing per scenario with Flex jobs; every file a 900 x 520 PNG. A database with one GPU
+ * count has no oversub figure to give when asked by name. */
+void
+test_sweep_figures(struct test *t)
+{
+    static const char *const names[] = {"oversub-0dr",   "oversub-365dr", "oversub-deadlines",
+                                        "oversub-tiers", "pricing-",      NULL};
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    char db[512], args[1024], *out = NULL, *err = NULL;
+
+    snprintf(db, sizeof db, "%s/s.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, db), 0);
+    snprintf(args, sizeof args, "plot %s -o %s/figs --only oversub", db, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s -o %s/figs --only pricing", db, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    /* Four scenarios (2 GPU counts x 2 DR frequencies), all with Flex jobs: four figures. */
+    {
+        size_t lines = 0;
+
+        for (const char *p = out; p && *p; p++)
+            lines += *p == '\n';
+        CHECK_INT(lines, 4);
+    }
+    free(out);
+    free(err);
+    for (size_t k = 0; names[k]; k++) {
+        char path[700];
+        cairo_surface_t *s;
+
+        if (strcmp(names[k], "pricing-") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/figs/%s.png", t->tmpdir, names[k]);
+        s = cairo_image_surface_create_from_png(path);
+        CHECK(cairo_surface_status(s) == CAIRO_STATUS_SUCCESS);
+        if (cairo_surface_status(s) == CAIRO_STATUS_SUCCESS) {
+            CHECK_INT(cairo_image_surface_get_width(s), 900);
+            CHECK_INT(cairo_image_surface_get_height(s), 520);
+        }
+        cairo_surface_destroy(s);
+    }
+    /* One GPU count: no oversub figure. */
+    snprintf(args, sizeof args, "run --days 0.1 --db=%s/one.db >/dev/null", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/one.db -o %s/figs --only oversub", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "figure oversub needs runs at two or more GPU counts"));
+    free(out);
+    free(err);
 }
