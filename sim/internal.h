@@ -40,6 +40,9 @@ void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
  * (errno set). */
 int pfs__mkdir_parents(const char *path);
 
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
+long pfs__days_from_civil(long y, long m, long d);
+
 /* Parses a whole string as a finite double / an integer, nothing else allowed. */
 bool pfs__parse_double(const char *s, double *out);
 bool pfs__parse_long(const char *s, long *out);

@@ -295,6 +295,18 @@ step(sqlite3_stmt *q)
     return rc == SQLITE_DONE ? 0 : rc;
 }
 
+/* Each run's gap recovered from the stored equal and oracle runs of its scenario and seed
+ * (NULL without both; x / 0 is NULL in SQLite); callers add which runs. */
+#define GAP_UPDATE                                                                                 \
+    "UPDATE summary SET gap_recovered = ("                                                         \
+    "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"                      \
+    "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"                         \
+    "    AND re.policy = 'equal'"                                                                  \
+    "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"                         \
+    "    AND ro.policy = 'oracle'"                                                                 \
+    "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"                      \
+    "  WHERE r.id = summary.run_id)"
+
 int
 pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struct pfs_diag *diag)
 {
@@ -307,14 +319,7 @@ pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struc
     /* Each run of this scenario and seed against the stored equal and oracle runs of the
      * same scenario and seed (NULL without both; x / 0 is NULL in SQLite). */
     if (sqlite3_prepare_v2(st->db,
-                           "UPDATE summary SET gap_recovered = ("
-                           "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"
-                           "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"
-                           "    AND re.policy = 'equal'"
-                           "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"
-                           "    AND ro.policy = 'oracle'"
-                           "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"
-                           "  WHERE r.id = summary.run_id)"
+                           GAP_UPDATE
                            " WHERE run_id IN (SELECT run.id FROM run JOIN scenario"
                            "  ON scenario.id = run.scenario_id WHERE hash = ? AND seed = ?)",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -539,15 +544,7 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
         "  throughput, running_jobs, paused_jobs FROM shard.timeseries"
         "  JOIN rmap ON rmap.old = timeseries.run_id ORDER BY rmap.new, t_s;"
         "DROP TABLE temp.smap; DROP TABLE temp.rmap;";
-    static const char gaps[] =
-        "UPDATE main.summary SET gap_recovered = ("
-        "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"
-        "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"
-        "    AND re.policy = 'equal'"
-        "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"
-        "    AND ro.policy = 'oracle'"
-        "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"
-        "  WHERE r.id = summary.run_id);";
+    static const char gaps[] = GAP_UPDATE ";";
     struct pfs_store *shard = NULL;
     sqlite3_stmt *q = NULL;
     int rc;

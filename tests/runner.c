@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "test.h"
 
 void
@@ -166,4 +168,40 @@ main(int argc, char **argv)
     rmdir(base);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
+}
+
+/* Compares two files byte for byte. */
+bool
+test_same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    int ca, cb;
+
+    while (same) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+        if (ca != cb)
+            same = false;
+        if (ca == EOF || cb == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* One integer (or the first column of the first row) from sql; -1 on error. */
+long
+test_query_long(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    long v = -1;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
 }

@@ -74,6 +74,12 @@ const char *test_data(const char *rel, char *buf, size_t size);
  * stderr into *out / *err (malloc'd, caller frees). Returns the exit status, -1 on error. */
 int test_run(struct test *t, const char *args, char **out, char **err);
 
+/* Whether two files have the same bytes (false when either cannot be read). */
+bool test_same_file(const char *a, const char *b);
+/* One integer (the first column of the first row) from sql on db; -1 on error. */
+struct sqlite3;
+long test_query_long(struct sqlite3 *db, const char *sql);
+
 /* The list of tests, X(name). */
 #define TEST_LIST(X)                                                                               \
     X(test_diag_strerror)                                                                          \

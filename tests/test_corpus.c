@@ -6,29 +6,6 @@
 
 #include "test.h"
 
-/* Compares two files byte for byte. */
-static bool
-same_file(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    int ca, cb;
-
-    while (same) {
-        ca = fgetc(fa);
-        cb = fgetc(fb);
-        if (ca != cb)
-            same = false;
-        if (ca == EOF || cb == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static int
 write_corpus(struct test *t, const char *sub, unsigned long seed)
 {
@@ -62,15 +39,15 @@ test_synth_deterministic(struct test *t)
     for (int i = 0; i < 3; i++) {
         snprintf(a, sizeof a, "%s/s7a/%s", t->tmpdir, files[i]);
         snprintf(b, sizeof b, "%s/s7b/%s", t->tmpdir, files[i]);
-        CHECK(same_file(a, b));
+        CHECK(test_same_file(a, b));
         snprintf(b, sizeof b, "%s/s8/%s", t->tmpdir, files[i]);
-        CHECK(!same_file(a, b));
+        CHECK(!test_same_file(a, b));
     }
     /* The shipped default corpus is exactly what seed 7 gives now. */
     for (int i = 0; i < 3; i++) {
         snprintf(a, sizeof a, "%s/s7a/%s", t->tmpdir, files[i]);
         snprintf(b, sizeof b, "traces/h200-h100/%s", files[i]);
-        if (!same_file(a, b))
+        if (!test_same_file(a, b))
             test_fail(t, __FILE__, __LINE__,
                       "traces/h200-h100/%s is stale: regenerate it with "
                       "'pfisim synth --seed 7 -o traces/h200-h100'",
@@ -275,10 +252,10 @@ test_synth_cli(struct test *t)
     }
     snprintf(a, sizeof a, "%s/run0/jobs.csv", t->tmpdir);
     snprintf(b, sizeof b, "%s/run1/jobs.csv", t->tmpdir);
-    CHECK(same_file(a, b));
+    CHECK(test_same_file(a, b));
     snprintf(a, sizeof a, "%s/run0/curves.csv", t->tmpdir);
     snprintf(b, sizeof b, "%s/run1/curves.csv", t->tmpdir);
-    CHECK(same_file(a, b));
+    CHECK(test_same_file(a, b));
     CHECK_INT(test_run(t, "synth --seed x -o /tmp", &out, &err), 2);
     free(out);
     free(err);

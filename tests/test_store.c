@@ -12,19 +12,6 @@
 
 #include "test.h"
 
-/* One integer (or the first column of the first row) from sql; -1 on error. */
-static long
-query_long(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    long v = -1;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        v = (long)sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return v;
-}
-
 static double
 query_double(sqlite3 *db, const char *sql)
 {
@@ -105,7 +92,7 @@ test_store_matches_csv(struct test *t)
     CHECK(n_jobs > 100);
     CHECK(n_ts >= 2 * 1440);
     CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM scenario"), 1);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM scenario"), 1);
     {
         sqlite3_stmt *q = NULL; /* the study, named after the file */
 
@@ -114,20 +101,21 @@ test_store_matches_csv(struct test *t)
               strcmp((const char *)sqlite3_column_text(q, 0), "r") == 0);
         sqlite3_finalize(q);
     }
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 2);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM summary"), 2);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM timeseries"), n_ts);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 2);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM summary"), 2);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM timeseries"), n_ts);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     /* The curves behind the scenario, once: every point of the corpus's curves.csv (less its
      * comment and header lines), every curve with the PFI the policies were given. */
-    CHECK_INT(query_long(db, "SELECT count(*) FROM curve_point"),
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM curve_point"),
               test_count_lines("traces/h200-h100/curves.csv") - 2);
-    CHECK_INT(query_long(db, "SELECT count(DISTINCT curve_id) FROM curve_point"),
-              query_long(db, "SELECT count(*) FROM curve"));
-    CHECK_INT(query_long(db, "SELECT count(*) FROM curve WHERE pfi_30_given IS NULL"), 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM curve WHERE family IS NULL"), 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run WHERE version <> '" PFS_VERSION "'"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(DISTINCT curve_id) FROM curve_point"),
+              test_query_long(db, "SELECT count(*) FROM curve"));
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM curve WHERE pfi_30_given IS NULL"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM curve WHERE family IS NULL"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run WHERE version <> '" PFS_VERSION "'"),
+              0);
     /* The summary's tokens are the CSV's, to the printed precision. */
     for (int k = 0; k < 2; k++) {
         const char *pol = k ? "pfi" : "equal";
@@ -156,8 +144,8 @@ test_store_matches_csv(struct test *t)
     free(out);
     free(err);
     CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 2);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 2);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM job_result"), n_jobs);
     again = dump(db);
     CHECK(first && again && strcmp(first, again) == 0);
     free(again);
@@ -173,11 +161,12 @@ test_store_matches_csv(struct test *t)
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);
     free(err);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 5);
-    CHECK_INT(query_long(db, "SELECT count(DISTINCT scenario_id) FROM run"), 1);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 5);
+    CHECK_INT(test_query_long(db, "SELECT count(DISTINCT scenario_id) FROM run"), 1);
     /* No oracle yet: no gap. Then an oracle run alone (the others resumed): every stored
      * run of seed 1 gets its gap from the stored equal and oracle tokens. */
-    CHECK_INT(query_long(db, "SELECT count(*) FROM summary WHERE gap_recovered IS NOT NULL"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM summary WHERE gap_recovered IS NOT NULL"),
+              0);
     snprintf(args, sizeof args, RUN_ARGS " --policy oracle --db=%s --resume", db_path);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);
@@ -197,11 +186,11 @@ test_store_matches_csv(struct test *t)
         CHECK_NEAR(query_double(db, "SELECT gap_recovered FROM summary JOIN run ON run.id = "
                                     "run_id WHERE policy = 'oracle' AND seed = 1"),
                    1, 1e-12);
-        CHECK_INT(query_long(db, "SELECT count(*) FROM summary JOIN run ON run.id = run_id "
-                                 "WHERE seed = 2 AND gap_recovered IS NOT NULL"),
+        CHECK_INT(test_query_long(db, "SELECT count(*) FROM summary JOIN run ON run.id = run_id "
+                                      "WHERE seed = 2 AND gap_recovered IS NOT NULL"),
                   0); /* seed 2 had no oracle */
     }
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 6);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 6);
     before = dump(db);
 
     /* A run that fails half-way (a trigger refuses late time series rows) rolls back whole:
@@ -216,11 +205,11 @@ test_store_matches_csv(struct test *t)
     free(out);
     free(err);
     CHECK(sqlite3_exec(db, "DROP TRIGGER boom", NULL, NULL, NULL) == SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 6);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 6);
     again = dump(db);
     CHECK(again && before && strcmp(again, before) == 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result JOIN run ON run.id = run_id "
-                             "WHERE seed = 1"),
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM job_result JOIN run ON run.id = run_id "
+                                  "WHERE seed = 1"),
               n_jobs / 2 * 3); /* equal, pfi, oracle */
     free(again);
     free(before);
@@ -228,10 +217,10 @@ test_store_matches_csv(struct test *t)
     /* Deleting a scenario takes its runs and every row under them with it. */
     CHECK(sqlite3_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM scenario", NULL, NULL, NULL) ==
           SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM run"), 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM summary"), 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM job_result"), 0);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM timeseries"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM summary"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM job_result"), 0);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM timeseries"), 0);
     sqlite3_close(db);
     free(first);
 }
@@ -308,7 +297,7 @@ test_store_bad_databases(struct test *t)
     free(err);
     db = NULL;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK_INT(query_long(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 1);
+    CHECK_INT(test_query_long(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 1);
 
     /* A pfisim database of another schema version. */
     CHECK(sqlite3_exec(db,

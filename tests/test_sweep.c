@@ -25,18 +25,6 @@
     "};\n"
 static const char sweep_text[] = SWEEP_TEXT("[256, 320]", "[1.0]");
 
-static long
-query_long(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *q = NULL;
-    long v = -1;
-
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        v = (long)sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return v;
-}
-
 /* Every result row, keyed by content (scenario hash, policy, seed), not by row ids. */
 static char *
 dump(const char *path)
@@ -87,27 +75,6 @@ dump(const char *path)
     return text;
 }
 
-static bool
-same_files(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    bool same = fa && fb;
-    int ca, cb;
-
-    while (same) {
-        ca = fgetc(fa);
-        cb = fgetc(fb);
-        same = ca == cb;
-        if (ca == EOF)
-            break;
-    }
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return same;
-}
-
 static int sh(struct test *t, const char *fmt, ...) PFS__PRINTF(2, 3);
 
 /* Runs pfisim with the formatted arguments; says what went wrong when it fails. */
@@ -146,20 +113,21 @@ test_sweep_jobs_same_db(struct test *t)
     CHECK(da && db && strlen(da) > 1000);
     CHECK(da && db && strcmp(da, db) == 0);
     /* Written in sweep order by one thread: the very same bytes. */
-    CHECK(same_files(a, b));
+    CHECK(test_same_file(a, b));
     {
         sqlite3 *h = NULL;
 
         sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL);
-        CHECK_INT(query_long(h, "SELECT count(*) FROM run"), 24);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM run"), 24);
         /* The seed keys runs, not scenarios: 4 scenarios. */
-        CHECK_INT(query_long(h, "SELECT count(*) FROM scenario"), 4);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM scenario"), 4);
         /* 365 events a year over a day: one drawn event in each of the two such scenarios. */
-        CHECK_INT(query_long(h, "SELECT count(*) FROM scenario WHERE config LIKE "
-                                "'%notice_min = 1440.0; cut%'"),
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM scenario WHERE config LIKE "
+                                     "'%notice_min = 1440.0; cut%'"),
                   2);
         /* Without an event nothing is capped: equal = oracle, the gap is 0 / 0 (NULL). */
-        CHECK_INT(query_long(h, "SELECT count(*) FROM summary WHERE gap_recovered IS NULL"), 12);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM summary WHERE gap_recovered IS NULL"),
+                  12);
         sqlite3_close(h);
     }
     free(da);
@@ -212,7 +180,7 @@ test_sweep_resume(struct test *t)
     CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, part), 0);
     sqlite3_open(part, &h);
     sqlite3_exec(h, "PRAGMA foreign_keys = ON; DELETE FROM run WHERE id > 10;", NULL, NULL, NULL);
-    CHECK_INT(query_long(h, "SELECT count(*) FROM run"), 10);
+    CHECK_INT(test_query_long(h, "SELECT count(*) FROM run"), 10);
     sqlite3_close(h);
     snprintf(cmd, sizeof cmd, "sweep %s --db %s --resume", cfg, part);
     CHECK_INT(test_run(t, cmd, &out, &err), 0);
@@ -511,13 +479,13 @@ test_price_matches_summary(struct test *t)
                  "SELECT tier_violations FROM summary JOIN run ON run.id = run_id "
                  "WHERE policy = '%s'",
                  pr[i].policy);
-        CHECK_INT(floor, query_long(h, sql));
+        CHECK_INT(floor, test_query_long(h, sql));
         snprintf(sql, sizeof sql,
                  "SELECT deadline_misses FROM summary JOIN run ON run.id = run_id "
                  "WHERE policy = '%s'",
                  pr[i].policy);
-        CHECK_INT(missed, query_long(h, sql));
-        CHECK_INT(jobs, query_long(h, "SELECT jobs_submitted FROM summary LIMIT 1"));
+        CHECK_INT(missed, test_query_long(h, sql));
+        CHECK_INT(jobs, test_query_long(h, "SELECT jobs_submitted FROM summary LIMIT 1"));
         CHECK(floor > 0); /* the check means something: there are some */
     }
     sqlite3_close(h);

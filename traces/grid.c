@@ -15,20 +15,6 @@
 
 #include "internal.h"
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static long
-days_from_civil(long y, long m, long d)
-{
-    long era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static bool
 parse_date(const char *s, long *days)
 {
@@ -45,7 +31,7 @@ parse_date(const char *s, long *days)
     d = strtol(s, &end, 10);
     if (end == s || *end || d < 1 || d > 31)
         return false;
-    *days = days_from_civil(y, m, d);
+    *days = pfs__days_from_civil(y, m, d);
     return true;
 }
 

@@ -146,20 +146,6 @@ trim(char *s)
     return s;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static long
-days_from_civil(long y, long m, long d)
-{
-    long era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* "2026/11/29 23:15:27.123" -> seconds. */
 static bool
 parse_timestamp(const char *s, double *out)
@@ -172,7 +158,7 @@ parse_timestamp(const char *s, double *out)
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
         !(sec >= 0 && sec < 61))
         return false;
-    *out = (double)days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+    *out = (double)pfs__days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
     return true;
 }
 
