@@ -25,7 +25,7 @@ const char pfs_cli_sweep_help[] =
     "                   combines the shards' databases\n"
     "  --resume         skip runs the database already holds\n"
     "  --db FILE        the results database (default results/sweep.db)\n"
-    "  --list           print the points (index and scenario name) and exit\n";
+    "  --list           print this shard's points (index, axis values) and exit\n";
 
 const char pfs_cli_merge_help[] =
     "usage: pfisim merge OUT.db SHARD.db...\n"
@@ -142,11 +142,16 @@ pfs_cli_sweep(int argc, char **argv)
     if (list) {
         struct pfs_scenario *sc = malloc(sizeof *sc);
 
-        for (size_t i = 0; sc && i < pfs_sweep_n_items(sw) && rc == 0; i++)
-            if ((i % (size_t)o.shard_n) == (size_t)o.shard_k &&
-                (rc = pfs_sweep_scenario(sw, i, sc, &d)) == 0)
-                printf("%zu %s: %d GPUs, %zu DR events, seed %lu, %.4g days\n", i, sc->name,
-                       sc->gpus, sc->n_dr, sc->seed, sc->days);
+        for (size_t i = 0; sc && i < pfs_sweep_n_items(sw) && rc == 0; i++) {
+            char what[512];
+
+            if ((i % (size_t)o.shard_n) != (size_t)o.shard_k ||
+                (rc = pfs_sweep_scenario(sw, i, sc, &d)) != 0)
+                continue;
+            pfs_sweep_describe(sw, i, what, sizeof what);
+            printf("%zu %s (%d GPUs, %zu DR events, seed %lu, %.4g days)\n", i,
+                   what[0] ? what : "(the base)", sc->gpus, sc->n_dr, sc->seed, sc->days);
+        }
         free(sc);
         pfs_sweep_free(sw);
         return rc ? pfs_cli_report(&d, rc) : EXIT_OK;

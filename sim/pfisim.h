@@ -974,6 +974,8 @@ size_t pfs_sweep_n_policies(const struct pfs_sweep *sw);
 /* The scenario of point item (0-based, the first axis varying slowest). */
 int pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scenario *sc,
                        struct pfs_diag *diag);
+/* The point's axis values, "facility.gpus=1024 seed=2" (aggregates as {...}#k, the kth). */
+void pfs_sweep_describe(const struct pfs_sweep *sw, size_t item, char *buf, size_t size);
 
 struct pfs_sweep_options {
     int jobs;             /* simulations at once (threads), >= 1 */

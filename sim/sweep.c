@@ -167,6 +167,50 @@ pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scenario 
     return build(sw, value, sw->n_axes, sc, diag);
 }
 
+/* A value as the sweep file gives it, short: scalars as written, aggregates elided. */
+static void
+value_text(const config_setting_t *v, char *buf, size_t size)
+{
+    switch (config_setting_type(v)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        snprintf(buf, size, "%lld", (long long)config_setting_get_int64(v));
+        break;
+    case CONFIG_TYPE_FLOAT:
+        snprintf(buf, size, "%g", config_setting_get_float(v));
+        break;
+    case CONFIG_TYPE_BOOL:
+        snprintf(buf, size, "%s", config_setting_get_bool(v) ? "true" : "false");
+        break;
+    case CONFIG_TYPE_STRING:
+        snprintf(buf, size, "\"%s\"", config_setting_get_string(v));
+        break;
+    default: /* a group, array or list: which one of the axis's values it is */
+        snprintf(buf, size, "%s#%d", config_setting_is_group(v) ? "{...}" : "[...]",
+                 config_setting_index(v) + 1);
+    }
+}
+
+void
+pfs_sweep_describe(const struct pfs_sweep *sw, size_t item, char *buf, size_t size)
+{
+    size_t used = 0;
+    int value[MAX_AXES];
+
+    for (size_t a = sw->n_axes; a-- > 0;) {
+        value[a] = (int)(item % (size_t)sw->axes[a].n);
+        item /= (size_t)sw->axes[a].n;
+    }
+    buf[0] = '\0';
+    for (size_t a = 0; a < sw->n_axes && used < size; a++) {
+        char v[96];
+
+        value_text(config_setting_get_elem(sw->axes[a].vals, (unsigned)value[a]), v, sizeof v);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", a ? " " : "",
+                                 sw->axes[a].setting, v);
+    }
+}
+
 /* ----- the sweep file ----- */
 
 /* An error at setting s of the sweep file: "file:line: path: message". */

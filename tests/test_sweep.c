@@ -587,3 +587,46 @@ test_sweep_figures(struct test *t)
     free(out);
     free(err);
 }
+
+/* On a terminal, stderr carries a progress line (runs done of the runs to do, elapsed, ETA);
+ * off one, nothing. script(1) (util-linux, essential in Debian) gives the sweep a terminal;
+ * --list prints each point's axis values. */
+void
+test_sweep_progress_and_list(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    const char *bin =
+        getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+    char cmd[2048], path[600], buf[8192] = "";
+    char *out = NULL, *err = NULL;
+    FILE *fp;
+    size_t n;
+
+    snprintf(path, sizeof path, "%s/tty.txt", t->tmpdir);
+    snprintf(cmd, sizeof cmd, "script -qec '%s sweep %s --db %s/p.db -j 2' /dev/null >%s 2>&1", bin,
+             cfg, t->tmpdir, path);
+    CHECK_INT(system(cmd), 0);
+    if ((fp = fopen(path, "r")) != NULL) {
+        n = fread(buf, 1, sizeof buf - 1, fp);
+        buf[n] = '\0';
+        fclose(fp);
+    }
+    CHECK(strstr(buf, "\rpfisim sweep: 0/24 runs") != NULL);
+    CHECK(strstr(buf, "\rpfisim sweep: 24/24 runs, ") != NULL);
+    CHECK(strstr(buf, "ETA 0 s") != NULL);
+    /* Without a terminal (the test's pipes): no progress line. */
+    snprintf(cmd, sizeof cmd, "sweep %s --db %s/q.db", cfg, t->tmpdir);
+    CHECK_INT(test_run(t, cmd, &out, &err), 0);
+    CHECK(err && strstr(err, "runs,") == NULL);
+    free(out);
+    free(err);
+    snprintf(cmd, sizeof cmd, "sweep %s --list --shard 3/4", cfg);
+    CHECK_INT(test_run(t, cmd, &out, &err), 0);
+    CHECK_STR(out ? out : "",
+              "3 facility.gpus=256 duration_days=1 dr_generator.per_year=365 seed=2 (256 GPUs, 4 "
+              "DR events, seed 2, 1 days)\n"
+              "7 facility.gpus=320 duration_days=1 dr_generator.per_year=365 seed=2 (320 GPUs, 4 "
+              "DR events, seed 2, 1 days)\n");
+    free(out);
+    free(err);
+}
