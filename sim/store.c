@@ -115,6 +115,7 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
     if (sqlite3_open_v2(path, &st->db,
                         write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
                         NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(st->db, 30000) != SQLITE_OK || /* another writer: wait, not fail */
         sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK) {
         rc = fail(st, diag, PFS_EIO, "cannot open the results database");
         goto fail;
