@@ -1037,7 +1037,7 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
     for (size_t c = 0; c < n_f + 2 && rc == 0; c++) {
         double freq = c < n_f ? fr[c] : fr[n_f - 1], scale = 1e9;
         struct pfs_series s[MAX_RUNS];
-        char title[160], name[64], reading[1536] = "", ylab[64];
+        char title[160], name[64], reading[1536] = "", ylab[64], label[MAX_RUNS][300];
         size_t used;
 
         for (size_t k = 0; k < n_p; k++) {
@@ -1073,7 +1073,12 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                     snprintf(missed_at + at, sizeof missed_at - at, " %.0f", gx[g]);
                 }
             }
-            s[k] = (struct pfs_series){pol[k], gx, y + k * n_g, n_g, PFS_SERIES_LINE, (int)k};
+            /* The legend says where DR targets were missed: the line alone does not. */
+            if (c < n_f && missed)
+                snprintf(label[k], sizeof label[k], "%s (DR missed:%s)", pol[k], missed_at);
+            else
+                snprintf(label[k], sizeof label[k], "%s", pol[k]);
+            s[k] = (struct pfs_series){label[k], gx, y + k * n_g, n_g, PFS_SERIES_LINE, (int)k};
             if (c < n_f) {
                 used = strlen(reading);
                 snprintf(reading + used, sizeof reading - used, "%s%s %.0f GPUs (%.1f)",
