@@ -1075,9 +1075,9 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
             }
             /* The legend says where DR targets were missed: the line alone does not. */
             if (c < n_f && missed)
-                snprintf(label[k], sizeof label[k], "%s (DR missed:%s)", pol[k], missed_at);
+                snprintf(label[k], sizeof label[k], "%.31s (DR missed:%.250s)", pol[k], missed_at);
             else
-                snprintf(label[k], sizeof label[k], "%s", pol[k]);
+                snprintf(label[k], sizeof label[k], "%.31s", pol[k]);
             s[k] = (struct pfs_series){label[k], gx, y + k * n_g, n_g, PFS_SERIES_LINE, (int)k};
             if (c < n_f) {
                 used = strlen(reading);
