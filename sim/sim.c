@@ -7,9 +7,9 @@
  * Events (sim/sim.h): arrivals; finishes (rescheduled whenever a rate changes, stale ones
  * dropped by a version number); control ticks (every cadence_s, every event_cadence_s while a
  * DR event is on, and after every arrival and finish); actuation (a decision takes effect
- * actuation_s after it is made); DR starts (the baseline of a cut is the facility's power at
- * that moment); minute boundaries (metrics, DR compliance); the end. At equal times events
- * run in the order they were scheduled.
+ * actuation_s after it is made); DR starts (an event's baseline is the facility's power when
+ * a decision first plans for it, at its start at the latest); minute boundaries (metrics, DR
+ * compliance); the end. At equal times events run in the order they were scheduled.
  *
  * The scheduler is FIFO with EASY backfill, gang-scheduled (a job starts on all its GPUs at
  * once), and blind to power: a later job may start early only if it does not delay the first
@@ -723,6 +723,15 @@ control(struct sim *s)
     if (s->n_running == 0)
         return 0;
     period = in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
+    /* An event's baseline is the facility's power when the event first enters the window
+     * this decision plans for (at its start at the latest): before any cap it causes. */
+    for (size_t k = 0; k < s->sc->n_dr; k++) {
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+
+        if (!(s->dr_baseline_w[k] > 0) && t >= e->start_s - e->notice_s &&
+            e->start_s < t + fmin(period, 3600) + s->sc->actuation_s && t < e->end_s + e->ramp_s)
+            s->dr_baseline_w[k] = facility_w(s);
+    }
     fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
     s->round++;
     if (!isfinite(fac)) {
@@ -982,8 +991,8 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
         case PFS__EV_CONTROL: {
             double t = (double)s.now_us / US, next;
 
-            if (ev.version == 1) /* a DR event starts: its baseline is the power now */
-                s.dr_baseline_w[ev.job] = facility_w(&s);
+            if (ev.version == 1 && !(s.dr_baseline_w[ev.job] > 0)) /* a DR event starts */
+                s.dr_baseline_w[ev.job] = facility_w(&s); /* unless planning took it before */
             rc = control(&s);
             if (ev.version == 0 && rc == 0) { /* the cadence */
                 next = in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;

@@ -133,6 +133,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_notice)                                                                             \
     X(test_price_closed_form)                                                                      \
     X(test_sim_safe_start)                                                                         \
+    X(test_sim_ramp_baseline)                                                                      \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_deterministic)                                                                      \

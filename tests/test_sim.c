@@ -195,6 +195,50 @@ test_sim_safe_start(struct test *t)
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
 }
 
+/* An event's ramp runs from its baseline, the power before the event caps anything. Job a
+ * alone draws 1.5 x (690 + 7 x 75 + 1,000) = 3,322.5 W. The event (absolute target 2,962.5 W,
+ * known ahead) starts at 1,200 s and ramps down over 600 s: the limit falls by 0.6 W a second,
+ * so the minute [1,200, 1,260) averages 3,322.5 - 0.6 x 30 = 3,304.5 W and the minute
+ * [1,740, 1,800) 3,322.5 - 0.6 x 570 = 2,980.5 W. With a 30 s actuation delay the decision
+ * of 1,100 s already plans into the event; an earlier version took the baseline at the start,
+ * after that decision had cut to the target, and ramped from there. */
+void
+test_sim_ramp_baseline(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_timeseries ts = {0};
+    struct pfs_diag d = {0};
+    int seen = 0;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.actuation_s = 30;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1200, .end_s = 3000, .ramp_s = 600, .target_w = 2962.5, .notice_s = INFINITY};
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    for (size_t i = 0; i < ts.n; i++) {
+        if (fabs(ts.rows[i].t_s - 1200) < 1e-9) { /* a row is the minute from t_s */
+            CHECK_NEAR(ts.rows[i].budget_w, 3304.5, 1e-6);
+            seen++;
+        }
+        if (fabs(ts.rows[i].t_s - 1740) < 1e-9) {
+            CHECK_NEAR(ts.rows[i].budget_w, 2980.5, 1e-6);
+            seen++;
+        }
+    }
+    CHECK_INT(seen, 2);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+    pfs_timeseries_free(&ts);
+    pfs_sim_inputs_free(in);
+}
+
 void
 test_sim_backfill(struct test *t)
 {
