@@ -596,6 +596,7 @@ pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs
               struct pfs_sweep_stats *stats, struct pfs_diag *diag)
 {
     size_t n_items = pfs_sweep_n_items(sw), n_threads = o->jobs > 0 ? (size_t)o->jobs : 1;
+    size_t shard_n = o->shard_n > 0 ? (size_t)o->shard_n : 1, shard_k = (size_t)o->shard_k;
     struct runner r = {.sw = sw, .window = 4 * n_threads};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     pthread_t *threads = calloc(n_threads, sizeof *threads);
@@ -603,13 +604,17 @@ pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs
     int rc = 0;
 
     memset(stats, 0, sizeof *stats);
-    if (!sc || !threads || !(r.slots = calloc(n_items / o->shard_n + 1, sizeof *r.slots))) {
+    if (shard_k >= shard_n || !sc || !threads ||
+        !(r.slots = calloc(n_items / shard_n + 1, sizeof *r.slots))) {
         free(sc);
         free(threads);
-        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        return shard_k >= shard_n
+                   ? pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "shard",
+                                   "shard %zu of %zu: need K < N", shard_k, shard_n)
+                   : pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     /* This shard's items, each checked and, with --resume, its finished runs marked. */
-    for (size_t i = (size_t)o->shard_k; i < n_items && rc == 0; i += (size_t)o->shard_n) {
+    for (size_t i = shard_k; i < n_items && rc == 0; i += shard_n) {
         struct slot *s = &r.slots[r.n_slots];
         size_t left = sw->n_policies;
 
