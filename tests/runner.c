@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cairo.h>
 #include <sqlite3.h>
 
 #include "test.h"
@@ -204,4 +205,20 @@ test_query_long(sqlite3 *db, const char *sql)
         v = (long)sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
     return v;
+}
+
+/* Decodes a PNG and checks its size. */
+void
+test_check_png(struct test *t, const char *path, int w, int h)
+{
+    cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+
+    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+        test_fail(t, __FILE__, __LINE__, "%s: %s", path,
+                  cairo_status_to_string(cairo_surface_status(s)));
+    } else {
+        CHECK_INT(cairo_image_surface_get_width(s), w);
+        CHECK_INT(cairo_image_surface_get_height(s), h);
+    }
+    cairo_surface_destroy(s);
 }

@@ -74,6 +74,8 @@ const char *test_data(const char *rel, char *buf, size_t size);
  * stderr into *out / *err (malloc'd, caller frees). Returns the exit status, -1 on error. */
 int test_run(struct test *t, const char *args, char **out, char **err);
 
+/* Decodes the PNG at path and checks that it is w x h pixels (a failure of t otherwise). */
+void test_check_png(struct test *t, const char *path, int w, int h);
 /* Whether two files have the same bytes (false when either cannot be read). */
 bool test_same_file(const char *a, const char *b);
 /* One integer (the first column of the first row) from sql on db; -1 on error. */

@@ -111,22 +111,6 @@ test_plot_ranges(struct test *t)
     CHECK_INT(pfs_chart_ranges(&c, &ax, &ay), PFS_EINVAL);
 }
 
-/* Decodes a PNG and checks its size. */
-static void
-check_png(struct test *t, const char *path, int w, int h)
-{
-    cairo_surface_t *s = cairo_image_surface_create_from_png(path);
-
-    if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
-        test_fail(t, __FILE__, __LINE__, "%s: %s", path,
-                  cairo_status_to_string(cairo_surface_status(s)));
-    } else {
-        CHECK_INT(cairo_image_surface_get_width(s), w);
-        CHECK_INT(cairo_image_surface_get_height(s), h);
-    }
-    cairo_surface_destroy(s);
-}
-
 static bool
 starts_with(const char *path, const char *magic)
 {
@@ -209,17 +193,17 @@ test_plot_cli(struct test *t)
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/png/power.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/throughput.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/outcomes.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/comparison.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/curves.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(path, sizeof path, "%s/png/pfi.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     for (int f = 0; f < 2; f++) {
         snprintf(args, sizeof args, "plot %s/r.db -o %s/v --only power --format %s", t->tmpdir,
                  t->tmpdir, f ? "pdf" : "svg");
@@ -291,7 +275,7 @@ test_plot_cli(struct test *t)
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/ph/phoenix.png", t->tmpdir);
-    check_png(t, path, 900, 520);
+    test_check_png(t, path, 900, 520);
     snprintf(args, sizeof args, "report %s/ph.db -o %s/ph.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);

@@ -3,7 +3,6 @@
  * equal to the whole, an interrupted sweep resumed without duplicates or gaps, bad sweeps and
  * shard specs refused; the DR event generator against its own specification.
  */
-#include <cairo.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -563,18 +562,11 @@ test_sweep_figures(struct test *t)
     free(err);
     for (size_t k = 0; names[k]; k++) {
         char path[700];
-        cairo_surface_t *s;
 
         if (strcmp(names[k], "pricing-") == 0)
             continue;
         snprintf(path, sizeof path, "%s/figs/%s.png", t->tmpdir, names[k]);
-        s = cairo_image_surface_create_from_png(path);
-        CHECK(cairo_surface_status(s) == CAIRO_STATUS_SUCCESS);
-        if (cairo_surface_status(s) == CAIRO_STATUS_SUCCESS) {
-            CHECK_INT(cairo_image_surface_get_width(s), 900);
-            CHECK_INT(cairo_image_surface_get_height(s), 520);
-        }
-        cairo_surface_destroy(s);
+        test_check_png(t, path, 900, 520);
     }
     /* One GPU count: no oversub figure. */
     snprintf(args, sizeof args, "run --days 0.1 --db=%s/one.db >/dev/null", t->tmpdir);
