@@ -12,7 +12,7 @@
 #include "cli.h"
 
 const char pfs_cli_sweep_help[] =
-    "usage: pfisim sweep SWEEP.cfg [-j N] [--shard K/N] [--resume] [--db FILE]\n"
+    "usage: pfisim sweep SWEEP.cfg [-j N] [--shard K/N] [--resume] [--db FILE] [--csv]\n"
     "\n"
     "Runs every point of a sweep (docs/sweeps.md: a base scenario and axes overriding its\n"
     "settings, the first axis varying slowest) with every policy, into one results database.\n"
@@ -25,7 +25,11 @@ const char pfs_cli_sweep_help[] =
     "                   combines the shards' databases\n"
     "  --resume         skip runs the database already holds\n"
     "  --db FILE        the results database (default results/sweep.db)\n"
-    "  --list           print this shard's points (index, axis values) and exit\n";
+    "  --list           print this shard's points (index, axis values) and exit\n"
+    "  --csv            then print every run of this shard (from the database, skipped ones\n"
+    "                   too): point,<axis>...,policy,seed,tokens,mean_tps,energy_j,\n"
+    "                   tokens_per_j,dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
+    "                   tier_violations,gap_recovered (the summary line goes to stderr)\n";
 
 const char pfs_cli_merge_help[] =
     "usage: pfisim merge OUT.db SHARD.db...\n"
@@ -87,16 +91,59 @@ bad:
                          optarg);
 }
 
+/* Every run of the shard's points, as stored, one CSV row each. */
+static int
+print_runs(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs_sweep_options *o,
+           struct pfs_diag *d)
+{
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    int rc = 0;
+
+    if (!sc)
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    printf("point");
+    for (size_t a = 0; a < pfs_sweep_n_axes(sw); a++)
+        printf(",%s", pfs_sweep_axis(sw, a));
+    puts(",policy,seed,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,"
+         "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered");
+    for (size_t i = (size_t)o->shard_k; i < pfs_sweep_n_items(sw) && rc == 0;
+         i += (size_t)o->shard_n) {
+        if ((rc = pfs_sweep_scenario(sw, i, sc, d)))
+            break;
+        for (size_t k = 0; k < pfs_sweep_n_policies(sw) && rc == 0; k++) {
+            struct pfs_run_result r;
+            bool found;
+            char v[96];
+
+            if ((rc = pfs_store_get_summary(st, sc, pfs_sweep_policy(sw, k), &r, &found, d)) ||
+                !found)
+                continue;
+            printf("%zu", i);
+            for (size_t a = 0; a < pfs_sweep_n_axes(sw); a++) {
+                pfs_sweep_axis_value(sw, i, a, v, sizeof v);
+                printf(",%s", v);
+            }
+            printf(",%s,%lu,%.6e,%.6g,%.6e,%.6g,%.1f,%.1f,%zu,%zu,", r.policy, sc->seed, r.tokens,
+                   r.mean_tps, r.energy_j, r.tokens_per_j, r.dr_minutes_over, r.dr_worst_excess_w,
+                   r.deadline_misses, r.tier_violations);
+            if (isnan(r.gap_recovered))
+                puts("");
+            else
+                printf("%.4f\n", r.gap_recovered);
+        }
+    }
+    free(sc);
+    return rc;
+}
+
 int
 pfs_cli_sweep(int argc, char **argv)
 {
-    static const struct option opts[] = {{"jobs", required_argument, 0, 'j'},
-                                         {"shard", required_argument, 0, 's'},
-                                         {"resume", no_argument, 0, 'R'},
-                                         {"db", required_argument, 0, 'D'},
-                                         {"list", no_argument, 0, 'l'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"jobs", required_argument, 0, 'j'}, {"shard", required_argument, 0, 's'},
+        {"resume", no_argument, 0, 'R'},     {"db", required_argument, 0, 'D'},
+        {"list", no_argument, 0, 'l'},       {"csv", no_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct pfs_sweep_options o = {.jobs = 1, .shard_k = 0, .shard_n = 1};
     const char *db_path = "results/sweep.db";
     struct pfs_sweep_stats stats;
@@ -104,7 +151,7 @@ pfs_cli_sweep(int argc, char **argv)
     struct pfs_store *st = NULL;
     struct progress prog = {0};
     struct pfs_diag d = {0};
-    bool list = false;
+    bool list = false, csv = false;
     long jobs;
     int c, rc;
 
@@ -128,6 +175,9 @@ pfs_cli_sweep(int argc, char **argv)
             break;
         case 'l':
             list = true;
+            break;
+        case 'c':
+            csv = true;
             break;
         case 'h':
             return fputs(pfs_cli_sweep_help, stdout), EXIT_OK;
@@ -167,11 +217,14 @@ pfs_cli_sweep(int argc, char **argv)
             fputc('\n', stderr);
     }
     if (rc == 0)
-        printf("sweep %s: %zu points x %zu policies; shard %d/%d: %zu points, %zu runs done, "
-               "%zu skipped (--resume), %.1f s; database %s\n",
-               pfs_sweep_name(sw), pfs_sweep_n_items(sw), pfs_sweep_n_policies(sw), o.shard_k,
-               o.shard_n, stats.items, stats.runs_done, stats.runs_skipped, since(&prog.t0),
-               db_path);
+        fprintf(csv ? stderr : stdout,
+                "sweep %s: %zu points x %zu policies; shard %d/%d: %zu points, %zu runs done, "
+                "%zu skipped (--resume), %.1f s; database %s\n",
+                pfs_sweep_name(sw), pfs_sweep_n_items(sw), pfs_sweep_n_policies(sw), o.shard_k,
+                o.shard_n, stats.items, stats.runs_done, stats.runs_skipped, since(&prog.t0),
+                db_path);
+    if (rc == 0 && csv)
+        rc = print_runs(sw, st, &o, &d);
     pfs_store_close(st);
     pfs_sweep_free(sw);
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;

@@ -871,6 +871,11 @@ int pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_dia
 int pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
                       bool *yes, struct pfs_diag *diag);
 
+/* The stored summary of the run (scenario, policy, sc->seed) into *out (NULL columns NAN);
+ * *found false when there is none. Returns 0 or PFS_EIO. */
+int pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
+                          struct pfs_run_result *out, bool *found, struct pfs_diag *diag);
+
 /* Writes one run in one transaction, replacing the rows of the same scenario, policy and
  * seed: scenario (canonical text and hash), run, summary, per-job results (jobs may be NULL)
  * and the time series (ts may be NULL). On failure nothing of it is written. Returns 0 or
@@ -976,6 +981,14 @@ int pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scena
                        struct pfs_diag *diag);
 /* The point's axis values, "facility.gpus=1024 seed=2" (aggregates as {...}#k, the kth). */
 void pfs_sweep_describe(const struct pfs_sweep *sw, size_t item, char *buf, size_t size);
+/* The non-policy axes: their number, the setting each names, and one point's value of axis a
+ * as text (as in pfs_sweep_describe). */
+size_t pfs_sweep_n_axes(const struct pfs_sweep *sw);
+const char *pfs_sweep_axis(const struct pfs_sweep *sw, size_t a);
+void pfs_sweep_axis_value(const struct pfs_sweep *sw, size_t item, size_t a, char *buf,
+                          size_t size);
+/* Policy k of the policies run at every point. */
+const char *pfs_sweep_policy(const struct pfs_sweep *sw, size_t k);
 
 struct pfs_sweep_options {
     int jobs;             /* simulations at once (threads), >= 1 */

@@ -276,6 +276,60 @@ pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const cha
     return rc;
 }
 
+int
+pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
+                      struct pfs_run_result *out, bool *found, struct pfs_diag *diag)
+{
+    char hash[17], *text = canonical(sc, hash);
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    *found = false;
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, "
+                           "dr_worst_excess_w, dr_energy_over_j, deadline_misses, "
+                           "tier_violations, jobs_submitted, jobs_started, jobs_finished, "
+                           "events, gap_recovered FROM summary JOIN run ON run.id = run_id "
+                           "JOIN scenario ON scenario.id = run.scenario_id "
+                           "WHERE hash = ? AND policy = ? AND seed = ?",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = fail(st, diag, PFS_EIO, "query");
+    } else {
+        sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            double v[14];
+
+            for (int i = 0; i < 14; i++)
+                v[i] = sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN
+                                                                : sqlite3_column_double(q, i);
+            pfs__strlcpy(out->policy, policy, sizeof out->policy);
+            out->tokens = v[0];
+            out->mean_tps = v[1];
+            out->energy_j = v[2];
+            out->tokens_per_j = v[3];
+            out->dr_minutes_over = v[4];
+            out->dr_worst_excess_w = v[5];
+            out->dr_energy_over_j = v[6];
+            out->deadline_misses = (size_t)v[7];
+            out->tier_violations = (size_t)v[8];
+            out->jobs_submitted = (size_t)v[9];
+            out->jobs_started = (size_t)v[10];
+            out->jobs_finished = (size_t)v[11];
+            out->events = (size_t)v[12];
+            out->gap_recovered = v[13];
+            *found = true;
+        }
+    }
+    sqlite3_finalize(q);
+    free(text);
+    return rc;
+}
+
 static void
 bind_real(sqlite3_stmt *q, int i, double v)
 {

@@ -191,21 +191,50 @@ value_text(const config_setting_t *v, char *buf, size_t size)
     }
 }
 
+/* The index of axis a's value at point item. */
+static int
+value_index(const struct pfs_sweep *sw, size_t item, size_t a)
+{
+    for (size_t b = sw->n_axes; b-- > a + 1;) /* the last axis varies fastest */
+        item /= (size_t)sw->axes[b].n;
+    return (int)(item % (size_t)sw->axes[a].n);
+}
+
+size_t
+pfs_sweep_n_axes(const struct pfs_sweep *sw)
+{
+    return sw->n_axes;
+}
+
+const char *
+pfs_sweep_axis(const struct pfs_sweep *sw, size_t a)
+{
+    return sw->axes[a].setting;
+}
+
+const char *
+pfs_sweep_policy(const struct pfs_sweep *sw, size_t k)
+{
+    return sw->policies[k];
+}
+
+void
+pfs_sweep_axis_value(const struct pfs_sweep *sw, size_t item, size_t a, char *buf, size_t size)
+{
+    value_text(config_setting_get_elem(sw->axes[a].vals, (unsigned)value_index(sw, item, a)), buf,
+               size);
+}
+
 void
 pfs_sweep_describe(const struct pfs_sweep *sw, size_t item, char *buf, size_t size)
 {
     size_t used = 0;
-    int value[MAX_AXES];
 
-    for (size_t a = sw->n_axes; a-- > 0;) {
-        value[a] = (int)(item % (size_t)sw->axes[a].n);
-        item /= (size_t)sw->axes[a].n;
-    }
     buf[0] = '\0';
     for (size_t a = 0; a < sw->n_axes && used < size; a++) {
         char v[96];
 
-        value_text(config_setting_get_elem(sw->axes[a].vals, (unsigned)value[a]), v, sizeof v);
+        pfs_sweep_axis_value(sw, item, a, v, sizeof v);
         used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", a ? " " : "",
                                  sw->axes[a].setting, v);
     }

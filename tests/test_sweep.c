@@ -612,6 +612,37 @@ test_sweep_progress_and_list(struct test *t)
     CHECK(err && strstr(err, "runs,") == NULL);
     free(out);
     free(err);
+    /* --csv: every run of the sweep, skipped ones too, read back from the database: 24 rows
+     * whose tokens add up to the database's (to the 7 digits printed). */
+    snprintf(cmd, sizeof cmd, "sweep %s --db %s/p.db --resume --csv", cfg, t->tmpdir);
+    CHECK_INT(test_run(t, cmd, &out, &err), 0);
+#define CSV_HEAD "point,facility.gpus,duration_days,dr_generator.per_year,seed,policy,seed,tokens,"
+    CHECK(out && strncmp(out, CSV_HEAD, sizeof CSV_HEAD - 1) == 0);
+    CHECK(err && strstr(err, "0 runs done, 24 skipped"));
+    {
+        double sum = 0, want;
+        size_t rows = 0;
+        sqlite3 *h = NULL;
+        char db[700];
+
+        for (const char *line = out ? strchr(out, '\n') : NULL; line && line[1];
+             line = strchr(line + 1, '\n')) {
+            const char *f = line + 1;
+
+            for (int c = 0; c < 7 && f; c++) /* tokens is the 8th column */
+                f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+            sum += f ? strtod(f, NULL) : 0;
+            rows++;
+        }
+        snprintf(db, sizeof db, "%s/p.db", t->tmpdir);
+        sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+        want = (double)test_query_long(h, "SELECT CAST(sum(tokens) AS INTEGER) FROM summary");
+        sqlite3_close(h);
+        CHECK_INT(rows, 24);
+        CHECK_NEAR(sum, want, 1e-6 * want);
+    }
+    free(out);
+    free(err);
     snprintf(cmd, sizeof cmd, "sweep %s --list --shard 3/4", cfg);
     CHECK_INT(test_run(t, cmd, &out, &err), 0);
     CHECK_STR(out ? out : "",
