@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,8 +246,17 @@ pfs_cli_merge(int argc, char **argv)
     }
     if (argc - optind < 2)
         return pfs_cli_usage("merge", "%s", "expected OUT.db and at least one shard database");
-    /* Every shard is checked before OUT is touched: a wrong one fails the whole merge. */
+    /* Every shard is checked before OUT is touched: a wrong one fails the whole merge, and
+     * OUT itself named as a shard would lose its runs (copying a run replaces it). */
     for (int i = optind + 1; i < argc; i++) {
+        struct stat a, b;
+
+        if (stat(argv[optind], &a) == 0 && stat(argv[i], &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            rc = pfs__diag_set(&d, PFS_EINVAL, argv[i], 0, 0, NULL,
+                               "is the output database too; merge shards into another file");
+            return pfs_cli_report(&d, rc);
+        }
         if ((rc = pfs_store_open_read(argv[i], &st, &d)))
             return pfs_cli_report(&d, rc);
         pfs_store_close(st);

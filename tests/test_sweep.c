@@ -276,6 +276,9 @@ test_sweep_bad_input(struct test *t)
     sqlite3_close(h);
     snprintf(args, sizeof args, "merge %s/out.db %s", t->tmpdir, db);
     expect_error(t, args, "schema version '3'");
+    /* The output named as a shard too (another path to the same file). */
+    snprintf(args, sizeof args, "merge %s %s/./old.db", db, t->tmpdir);
+    expect_error(t, args, "is the output database too");
     snprintf(db, sizeof db, "%s/out.db", t->tmpdir);
     CHECK(access(db, F_OK) != 0);
 }
