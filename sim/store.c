@@ -250,33 +250,6 @@ canonical(const struct pfs_scenario *sc, char hash[17])
 }
 
 int
-pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
-                  bool *yes, struct pfs_diag *diag)
-{
-    char hash[17], *text = canonical(sc, hash);
-    sqlite3_stmt *q = NULL;
-    int rc = 0;
-
-    *yes = false;
-    if (!text)
-        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (sqlite3_prepare_v2(st->db,
-                           "SELECT 1 FROM run JOIN scenario ON scenario.id = run.scenario_id "
-                           "WHERE hash = ? AND policy = ? AND seed = ?",
-                           -1, &q, NULL) != SQLITE_OK) {
-        rc = fail(st, diag, PFS_EIO, "query");
-    } else {
-        sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
-        *yes = sqlite3_step(q) == SQLITE_ROW;
-    }
-    sqlite3_finalize(q);
-    free(text);
-    return rc;
-}
-
-int
 pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
                       struct pfs_run_result *out, bool *found, struct pfs_diag *diag)
 {
@@ -328,6 +301,15 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
     sqlite3_finalize(q);
     free(text);
     return rc;
+}
+
+int
+pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
+                  bool *yes, struct pfs_diag *diag)
+{
+    struct pfs_run_result r; /* a run and its summary are written together */
+
+    return pfs_store_get_summary(st, sc, policy, &r, yes, diag);
 }
 
 static void
