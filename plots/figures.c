@@ -40,12 +40,6 @@ struct figs {
     size_t n_runs;
 };
 
-static double
-col(sqlite3_stmt *q, int i)
-{
-    return sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN : sqlite3_column_double(q, i);
-}
-
 static int
 db_error(struct figs *f, struct pfs_diag *diag)
 {
@@ -85,11 +79,11 @@ load_series(struct figs *f, sqlite3_int64 run_id, struct run_ts *r, struct pfs_d
             if (rc)
                 break;
         }
-        r->t_s[r->n] = col(q, 0);
-        r->facility_w[r->n] = col(q, 1);
-        r->gpu_w[r->n] = col(q, 2);
-        r->budget_w[r->n] = col(q, 3);
-        r->throughput[r->n] = col(q, 4);
+        r->t_s[r->n] = pfs__sql_real(q, 0);
+        r->facility_w[r->n] = pfs__sql_real(q, 1);
+        r->gpu_w[r->n] = pfs__sql_real(q, 2);
+        r->budget_w[r->n] = pfs__sql_real(q, 3);
+        r->throughput[r->n] = pfs__sql_real(q, 4);
         r->n++;
     }
     sqlite3_finalize(q);
@@ -121,15 +115,15 @@ load(struct figs *f, struct pfs_diag *diag)
 
         ids[f->n_runs] = r->id = sqlite3_column_int64(q, 0);
         f->seed = (long)sqlite3_column_int64(q, 3);
-        r->tokens = col(q, 4);
-        r->mean_tps = col(q, 5);
-        r->energy_j = col(q, 6);
-        r->tokens_per_j = col(q, 7);
-        r->dr_minutes_over = col(q, 8);
-        r->dr_worst_excess_w = col(q, 9);
-        r->gap = col(q, 10);
-        r->deadline_misses = col(q, 11);
-        r->tier_violations = col(q, 12);
+        r->tokens = pfs__sql_real(q, 4);
+        r->mean_tps = pfs__sql_real(q, 5);
+        r->energy_j = pfs__sql_real(q, 6);
+        r->tokens_per_j = pfs__sql_real(q, 7);
+        r->dr_minutes_over = pfs__sql_real(q, 8);
+        r->dr_worst_excess_w = pfs__sql_real(q, 9);
+        r->gap = pfs__sql_real(q, 10);
+        r->deadline_misses = pfs__sql_real(q, 11);
+        r->tier_violations = pfs__sql_real(q, 12);
         pfs__strlcpy(f->runs[f->n_runs].policy, (const char *)sqlite3_column_text(q, 1),
                      sizeof f->runs[0].policy);
         pfs__strlcpy(f->scenario, (const char *)sqlite3_column_text(q, 2), sizeof f->scenario);
@@ -958,11 +952,11 @@ sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *di
         p->gpus = sc->gpus;
         p->dr_per_year = floor((double)n_ev * 365 / sc->days + 0.5);
         pfs__strlcpy(p->policy, (const char *)sqlite3_column_text(q, 1), sizeof p->policy);
-        p->tokens_per_day = col(q, 2) / sc->days;
-        p->misses = col(q, 3);
-        p->tiers = col(q, 4);
-        p->jobs = col(q, 5);
-        p->over_frac = event_min > 0 ? col(q, 6) / event_min : 0;
+        p->tokens_per_day = pfs__sql_real(q, 2) / sc->days;
+        p->misses = pfs__sql_real(q, 3);
+        p->tiers = pfs__sql_real(q, 4);
+        p->jobs = pfs__sql_real(q, 5);
+        p->over_frac = event_min > 0 ? pfs__sql_real(q, 6) / event_min : 0;
         (*n)++;
     }
     sqlite3_finalize(q);

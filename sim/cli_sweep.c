@@ -71,25 +71,25 @@ show_progress(void *arg, size_t done, size_t total)
 }
 
 static int
-parse_shard(const char *s, int *k, int *n, struct pfs_diag *d)
+parse_shard(const char *spec, int *k, int *n, struct pfs_diag *d)
 {
     char *end;
-    long a, b;
+    long a = strtol(spec, &end, 10), b = -1;
 
-    a = strtol(s, &end, 10);
-    if (end == s || *end != '/')
-        goto bad;
-    s = end + 1;
-    b = strtol(s, &end, 10);
-    if (end == s || *end || a < 0 || b < 1 || a >= b || b > 1000000)
-        goto bad;
+    if (end > spec && *end == '/') {
+        const char *s = end + 1;
+
+        b = strtol(s, &end, 10);
+        if (end == s || *end)
+            b = -1;
+    }
+    if (a < 0 || b < 1 || a >= b || b > 1000000)
+        return pfs__diag_set(d, PFS_EINVAL, NULL, 0, 0, "--shard",
+                             "--shard takes K/N with 0 <= K < N (shards 0/N to N-1/N), got '%s'",
+                             spec);
     *k = (int)a;
     *n = (int)b;
     return 0;
-bad:
-    return pfs__diag_set(d, PFS_EINVAL, NULL, 0, 0, "--shard",
-                         "--shard takes K/N with 0 <= K < N (shards 0/N to N-1/N), got '%s'",
-                         optarg);
 }
 
 /* Every run of the shard's points, as stored, one CSV row each. */

@@ -139,6 +139,11 @@ void pfs__bars_draw(struct _cairo *cr, const char *title, const struct pfs_bar_p
 int pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
                     const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
 
+/* Column i of the current row as a double, NAN where it is NULL (the results database
+ * stores NAN as NULL). */
+struct sqlite3_stmt;
+double pfs__sql_real(struct sqlite3_stmt *q, int i);
+
 /* The results database's SQLite handle and path, for the readers in plots/. */
 struct sqlite3 *pfs__store_db(struct pfs_store *st);
 const char *pfs__store_path(const struct pfs_store *st);

@@ -17,12 +17,6 @@
 
 #include "internal.h"
 
-static double
-col(sqlite3_stmt *q, int i)
-{
-    return sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN : sqlite3_column_double(q, i);
-}
-
 /* The facility's capacity: its cap, else what it draws with every GPU at its maximum. */
 static double
 capacity_w(const struct pfs_scenario *sc)
@@ -79,8 +73,10 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
     sqlite3_bind_int64(q, 1, run_id);
     while (sqlite3_step(q) == SQLITE_ROW) {
         const char *tier = (const char *)sqlite3_column_text(q, 0);
-        double n = col(q, 1), deadline = col(q, 2), tokens = col(q, 3), start = col(q, 4);
-        double finish = col(q, 5), tokens_done = col(q, 6), dur = col(q, 7), until;
+        double n = pfs__sql_real(q, 1), deadline = pfs__sql_real(q, 2),
+               tokens = pfs__sql_real(q, 3), start = pfs__sql_real(q, 4);
+        double finish = pfs__sql_real(q, 5), tokens_done = pfs__sql_real(q, 6),
+               dur = pfs__sql_real(q, 7), until;
         int t = 0;
 
         while (t < PFS_N_TIERS && strcmp(pfs_tier_name(t), tier ? tier : "") != 0)
@@ -198,8 +194,8 @@ pfs_price_db(const char *path, struct pfs_price_run **out, size_t *n_out, struct
         pfs__strlcpy(r->policy, (const char *)sqlite3_column_text(q, 4), sizeof r->policy);
         r->seed = sqlite3_column_int64(q, 5);
         if ((rc = pfs_scenario_parse(config ? config : "", path, sc, diag)) == 0)
-            rc = price_run(pfs__store_db(st), sqlite3_column_int64(q, 0), sc, col(q, 6), r, path,
-                           diag);
+            rc = price_run(pfs__store_db(st), sqlite3_column_int64(q, 0), sc, pfs__sql_real(q, 6),
+                           r, path, diag);
         n += rc == 0;
     }
     if (rc == 0 && n == 0)

@@ -312,6 +312,12 @@ pfs_store_has_run(struct pfs_store *st, const struct pfs_scenario *sc, const cha
     return pfs_store_get_summary(st, sc, policy, &r, yes, diag);
 }
 
+double
+pfs__sql_real(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN : sqlite3_column_double(q, i);
+}
+
 static void
 bind_real(sqlite3_stmt *q, int i, double v)
 {

@@ -154,16 +154,23 @@ pfs_sweep_n_items(const struct pfs_sweep *sw)
     return n;
 }
 
+/* The index of axis a's value at point item. */
+static int
+value_index(const struct pfs_sweep *sw, size_t item, size_t a)
+{
+    for (size_t b = sw->n_axes; b-- > a + 1;) /* the last axis varies fastest */
+        item /= (size_t)sw->axes[b].n;
+    return (int)(item % (size_t)sw->axes[a].n);
+}
+
 int
 pfs_sweep_scenario(const struct pfs_sweep *sw, size_t item, struct pfs_scenario *sc,
                    struct pfs_diag *diag)
 {
     int value[MAX_AXES];
 
-    for (size_t a = sw->n_axes; a-- > 0;) { /* the last axis varies fastest */
-        value[a] = (int)(item % (size_t)sw->axes[a].n);
-        item /= (size_t)sw->axes[a].n;
-    }
+    for (size_t a = 0; a < sw->n_axes; a++)
+        value[a] = value_index(sw, item, a);
     return build(sw, value, sw->n_axes, sc, diag);
 }
 
@@ -189,15 +196,6 @@ value_text(const config_setting_t *v, char *buf, size_t size)
         snprintf(buf, size, "%s#%d", config_setting_is_group(v) ? "{...}" : "[...]",
                  config_setting_index(v) + 1);
     }
-}
-
-/* The index of axis a's value at point item. */
-static int
-value_index(const struct pfs_sweep *sw, size_t item, size_t a)
-{
-    for (size_t b = sw->n_axes; b-- > a + 1;) /* the last axis varies fastest */
-        item /= (size_t)sw->axes[b].n;
-    return (int)(item % (size_t)sw->axes[a].n);
 }
 
 size_t
