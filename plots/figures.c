@@ -907,8 +907,6 @@ out:
 
 /* ----- a sweep over the GPU count (study 1, docs/results.md) ----- */
 
-#define MAX_SWEEP 4096
-
 struct sweep_pt {
     int gpus;
     double dr_per_year, tokens_per_day, misses, tiers, jobs, over_frac;
@@ -918,13 +916,16 @@ struct sweep_pt {
 /* Every run of the database as a point: its scenario's GPU count and DR events per year
  * (from the stored configuration), its policy and outcomes. */
 static int
-sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *diag)
+sweep_points(struct figs *f, struct sweep_pt **out, size_t *n, struct pfs_diag *diag)
 {
     struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct sweep_pt *pt = NULL;
     sqlite3_stmt *q = NULL;
+    size_t cap = 0;
     int rc = 0;
 
     *n = 0;
+    *out = NULL;
     if (!sc)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if (sqlite3_prepare_v2(f->db,
@@ -936,13 +937,20 @@ sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *di
         free(sc);
         return db_error(f, diag);
     }
-    while (rc == 0 && *n < MAX_SWEEP && sqlite3_step(q) == SQLITE_ROW) {
-        struct sweep_pt *p = &pt[*n];
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        struct sweep_pt *p, *grown = pfs__grow(pt, &cap, *n, sizeof *pt, 64);
         double event_min = 0;
+        size_t n_ev = 0;
+
+        if (!grown) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        pt = grown;
+        p = &pt[*n];
         if ((rc =
                  pfs_scenario_parse((const char *)sqlite3_column_text(q, 0), f->db_path, sc, diag)))
             break;
-        size_t n_ev = 0;
 
         for (size_t k = 0; k < sc->n_dr; k++) /* the events within the run */
             if (sc->dr[k].start_s < sc->days * 86400) {
@@ -961,7 +969,13 @@ sweep_points(struct figs *f, struct sweep_pt *pt, size_t *n, struct pfs_diag *di
     }
     sqlite3_finalize(q);
     free(sc);
-    return rc;
+    if (rc) {
+        free(pt);
+        *n = 0;
+        return rc;
+    }
+    *out = pt;
+    return 0;
 }
 
 static int
@@ -991,19 +1005,21 @@ static int
 oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, bool required,
         struct pfs_diag *diag)
 {
-    struct sweep_pt *pt = malloc(MAX_SWEEP * sizeof *pt);
-    double *tmp = malloc(MAX_SWEEP * sizeof *tmp), *gx = malloc(MAX_SWEEP * sizeof *gx);
-    double *fr = malloc(MAX_SWEEP * sizeof *fr), *y = malloc(MAX_SWEEP * sizeof *y);
+    struct sweep_pt *pt = NULL;
+    double *tmp = NULL, *gx = NULL, *fr = NULL, *y = NULL;
     char pol[MAX_RUNS][32];
     size_t n = 0, n_g = 0, n_f = 0, n_p = 0;
     int rc;
 
-    if (!pt || !tmp || !gx || !fr || !y) {
+    if ((rc = sweep_points(f, &pt, &n, diag)))
+        goto out;
+    tmp = malloc((n + 1) * sizeof *tmp);
+    gx = malloc((n + 1) * sizeof *gx);
+    fr = malloc((n + 1) * sizeof *fr);
+    if (!tmp || !gx || !fr) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    if ((rc = sweep_points(f, pt, &n, diag)))
-        goto out;
     for (size_t i = 0; i < n; i++)
         tmp[i] = pt[i].gpus;
     n_g = distinct(tmp, n, gx);
@@ -1015,7 +1031,12 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
 
         while (k < n_p && strcmp(pol[k], pt[i].policy) != 0)
             k++;
-        if (k == n_p && n_p < MAX_RUNS)
+        if (k == n_p && n_p == MAX_RUNS) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                               "figure oversub draws at most %d policies", MAX_RUNS);
+            goto out;
+        }
+        if (k == n_p)
             pfs__strlcpy(pol[n_p++], pt[i].policy, sizeof pol[0]);
     }
     if (n_g < 2) {
@@ -1025,6 +1046,10 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                 : pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
                                 "figure oversub needs runs at two or more GPU counts (a sweep over "
                                 "facility.gpus, configs/sweeps/oversub.cfg)");
+        goto out;
+    }
+    if (!(y = malloc((n_p * n_g + 1) * sizeof *y))) { /* a line per policy over the counts */
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     /* One figure per DR frequency and one per outcome at the highest: 2 + n_f charts. */
