@@ -9,6 +9,8 @@
  */
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include "test.h"
 
 static const char jobs_header[] =
@@ -535,7 +537,19 @@ test_price_closed_form(struct test *t)
     /* Break-even: work_h p + 2 p (1 - D) + dr = 4 p. */
     CHECK_NEAR(pr->breakeven_discount, 1 - (4 * p - dr - work_h * p) / (2 * p), 1e-12);
     free(pr);
-    /* A database without per-job rows has nothing to price. */
+    /* A database whose run was stored without per-job rows has nothing to price; one that
+     * does not exist is refused, not made. */
+    snprintf(db, sizeof db, "%s/nojobs.db", t->tmpdir);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_store_open(db, &st, &d), 0);
+    CHECK_INT(pfs_store_write_run(st, &sc, in, &r, NULL, NULL, &d), 0);
+    pfs_store_close(st);
+    pfs_sim_inputs_free(in);
     d = (struct pfs_diag){0};
-    CHECK_INT(pfs_price_db("/nonexistent/x.db", &pr, &n, &d) != 0, 1);
+    CHECK_INT(pfs_price_db(db, &pr, &n, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "no run with per-job results to price") != NULL);
+    d = (struct pfs_diag){0};
+    snprintf(db, sizeof db, "%s/absent.db", t->tmpdir);
+    CHECK(pfs_price_db(db, &pr, &n, &d) != 0);
+    CHECK(access(db, F_OK) != 0);
 }
