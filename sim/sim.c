@@ -86,6 +86,9 @@ struct sim {
     size_t n_reduced; /* running jobs below full power or paused: what "no limit" must undo */
     bool needs_truth; /* the policy is the oracle */
     double total_rate, gpu_w_total; /* sums over running jobs */
+    double full_gpu_w; /* what the running jobs' GPUs draw at full power (the metered draw of
+                        * each at its top cap): a limit above the facility's draw with it
+                        * does not bind, and no policy is asked */
     double dr_baseline_w[PFS_MAX_DR];
     /* accumulators */
     double tokens, energy_j;
@@ -537,6 +540,13 @@ set_rate(struct sim *s, size_t j)
     return 0;
 }
 
+/* Job j's draw, all its GPUs, at full power. */
+static double
+full_draw_w(const struct sim *s, size_t j)
+{
+    return job_gpu_w(s, j, s->in->gpu.max_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
+}
+
 /* Keeps the count of reduced jobs in step with job j's decision. */
 static void
 mark(struct sim *s, size_t j)
@@ -576,6 +586,7 @@ start_job(struct sim *s, size_t j)
     }
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
+    s->full_gpu_w += full_draw_w(s, j);
     s->free_gpus -= s->in->wl->jobs[j].n_gpus;
     s->res->jobs_started++;
     return set_rate(s, j);
@@ -734,8 +745,15 @@ control(struct sim *s)
     }
     fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
     s->round++;
+    /* A limit the facility meets with every running job at full power does not bind: as
+     * without one, no policy is asked (a policy must not change a job's power when nothing
+     * needs saving, and asking it costs work at every step). */
+    if (isfinite(fac) &&
+        s->sc->pue * (s->full_gpu_w + s->free_gpus * g->idle_w +
+                      s->in->nodes * s->sc->node_other_w) <= fac)
+        fac = HUGE_VAL;
     if (!isfinite(fac)) {
-        /* No limit: full power, no policy asked; only jobs not there yet change. */
+        /* No binding limit: full power, no policy asked; only jobs not there yet change. */
         bool any = false;
 
         s->track_k = 1;
@@ -885,6 +903,7 @@ finish(struct sim *s, size_t j)
     touch(s, j);
     s->total_rate -= jb->rate;
     s->gpu_w_total -= jb->gpu_w;
+    s->full_gpu_w -= full_draw_w(s, j);
     jb->rate = jb->gpu_w = 0;
     jb->state = DONE;
     mark(s, j);
