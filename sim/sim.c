@@ -83,6 +83,10 @@ struct sim {
     int64_t now_us, end_us;
     uint32_t round;
     double track_k;   /* the cap budget's scale that makes metered power meet the limit */
+    double planned_w[2]; /* facility limit the latest decision planned for, and the one whose
+                          * caps are in effect now (NAN: none, or no binding limit) */
+    uint32_t planned_round, applied_round; /* their control rounds */
+    bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced; /* running jobs below full power or paused: what "no limit" must undo */
     bool needs_truth; /* the policy is the oracle */
     double total_rate, gpu_w_total; /* sums over running jobs */
@@ -685,6 +689,12 @@ apply(struct sim *s, uint32_t round)
 {
     int rc = 0;
 
+    if (round == s->planned_round) {
+        s->planned_w[1] = s->planned_w[0];
+        s->planned_tight[1] = s->planned_tight[0];
+        s->applied_round = round;
+    }
+
     for (size_t r = 0; r < s->n_running && rc == 0; r++) {
         size_t j = s->running[r];
         struct job *jb = &s->jobs[j];
@@ -757,6 +767,8 @@ control(struct sim *s)
         bool any = false;
 
         s->track_k = 1;
+        s->planned_w[0] = NAN;
+        s->planned_round = s->round;
         if (s->n_reduced == 0)
             return 0;
         for (size_t r = 0; r < s->n_running; r++) {
@@ -778,17 +790,27 @@ control(struct sim *s)
         gpu_budget =
             fac / s->sc->pue - s->in->nodes * s->sc->node_other_w - s->free_gpus * g->idle_w;
         /* Tracking metered power: GPUs draw below their caps, so a budget of caps alone
-         * over-complies. An integral controller scales the caps' budget by k, from 1 when a
-         * limit appears, by the ratio of the limit now to the power metered now (at most 10%
-         * a step, k in [1, 1.25]). */
+         * over-complies. An integral controller scales the caps' budget by k: from 1 when a
+         * limit starts to bind, then by the ratio of the limit the caps in effect were set
+         * for to the power metered now (at most 10% a step, k in [0.75, 1.25]). Comparing
+         * with the limit *now* instead winds up: planning ahead has already cut to a lower
+         * target, the meter reads below the current limit, and k sends the jobs back up. So
+         * k moves only when the caps in effect are the latest decision's (none pending) and
+         * that decision was made under a binding limit; below 1 it corrects a policy that
+         * leaves power above its budget (floors, checkpoints, starts between decisions). */
         if (s->sc->track_power) {
-            double now_limit = facility_budget(s, t), metered = facility_w(s);
+            double metered = facility_w(s), set_for = s->planned_w[1];
 
-            if (isfinite(now_limit) && metered > 0)
+            if (!isfinite(s->planned_w[0]))
+                s->track_k = 1; /* the limit starts to bind now */
+            else if (s->applied_round == s->planned_round && isfinite(set_for) && metered > 0 &&
+                     (set_for < metered || s->planned_tight[1]))
                 s->track_k =
-                    fmin(1.25, fmax(1.0, s->track_k * fmin(1.1, fmax(0.9, now_limit / metered))));
+                    fmin(1.25, fmax(0.75, s->track_k * fmin(1.1, fmax(0.9, set_for / metered))));
             gpu_budget *= s->track_k;
         }
+        s->planned_w[0] = fac;
+        s->planned_round = s->round;
         for (size_t r = 0; r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
@@ -835,6 +857,16 @@ control(struct sim *s)
         }
         if (rc)
             return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+        {
+            /* Conditional integration (anti-windup): k may grow only while the policy
+             * commits the budget it is given. A policy that pauses whole jobs leaves some
+             * unused; raising k then would only store up power released all at once later. */
+            double committed = 0;
+
+            for (size_t r = 0; r < s->n_running; r++)
+                committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
+            s->planned_tight[0] = committed >= 0.99 * gpu_budget;
+        }
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
@@ -962,6 +994,7 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
     }
     s.free_gpus = sc->gpus;
     s.track_k = 1;
+    s.planned_w[0] = s.planned_w[1] = NAN;
     s.end_us = (int64_t)(sc->days * 86400 * US);
     out->jobs_submitted = n;
     /* The schedule of everything known in advance, in a fixed order. */

@@ -131,6 +131,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_policies_views)                                                                         \
     X(test_alloc_cli)                                                                              \
     X(test_trust_nonbinding_cap)                                                                   \
+    X(test_sim_tracking_event)                                                                     \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \
