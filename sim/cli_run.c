@@ -179,18 +179,13 @@ pfs_cli_run(int argc, char **argv)
         free(sc);
         return pfs_cli_usage("run", "%s", "expected at most one scenario file");
     }
-    if (optind < argc)
-        rc = pfs_scenario_load(argv[optind], sc, &d);
-    else
-        pfs_scenario_default(sc);
+    rc = pfs_scenario_load_days(optind < argc ? argv[optind] : NULL, days, sc, &d);
     if (rc) {
         free(sc);
         return pfs_cli_report(&d, rc);
     }
     if (seed >= 0)
         sc->seed = (unsigned long)seed;
-    if (!isnan(days))
-        sc->days = days;
     if (n_pol == 0)
         for (size_t k = 0; k < sc->n_policies; k++)
             policies[n_pol++] = sc->policies[k];

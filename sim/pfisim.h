@@ -717,7 +717,10 @@ struct pfs_dr_generator {
     double hour_w[24];  /* weights of the start hour (local time) */
     double month_w[12]; /* weights of the month (t = 0 is 1 January 00:00) */
     unsigned long seed;
+    double warmup_h; /* no event starts before this (the facility fills up first), h */
 };
+
+#define PFS_DR_WARMUP_H 72.0 /* the generator's default warm-up, h (docs/scenarios.md) */
 
 /* What the operator charges and is paid (scenario.pricing, docs/pricing.md). */
 struct pfs_pricing {
@@ -770,6 +773,16 @@ void pfs_scenario_default(struct pfs_scenario *sc);
 /* Reads a scenario file (libconfig), starting from the default for every setting it does
  * not give. Returns 0, PFS_EIO, PFS_EINVAL (file:line: setting.path: message). */
 int pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *diag);
+
+/* The same with the simulated days set to days before the file's settings are read (NAN: as
+ * the file has them), so that drawn events fall inside the run; path NULL: the default
+ * scenario. Returns as pfs_scenario_load. */
+int pfs_scenario_load_days(const char *path, double days, struct pfs_scenario *sc,
+                           struct pfs_diag *diag);
+
+/* Sets the simulated days and drops the events that start at or after the run's end (they
+ * are not part of the run: not counted, not stored). */
+void pfs_scenario_set_days(struct pfs_scenario *sc, double days);
 
 /* The same from text (a scenario's canonical text from the results database); name is what
  * errors call it. */

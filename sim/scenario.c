@@ -309,17 +309,21 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
 }
 
 /* Event times drawn by the generator (dr_generator, docs/scenarios.md): exactly
- * round(per_year x days / 365) events, so that sweeps compare like with like; each on a day
- * drawn by its month's weight (t = 0 is 1 January 00:00, a 365-day year, repeating), at a
- * whole hour drawn by its hour's weight, lasting U(duration) hours, announced U(notice) hours
- * ahead; no two overlap (ramps included). Seeded by the generator's own seed, so that the
- * workload's seed and the events' draw vary apart. */
+ * round(per_year x (days - warm-up) / 365) events, so that sweeps compare like with like;
+ * none starts in the warm-up (warmup_h, default 72 h: from empty, the default workload
+ * reaches 90% of its steady draw at 51 h and 97% at 68 h, and an event on a half-empty
+ * facility measures the filling, not the policy). Each falls on a day drawn by its month's
+ * weight (t = 0 is 1 January 00:00, a 365-day year, repeating), at a whole hour drawn by its
+ * hour's weight, lasting U(duration) hours, announced U(notice) hours ahead; no two overlap
+ * (ramps included). Seeded by the generator's own seed, so that the workload's seed and the
+ * events' draw vary apart. */
 static int
 generate_events(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc,
                 const struct pfs_dr_generator *gen)
 {
     static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    size_t n = (size_t)floor(gen->per_year * sc->days / 365 + 0.5), placed = 0;
+    double open_days = fmax(0, sc->days - gen->warmup_h / 24);
+    size_t n = (size_t)floor(gen->per_year * open_days / 365 + 0.5), placed = 0;
     int n_days = (int)ceil(sc->days), tries = 0;
     double *dw, hw_sum = 0;
     gsl_rng *rng;
@@ -357,7 +361,8 @@ generate_events(const struct reader *r, const config_setting_t *g, struct pfs_sc
                                      .ramp_s = gen->ramp_s,
                                      .cut_frac = gen->cut,
                                      .notice_s = 60 * floor(notice / 60 + 0.5)};
-            bool clash = e.start_s >= sc->days * 86400 || e.end_s <= e.start_s;
+            bool clash = e.start_s >= sc->days * 86400 || e.end_s <= e.start_s ||
+                         e.start_s < gen->warmup_h * 3600;
 
             for (size_t k = 0; k < sc->n_dr && !clash; k++)
                 clash = e.start_s < sc->dr[k].end_s + sc->dr[k].ramp_s &&
@@ -442,9 +447,13 @@ read_generator(const struct reader *r, const config_setting_t *g, struct pfs_sce
 {
     static const char *const names[] = {"per_year",     "duration_h",    "notice_h",
                                         "ramp_min",     "cut",           "seed",
-                                        "hour_weights", "month_weights", NULL};
-    struct pfs_dr_generator gen = {
-        .duration_h = {3, 3}, .notice_h = {24, 24}, .cut = 0.3, .seed = 1};
+                                        "hour_weights", "month_weights", "warmup_h",
+                                        NULL};
+    struct pfs_dr_generator gen = {.duration_h = {3, 3},
+                                   .notice_h = {24, 24},
+                                   .cut = 0.3,
+                                   .seed = 1,
+                                   .warmup_h = PFS_DR_WARMUP_H};
     double ramp_min = 15, seed = 1;
     int rc;
 
@@ -462,6 +471,8 @@ read_generator(const struct reader *r, const config_setting_t *g, struct pfs_sce
         (rc = number(r, g, "ramp_min", "scenario.dr_generator.ramp_min", 0, 600, &ramp_min)) ||
         (rc = number(r, g, "cut", "scenario.dr_generator.cut", 0.001, 1, &gen.cut)) ||
         (rc = number(r, g, "seed", "scenario.dr_generator.seed", 0, 4e9, &seed)) ||
+        (rc = number(r, g, "warmup_h", "scenario.dr_generator.warmup_h", 0, 87600,
+                     &gen.warmup_h)) ||
         (rc =
              weights(r, g, "hour_weights", "scenario.dr_generator.hour_weights", gen.hour_w, 24)) ||
         (rc = weights(r, g, "month_weights", "scenario.dr_generator.month_weights", gen.month_w,
@@ -581,6 +592,7 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
     /* Last: the generator needs the duration and adds to the explicit events. */
     if ((g = config_setting_get_member(root, "dr_generator")) && (rc = read_generator(&r, g, sc)))
         return rc;
+    pfs_scenario_set_days(sc, sc->days);
     /* In time order, given, imported and drawn alike (a stable insertion sort): the
      * canonical text lists them so. */
     for (size_t i = 1; i < sc->n_dr; i++)
@@ -591,6 +603,18 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
             sc->dr[k - 1] = t;
         }
     return 0;
+}
+
+void
+pfs_scenario_set_days(struct pfs_scenario *sc, double days)
+{
+    size_t m = 0;
+
+    sc->days = days;
+    for (size_t k = 0; k < sc->n_dr; k++)
+        if (sc->dr[k].start_s < days * 86400)
+            sc->dr[m++] = sc->dr[k];
+    sc->n_dr = m;
 }
 
 /* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. */
@@ -614,6 +638,42 @@ pfs_scenario_load(const char *path, struct pfs_scenario *sc, struct pfs_diag *di
 
     if (rc == 0)
         rc = pfs__scenario_read(config_lookup(&cfg, "scenario"), path, sc, diag);
+    config_destroy(&cfg);
+    return rc;
+}
+
+int
+pfs_scenario_load_days(const char *path, double days, struct pfs_scenario *sc,
+                       struct pfs_diag *diag)
+{
+    config_t cfg;
+    config_setting_t *root, *d;
+    int rc;
+
+    if (!path) {
+        pfs_scenario_default(sc);
+        if (!isnan(days))
+            pfs_scenario_set_days(sc, days);
+        return 0;
+    }
+    if ((rc = pfs__config_read(&cfg, path, diag)) == 0) {
+        root = config_lookup(&cfg, "scenario");
+        /* The duration goes into the file's settings before they are read, so that drawn
+         * events are drawn over the run that will be simulated. */
+        if (!isnan(days) && root && config_setting_is_group(root)) {
+            if ((d = config_setting_get_member(root, "duration_days")) &&
+                config_setting_type(d) != CONFIG_TYPE_FLOAT)
+                config_setting_remove(root, "duration_days"), d = NULL;
+            if (!d)
+                d = config_setting_add(root, "duration_days", CONFIG_TYPE_FLOAT);
+            if (!d || !config_setting_set_float(d, days))
+                rc = pfs__diag_set(diag, PFS_EINVAL, path, d ? config_setting_source_line(d) : 0,
+                                   0, "scenario.duration_days",
+                                   "scenario.duration_days: expected a float to override");
+        }
+        if (rc == 0)
+            rc = pfs__scenario_read(root, path, sc, diag);
+    }
     config_destroy(&cfg);
     return rc;
 }

@@ -132,6 +132,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_alloc_cli)                                                                              \
     X(test_trust_nonbinding_cap)                                                                   \
     X(test_sim_tracking_event)                                                                     \
+    X(test_trust_event_counts)                                                                     \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \

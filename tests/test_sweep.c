@@ -10,7 +10,8 @@
 
 #include "test.h"
 
-/* 2 GPU counts x 2 DR frequencies x 2 seeds = 8 points, 3 policies: 24 runs of a day. */
+/* 2 GPU counts x 2 DR frequencies x 2 seeds = 8 points, 3 policies: 24 runs of a day. The
+ * generator's warm-up is off so that a day can hold a drawn event. */
 #define SWEEP_TEXT(gpus, days)                                                                     \
     "sweep = {\n"                                                                                  \
     "    name = \"test\";\n"                                                                       \
@@ -18,6 +19,7 @@
     "        { setting = \"facility.gpus\"; values = " gpus "; },\n"                               \
     "        { setting = \"duration_days\"; values = " days "; },\n"                               \
     "        { setting = \"dr_generator.per_year\"; values = [0, 365]; },\n"                       \
+    "        { setting = \"dr_generator.warmup_h\"; values = [0.0]; },\n"                         \
     "        { setting = \"seed\"; values = [1, 2]; },\n"                                          \
     "        { setting = \"policy\"; values = [\"equal\", \"pfi\", \"oracle\"]; }\n"               \
     "    );\n"                                                                                     \
@@ -347,7 +349,8 @@ test_dr_generator(struct test *t)
         CHECK_NEAR(b->dr[k].notice_s, a->dr[k].notice_s, 1e-6);
     }
     free(canon);
-    /* A month's share of a shorter run: round(50 x 30 / 365) = 4 events (none in January
+    /* A month's share of a shorter run, after the 3-day warm-up: round(50 x 27 / 365) = 4
+     * events (none in January
      * would fit these weights: the weights are over the days simulated). */
     snprintf(buf, sizeof buf,
              "scenario = { duration_days = 30.0; dr_events = ();\n"
@@ -360,7 +363,8 @@ test_dr_generator(struct test *t)
              "  dr_generator = { per_year = 2000.0; duration_h = [20.0, 24.0]; }; };\n");
     d = (struct pfs_diag){0};
     CHECK_INT(pfs_scenario_load(test_write(t, 0, "g.cfg", buf), a, &d), PFS_EINVAL);
-    CHECK(strstr(d.message, "scenario.dr_generator: cannot place 164 events") != NULL);
+    /* round(2000 x (30 - 3 days of warm-up) / 365) = 148. */
+    CHECK(strstr(d.message, "scenario.dr_generator: cannot place 148 events") != NULL);
     CHECK_INT(d.line, 2);
     free(a);
     free(b);
@@ -619,7 +623,9 @@ test_sweep_progress_and_list(struct test *t)
      * whose tokens add up to the database's (to the 7 digits printed). */
     snprintf(cmd, sizeof cmd, "sweep %s --db %s/p.db --resume --csv", cfg, t->tmpdir);
     CHECK_INT(test_run(t, cmd, &out, &err), 0);
-#define CSV_HEAD "point,facility.gpus,duration_days,dr_generator.per_year,seed,policy,seed,tokens,"
+#define CSV_HEAD                                                                                   \
+    "point,facility.gpus,duration_days,dr_generator.per_year,dr_generator.warmup_h,seed,policy,"   \
+    "seed,tokens,"
     CHECK(out && strncmp(out, CSV_HEAD, sizeof CSV_HEAD - 1) == 0);
     CHECK(err && strstr(err, "0 runs done, 24 skipped"));
     {
@@ -632,7 +638,7 @@ test_sweep_progress_and_list(struct test *t)
              line = strchr(line + 1, '\n')) {
             const char *f = line + 1;
 
-            for (int c = 0; c < 7 && f; c++) /* tokens is the 8th column */
+            for (int c = 0; c < 8 && f; c++) /* tokens is the 9th column */
                 f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
             sum += f ? strtod(f, NULL) : 0;
             rows++;
@@ -649,10 +655,10 @@ test_sweep_progress_and_list(struct test *t)
     snprintf(cmd, sizeof cmd, "sweep %s --list --shard 3/4", cfg);
     CHECK_INT(test_run(t, cmd, &out, &err), 0);
     CHECK_STR(out ? out : "",
-              "3 facility.gpus=256 duration_days=1 dr_generator.per_year=365 seed=2 (256 GPUs, 4 "
-              "DR events, seed 2, 1 days)\n"
-              "7 facility.gpus=320 duration_days=1 dr_generator.per_year=365 seed=2 (320 GPUs, 4 "
-              "DR events, seed 2, 1 days)\n");
+              "3 facility.gpus=256 duration_days=1 dr_generator.per_year=365 "
+              "dr_generator.warmup_h=0 seed=2 (256 GPUs, 1 DR events, seed 2, 1 days)\n"
+              "7 facility.gpus=320 duration_days=1 dr_generator.per_year=365 "
+              "dr_generator.warmup_h=0 seed=2 (320 GPUs, 1 DR events, seed 2, 1 days)\n");
     free(out);
     free(err);
 }

@@ -65,3 +65,48 @@ test_trust_nonbinding_cap(struct test *t)
     free(jr);
     pfs_sim_inputs_free(in);
 }
+
+void
+test_trust_event_counts(struct test *t)
+{
+    /* Only the events inside the run are the run's. The default scenario's events start at
+     * 41, 89 and 137 h: a day has none, two days one, a week three. Before the fix `run
+     * --days 1` reported 3 and `--days 2` on a year's drawn events 10 (drawn over 365 days). */
+    static const double days[3] = {1, 2, 7};
+    static const size_t want[3] = {0, 1, 3};
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_diag d = {0};
+    const char *p;
+    char *out = NULL, *err = NULL;
+
+    for (int k = 0; k < 3; k++) {
+        CHECK_INT(pfs_scenario_load_days(NULL, days[k], sc, &d), 0);
+        CHECK_INT(sc->n_dr, want[k]);
+    }
+    /* A year's file with 365 drawn events a year, run for 2 days with no warm-up: the
+     * events are drawn over those 2 days, round(365 x 2 / 365) = 2, all inside. */
+    p = test_write(t, 0, "year.cfg",
+                   "scenario = { duration_days = 365; dr_events = ();\n"
+                   "  dr_generator = { per_year = 365.0; warmup_h = 0.0; }; };\n");
+    CHECK_INT(pfs_scenario_load_days(p, 2, sc, &d), 0);
+    CHECK_INT(sc->n_dr, 2);
+    for (size_t k = 0; k < sc->n_dr; k++)
+        CHECK(sc->dr[k].start_s < 2 * 86400.0);
+    /* With the default warm-up (72 h) nothing is drawn into the first 3 days; over a week,
+     * round(365 x 4 / 365) = 4 events, none before 72 h. */
+    p = test_write(t, 0, "year.cfg",
+                   "scenario = { duration_days = 365; dr_events = ();\n"
+                   "  dr_generator = { per_year = 365.0; }; };\n");
+    CHECK_INT(pfs_scenario_load_days(p, 2, sc, &d), 0);
+    CHECK_INT(sc->n_dr, 0);
+    CHECK_INT(pfs_scenario_load_days(p, 7, sc, &d), 0);
+    CHECK_INT(sc->n_dr, 4);
+    for (size_t k = 0; k < sc->n_dr; k++)
+        CHECK(sc->dr[k].start_s >= 72 * 3600.0);
+    /* The command line says so too. */
+    CHECK_INT(test_run(t, "run --days 1 --policy equal", &out, &err), 0);
+    CHECK(out && strstr(out, ", 0 DR events,") != NULL);
+    free(out);
+    free(err);
+    free(sc);
+}
