@@ -1,12 +1,15 @@
 /*
- * sim/cli_run.c - pfisim run: a scenario, every policy of it on the same workload.
+ * sim/cli_run.c - pfisim run: a scenario, every policy of it on the same workload, under one
+ * workload seed or several.
  *
- * The inputs (corpus, workload, predictor) are loaded once and shared by the runs; each
- * policy's results are kept in memory and written only when all runs succeeded, so an
- * interrupted or failed run leaves no half-written output.
+ * The inputs (corpus, workload, predictor) are loaded once per seed and shared by the runs
+ * of that seed; each policy's results are kept in memory and written only when all runs
+ * succeeded, so an interrupted or failed run leaves no half-written output. The printed
+ * tables name their columns as the CSV and the results database do (units in the names).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +18,166 @@
 #include "cli.h"
 
 const char pfs_cli_run_help[] =
-    "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N] [--days D]\n"
-    "                  [--timeseries-csv FILE] [--csv]\n"
+    "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N | --seeds LIST] [--days D]\n"
+    "                  [--timeseries-csv FILE] [--jobs-csv FILE] [--db[=FILE]] [--resume]\n"
+    "                  [--csv]\n"
     "\n"
     "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
     "corpus on 1,024 GPUs for 7 days, arrivals from the model fitted to Microsoft ITP\n"
     "cluster 04 at 90% load, three 3-hour 30% DR events) with every policy it names, on the\n"
-    "same workload, and prints one row per\n"
-    "policy: policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,\n"
-    "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered.\n"
+    "same workload, and prints per policy its outcomes, the planner's summary (peak and p99\n"
+    "facility draw, hours a limit binds, DR events called / met / missed / beyond capping,\n"
+    "the cost of DR against the same run without events, the jobs' loss) and, with several\n"
+    "GPU pools, each pool's share (docs/results.md defines every column).\n"
     "\n"
     "  --policy NAME         run this policy (repeatable) instead of the scenario's list\n"
     "  --seed N              the workload's seed\n"
-    "  --days D              simulated days\n"
+    "  --seeds LIST          run every policy under each workload seed: A..B or A,B,C (or the\n"
+    "                        scenario's `seeds`); prints means, the 95% interval and min-max,\n"
+    "                        and each policy against equal seed by seed\n"
+    "  --days D              simulated days (events are drawn and counted within them)\n"
     "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
-    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs\n"
+    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs (one seed)\n"
     "  --jobs-csv FILE       one row per job and policy: policy,job_id,n_gpus,tier,start_s,\n"
-    "                        finish_s,tokens_done,rel_throughput (tokens over what full power\n"
-    "                        would have given in its time in the system)\n"
+    "                        finish_s,tokens_done,rel_throughput,pool,curve_id (tokens over\n"
+    "                        what full power on its pool would have given in its time in the\n"
+    "                        system; one seed)\n"
     "  --db[=FILE]           write every run to the results database (docs/results.md;\n"
     "                        default results/pfisim.db), one transaction per run\n"
-    "  --resume              with --db: skip runs the database already holds\n";
+    "  --resume              with --db: skip runs the database already holds\n"
+    "  --csv                 one seed: policy,tokens,mean_tps,energy_j,tokens_per_j,\n"
+    "                        dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
+    "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
+    "                        columns; several: policy,metric,n_seeds,mean,ci95,min,max\n";
+
+/* The outcome and planner columns, in CSV order, with how each is printed. */
+struct column {
+    const char *name;
+    size_t off; /* offsetof(struct pfs_run_result, ...) */
+    char kind;  /* 'd' double, 'z' size_t */
+    char conv;  /* the CSV's conversion of a double: e, g or f ... */
+    int prec;   /* ... with this precision */
+};
+
+#define COL(n, k, conv, prec)                                                                      \
+    {                                                                                              \
+#n, offsetof(struct pfs_run_result, n), k, conv, prec                                      \
+    }
+static const struct column outcome_cols[] = {
+    COL(tokens, 'd', 'e', 6),          COL(mean_tps, 'd', 'g', 6),
+    COL(energy_j, 'd', 'e', 6),        COL(tokens_per_j, 'd', 'g', 6),
+    COL(dr_minutes_over, 'd', 'f', 1), COL(dr_worst_excess_w, 'd', 'f', 1),
+    COL(deadline_misses, 'z', 'g', 0), COL(tier_violations, 'z', 'g', 0),
+    COL(gap_recovered, 'd', 'f', 4),
+};
+static const struct column planner_cols[] = {
+    COL(cap_w, 'd', 'g', 6),
+    COL(peak_facility_w, 'd', 'g', 6),
+    COL(p99_facility_w, 'd', 'g', 6),
+    COL(cap_binding_h, 'd', 'g', 4),
+    COL(dr_events, 'z', 'g', 0),
+    COL(dr_events_met, 'z', 'g', 0),
+    COL(dr_events_missed, 'z', 'g', 0),
+    COL(dr_events_uncappable, 'z', 'g', 0),
+    COL(dr_floor_excess_w, 'd', 'g', 6),
+    COL(dr_energy_shed_j, 'd', 'e', 6),
+    COL(nodr_tokens, 'd', 'e', 6),
+    COL(dr_cost_tokens, 'd', 'e', 6),
+    COL(dr_cost_frac, 'd', 'f', 6),
+    COL(dr_cost_per_event, 'd', 'e', 6),
+    COL(dr_cost_per_mwh, 'd', 'e', 6),
+    COL(job_loss_mean, 'd', 'f', 6),
+    COL(job_loss_p50, 'd', 'f', 6),
+    COL(job_loss_p95, 'd', 'f', 6),
+    COL(job_loss_max, 'd', 'f', 6),
+};
+#undef COL
+#define N_COLS(a) (sizeof(a) / sizeof((a)[0]))
+
+static double
+col_value(const struct pfs_run_result *r, const struct column *c)
+{
+    const char *p = (const char *)r + c->off;
+
+    if (c->kind == 'z') {
+        size_t v;
+
+        memcpy(&v, p, sizeof v);
+        return (double)v;
+    }
+    {
+        double v;
+
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+}
+
+/* A cell as the human table shows it: counts whole, others with 5 significant digits, NAN
+ * as "-". */
+static void
+cell(char *buf, size_t size, const struct pfs_run_result *r, const struct column *c)
+{
+    double v = col_value(r, c);
+
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (c->kind == 'z')
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.5g", v);
+}
+
+static void
+csv_cells(const struct pfs_run_result *r, const struct column *cols, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = col_value(r, &cols[i]);
+
+        if (i)
+            putchar(',');
+        if (cols[i].kind == 'z')
+            printf("%.0f", v);
+        else if (!isnan(v) && cols[i].conv == 'e')
+            printf("%.*e", cols[i].prec, v);
+        else if (!isnan(v) && cols[i].conv == 'f')
+            printf("%.*f", cols[i].prec, v);
+        else if (!isnan(v))
+            printf("%.*g", cols[i].prec, v);
+    }
+}
+
+/* A human table: policy, then the columns, each as wide as its name or widest cell. */
+static void
+table(const struct pfs_run_result *res, size_t n, const struct column *cols, size_t n_cols,
+      int width)
+{
+    int w[32];
+    char buf[64];
+
+    for (size_t i = 0; i < n_cols; i++) {
+        w[i] = (int)strlen(cols[i].name);
+        for (size_t k = 0; k < n; k++) {
+            cell(buf, sizeof buf, &res[k], &cols[i]);
+            if ((int)strlen(buf) > w[i])
+                w[i] = (int)strlen(buf);
+        }
+    }
+    printf("%-*s", width, "policy");
+    for (size_t i = 0; i < n_cols; i++)
+        printf(" %*s", w[i], cols[i].name);
+    putchar('\n');
+    for (size_t k = 0; k < n; k++) {
+        if (isnan(res[k].tokens)) /* skipped by --resume */
+            continue;
+        printf("%-*s", width, res[k].policy);
+        for (size_t i = 0; i < n_cols; i++) {
+            cell(buf, sizeof buf, &res[k], &cols[i]);
+            printf(" %*s", w[i], buf);
+        }
+        putchar('\n');
+    }
+}
 
 struct outputs {
     size_t n;
@@ -51,7 +193,8 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
 
-    fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput\n", fp);
+    fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput,pool,curve_id\n",
+          fp);
     for (size_t k = 0; k < o->n; k++) {
         for (size_t j = 0; j < pfs_sim_inputs_n_jobs(o->in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j);
@@ -59,7 +202,7 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
             double until = isnan(r->finish_s) ? o->end_s : r->finish_s;
             double rel = isnan(r->start_s) || !(until > r->start_s)
                              ? (double)NAN
-                             : r->tokens_done / (w->tokens / w->duration_s * (until - r->start_s));
+                             : r->tokens_done / (w->tokens / r->duration_s * (until - r->start_s));
 
             fprintf(fp, "%s,%s,%d,%s,", o->res[k].policy, w->job_id, w->n_gpus,
                     pfs_tier_name(w->tier));
@@ -74,7 +217,11 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
             fprintf(fp, "%.6g,", r->tokens_done);
             if (!isnan(rel))
                 fprintf(fp, "%.6f", rel);
-            fputc('\n', fp);
+            fprintf(fp, ",%s,%s\n",
+                    r->pool >= 0 && (size_t)r->pool < o->res[k].n_pools
+                        ? o->res[k].pool[r->pool].name
+                        : "",
+                    pfs_sim_inputs_curve(o->in, r->curve)->job_id);
         }
     }
     if (fflush(fp) != 0 || ferror(fp))
@@ -105,51 +252,235 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
     return 0;
 }
 
+/* --seeds A..B or A,B,C into seeds (at most PFS_MAX_SEEDS). */
+static bool
+parse_seeds(const char *s, unsigned long *seeds, size_t *n)
+{
+    char buf[4096], *dots;
+    long a, b;
+
+    *n = 0;
+    if (!pfs__strlcpy(buf, s, sizeof buf))
+        return false;
+    if ((dots = strstr(buf, "..")) != NULL) {
+        *dots = '\0';
+        if (!pfs__parse_long(buf, &a) || !pfs__parse_long(dots + 2, &b) || a < 0 || b < a ||
+            b - a >= PFS_MAX_SEEDS)
+            return false;
+        for (long v = a; v <= b; v++)
+            seeds[(*n)++] = (unsigned long)v;
+        return true;
+    }
+    for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
+        if ((comma = strchr(p, ',')) != NULL)
+            *comma = '\0';
+        if (*n == PFS_MAX_SEEDS || !pfs__parse_long(p, &a) || a < 0)
+            return false;
+        seeds[(*n)++] = (unsigned long)a;
+    }
+    return *n > 0;
+}
+
+/* Mean, 95% interval half-width (Student's t over the seeds), min and max of n values. */
+struct spread {
+    double mean, ci95, min, max;
+    size_t n;
+};
+
+static struct spread
+spread_of(const double *v, size_t n)
+{
+    struct spread s = {0, NAN, HUGE_VAL, -HUGE_VAL, 0};
+    double ss = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        s.mean += v[i];
+        s.min = fmin(s.min, v[i]);
+        s.max = fmax(s.max, v[i]);
+        s.n++;
+    }
+    if (s.n == 0)
+        return (struct spread){NAN, NAN, NAN, NAN, 0};
+    s.mean /= (double)s.n;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            ss += (v[i] - s.mean) * (v[i] - s.mean);
+    if (s.n > 1)
+        s.ci95 = gsl_cdf_tdist_Pinv(0.975, (double)(s.n - 1)) * sqrt(ss / (double)(s.n - 1)) /
+                 sqrt((double)s.n);
+    return s;
+}
+
+/* The multi-seed report: per policy and metric the spread over seeds; each policy's tokens
+ * against equal's seed by seed (paired), marked when the difference is within its spread;
+ * and the gap recovered of the means where the oracle's lead over equal exceeds its own
+ * spread. res is n_seeds x n_pol. */
+static void
+seeds_report(const struct pfs_run_result *res, size_t n_seeds, size_t n_pol, bool csv)
+{
+    static const char *const metrics[] = {"tokens",
+                                          "mean_tps",
+                                          "energy_j",
+                                          "tokens_per_j",
+                                          "dr_minutes_over",
+                                          "deadline_misses",
+                                          "tier_violations",
+                                          "dr_cost_frac",
+                                          "job_loss_mean",
+                                          "job_loss_p95",
+                                          NULL};
+    double *v = malloc((n_seeds + 1) * sizeof *v);
+    long eq = -1, orc = -1;
+    int width = 6;
+
+    if (!v)
+        return;
+    for (size_t k = 0; k < n_pol; k++) {
+        if (strcmp(res[k].policy, "equal") == 0)
+            eq = (long)k;
+        if (strcmp(res[k].policy, "oracle") == 0)
+            orc = (long)k;
+        if ((int)strlen(res[k].policy) > width)
+            width = (int)strlen(res[k].policy);
+    }
+    if (csv)
+        puts("policy,metric,n_seeds,mean,ci95,min,max");
+    else
+        printf("%-*s %-22s %6s %13s %13s %13s %13s\n", width, "policy", "metric", "seeds", "mean",
+               "ci95", "min", "max");
+    for (size_t k = 0; k < n_pol; k++) {
+        for (size_t m = 0; metrics[m] || (eq >= 0 && metrics[m - 1]); m++) {
+            const char *name = metrics[m] ? metrics[m] : "tokens_vs_equal";
+            const struct column *c = NULL;
+            struct spread sp;
+
+            for (size_t i = 0; i < N_COLS(outcome_cols) && !c; i++)
+                if (strcmp(outcome_cols[i].name, name) == 0)
+                    c = &outcome_cols[i];
+            for (size_t i = 0; i < N_COLS(planner_cols) && !c; i++)
+                if (strcmp(planner_cols[i].name, name) == 0)
+                    c = &planner_cols[i];
+            for (size_t i = 0; i < n_seeds; i++) {
+                const struct pfs_run_result *r = &res[i * n_pol + k];
+
+                v[i] = metrics[m] ? col_value(r, c) : r->tokens - res[i * n_pol + eq].tokens;
+            }
+            sp = spread_of(v, n_seeds);
+            if (csv) {
+                printf("%s,%s,%zu,", res[k].policy, name, sp.n);
+                printf(isnan(sp.mean) ? "," : "%.6g,", sp.mean);
+                printf(isnan(sp.ci95) ? "," : "%.6g,", sp.ci95);
+                printf(isnan(sp.min) ? "," : "%.6g,", sp.min);
+                printf(isnan(sp.max) ? "\n" : "%.6g\n", sp.max);
+            } else {
+                printf("%-*s %-22s %6zu %13.5g %13.5g %13.5g %13.5g%s\n", width, res[k].policy,
+                       name, sp.n, sp.mean, sp.ci95, sp.min, sp.max,
+                       !metrics[m] && (long)k != eq && !(fabs(sp.mean) > sp.ci95)
+                           ? "  (within the seed spread)"
+                           : "");
+            }
+            if (!metrics[m])
+                break;
+        }
+    }
+    /* The gap of the means, where the oracle's lead over equal stands out of the spread. */
+    if (eq >= 0 && orc >= 0) {
+        struct spread d;
+
+        for (size_t i = 0; i < n_seeds; i++)
+            v[i] = res[i * n_pol + orc].tokens - res[i * n_pol + eq].tokens;
+        d = spread_of(v, n_seeds);
+        for (size_t k = 0; k < n_pol; k++) {
+            struct spread p;
+            double mean_eq = 0;
+
+            for (size_t i = 0; i < n_seeds; i++) {
+                v[i] = res[i * n_pol + k].tokens - res[i * n_pol + eq].tokens;
+                mean_eq += res[i * n_pol + eq].tokens / (double)n_seeds;
+            }
+            p = spread_of(v, n_seeds);
+            if (d.mean > d.ci95 && d.mean > PFS_GAP_MIN_FRAC * mean_eq) {
+                if (csv)
+                    printf("%s,gap_recovered,%zu,%.6g,,,\n", res[k].policy, n_seeds,
+                           p.mean / d.mean);
+                else
+                    printf("%-*s %-22s %6zu %13.5g\n", width, res[k].policy, "gap_recovered",
+                           n_seeds, p.mean / d.mean);
+            } else if (csv) {
+                printf("%s,gap_recovered,%zu,,,,\n", res[k].policy, n_seeds);
+            } else if (k == 0) {
+                printf("gap_recovered: not defined: oracle - equal is %.5g tokens, 95%% interval "
+                       "+-%.5g over %zu seeds (it must exceed both that and %.1f%% of equal)\n",
+                       d.mean, d.ci95, n_seeds, 100 * PFS_GAP_MIN_FRAC);
+            }
+        }
+    }
+    free(v);
+}
+
 int
 pfs_cli_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
-        {"days", required_argument, 0, 'd'},   {"timeseries-csv", required_argument, 0, 't'},
-        {"csv", no_argument, 0, 'c'},          {"jobs-csv", required_argument, 0, 'j'},
-        {"db", optional_argument, 0, 'D'},     {"resume", no_argument, 0, 'R'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"days", required_argument, 0, 'd'},
+                                         {"timeseries-csv", required_argument, 0, 't'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"jobs-csv", required_argument, 0, 'j'},
+                                         {"db", optional_argument, 0, 'D'},
+                                         {"resume", no_argument, 0, 'R'},
+                                         {"seeds", required_argument, 0, 'S'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
+    unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
     struct pfs_store *store = NULL;
-    bool resume = false;
-    size_t n_pol = 0;
+    struct pfs_run_result *all = NULL; /* n_seeds x n_pol */
+    bool resume = false, csv = false;
+    size_t n_pol = 0, n_seeds = 0, n_jobs = 0;
     struct outputs o = {0};
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
     double days = NAN;
     long seed = -1;
-    bool csv = false;
     int c, rc = 0, code = EXIT_OK;
 
-    if (!sc)
+    if (!sc || !seeds) {
+        free(sc);
+        free(seeds);
         return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    }
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
             if (!pfs_policy_find(optarg)) {
-                free(sc);
-                return pfs_cli_usage("run", "unknown policy '%s' (pfisim --list-policies)", optarg);
-            }
-            if (n_pol < PFS_MAX_POLICIES)
+                code = pfs_cli_usage("run", "unknown policy '%s' (pfisim --list-policies)", optarg);
+                goto usage_out;
+            } else if (n_pol < PFS_MAX_POLICIES)
                 policies[n_pol++] = optarg;
             break;
         case 's':
             if (!pfs__parse_long(optarg, &seed) || seed < 0) {
-                free(sc);
-                return pfs_cli_usage("run", "--seed takes a non-negative integer, got '%s'",
-                                     optarg);
+                code =
+                    pfs_cli_usage("run", "--seed takes a non-negative integer, got '%s'", optarg);
+                goto usage_out;
+            }
+            break;
+        case 'S':
+            if (!parse_seeds(optarg, seeds, &n_seeds)) {
+                code = pfs_cli_usage(
+                    "run", "--seeds takes A..B or A,B,C (at most 256 non-negative seeds), got '%s'",
+                    optarg);
+                goto usage_out;
             }
             break;
         case 'd':
             if (!pfs__parse_double(optarg, &days) || !(days > 0 && days <= 3660)) {
-                free(sc);
-                return pfs_cli_usage("run", "--days takes a number in (0, 3660], got '%s'", optarg);
+                code = pfs_cli_usage("run", "--days takes a number in (0, 3660], got '%s'", optarg);
+                goto usage_out;
             }
             break;
         case 't':
@@ -169,82 +500,101 @@ pfs_cli_run(int argc, char **argv)
             break;
         case 'h':
             free(sc);
+            free(seeds);
             return fputs(pfs_cli_run_help, stdout), EXIT_OK;
         default:
-            free(sc);
-            return pfs_cli_usage("run", "%s", "bad option");
+            code = pfs_cli_usage("run", "%s", "bad option");
+            goto usage_out;
         }
     }
-    if (argc - optind > 1) {
-        free(sc);
-        return pfs_cli_usage("run", "%s", "expected at most one scenario file");
+    if (argc - optind > 1 || (resume && !db_path) || (seed >= 0 && n_seeds > 0)) {
+        code = pfs_cli_usage("run", "%s",
+                             argc - optind > 1          ? "expected at most one scenario file"
+                             : seed >= 0 && n_seeds > 0 ? "give --seed or --seeds, not both"
+                                                        : "--resume needs --db");
+        goto usage_out;
     }
     rc = pfs_scenario_load_days(optind < argc ? argv[optind] : NULL, days, sc, &d);
     if (rc) {
         free(sc);
+        free(seeds);
         return pfs_cli_report(&d, rc);
     }
     if (seed >= 0)
         sc->seed = (unsigned long)seed;
+    if (n_seeds == 0 && seed < 0 && sc->n_seeds > 0) {
+        n_seeds = sc->n_seeds;
+        memcpy(seeds, sc->seeds, n_seeds * sizeof *seeds);
+    }
+    if (n_seeds == 0)
+        seeds[n_seeds++] = sc->seed;
+    if (n_seeds > 1 && (ts_path || jobs_path)) {
+        free(sc);
+        free(seeds);
+        return pfs_cli_usage("run", "%s",
+                             "--timeseries-csv and --jobs-csv take one seed; with several, "
+                             "--db keeps every run");
+    }
     if (n_pol == 0)
         for (size_t k = 0; k < sc->n_policies; k++)
             policies[n_pol++] = sc->policies[k];
     o.n = n_pol;
-    o.res = calloc(n_pol, sizeof *o.res);
+    all = calloc(n_seeds * n_pol, sizeof *all);
     o.ts = calloc(n_pol, sizeof *o.ts);
-    if (!o.res || !o.ts)
+    if (!all || !o.ts)
         rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if (resume && !db_path) {
-        free(sc);
-        free(o.res);
-        free(o.ts);
-        return pfs_cli_usage("run", "%s", "--resume needs --db");
-    }
     /* The database first: a wrong one must fail before hours of simulation. */
     if (rc == 0 && db_path)
         rc = pfs_store_open(db_path, &store, &d);
-    if (rc == 0)
-        rc = pfs_sim_inputs_new(sc, &in, &d);
-    if (rc == 0 && (jobs_path || db_path)) {
-        o.jobs = calloc(n_pol, sizeof *o.jobs);
-        for (size_t k = 0; o.jobs && k < n_pol; k++)
-            o.jobs[k] = calloc(pfs_sim_inputs_n_jobs(in) + 1, sizeof **o.jobs);
-        if (!o.jobs || !o.jobs[n_pol - 1])
-            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
-    o.in = in;
-    o.end_s = sc->days * 86400;
-    for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-        bool done = false;
-
-        if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 && done) {
-            fprintf(stderr, "pfisim run: %s: already in %s, skipped (--resume)\n", policies[k],
-                    db_path);
-            pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
-            o.res[k].tokens = NAN;
-            continue;
+    for (size_t i = 0; rc == 0 && i < n_seeds; i++) {
+        sc->seed = seeds[i];
+        o.res = &all[i * n_pol];
+        pfs_sim_inputs_free(in);
+        in = NULL;
+        if ((rc = pfs_sim_inputs_new(sc, &in, &d)))
+            break;
+        n_jobs = pfs_sim_inputs_n_jobs(in);
+        if (!o.jobs && (jobs_path || db_path)) {
+            o.jobs = calloc(n_pol, sizeof *o.jobs);
+            if (!o.jobs)
+                rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         }
-        if (rc == 0)
-            rc = pfs_sim_run(sc, in, policies[k], &o.res[k], ts_path || db_path ? &o.ts[k] : NULL,
-                             o.jobs ? o.jobs[k] : NULL, &d);
-        if (rc == 0 && store)
-            rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
-        if (isatty(2) && rc == 0)
-            fprintf(stderr, "pfisim run: %s done (%zu of %zu)\n", policies[k], k + 1, n_pol);
-    }
-    if (rc == 0) {
-        double eq = NAN, orc = NAN;
-
-        for (size_t k = 0; k < n_pol; k++) {
-            if (strcmp(o.res[k].policy, "equal") == 0)
-                eq = o.res[k].tokens;
-            if (strcmp(o.res[k].policy, "oracle") == 0)
-                orc = o.res[k].tokens;
+        for (size_t k = 0; o.jobs && rc == 0 && k < n_pol; k++) {
+            free(o.jobs[k]);
+            if (!(o.jobs[k] = calloc(n_jobs + 1, sizeof **o.jobs)))
+                rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         }
-        for (size_t k = 0; k < n_pol; k++)
-            o.res[k].gap_recovered = (o.res[k].tokens - eq) / (orc - eq);
-        if (store)
-            rc = pfs_store_update_gaps(store, sc, &d);
+        o.in = in;
+        o.end_s = sc->days * 86400;
+        for (size_t k = 0; rc == 0 && k < n_pol; k++) {
+            bool done = false;
+
+            if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 &&
+                done) {
+                fprintf(stderr, "pfisim run: %s, seed %lu: already in %s, skipped (--resume)\n",
+                        policies[k], seeds[i], db_path);
+                pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
+                o.res[k].tokens = NAN;
+                continue;
+            }
+            pfs_timeseries_free(&o.ts[k]);
+            if (rc == 0)
+                rc = pfs_sim_run(sc, in, policies[k], &o.res[k],
+                                 ts_path || db_path ? &o.ts[k] : NULL, o.jobs ? o.jobs[k] : NULL,
+                                 &d);
+            if (rc == 0 && store)
+                rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
+            if (isatty(2) && rc == 0)
+                fprintf(stderr, "pfisim run: %s, seed %lu done (%zu of %zu)\n", policies[k],
+                        seeds[i], i * n_pol + k + 1, n_seeds * n_pol);
+        }
+        if (rc == 0) {
+            pfs_gap_recovered(o.res, n_pol);
+            if (store)
+                rc = pfs_store_update_gaps(store, sc, &d);
+        }
+    }
+    if (rc == 0 && n_seeds == 1) {
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
         if (rc == 0 && jobs_path)
@@ -252,42 +602,62 @@ pfs_cli_run(int argc, char **argv)
     }
     if (rc == 0) {
         int width = 6; /* the policy column: as wide as the longest name */
+        const struct pfs_run_result *r0 = &all[0];
 
         for (size_t k = 0; k < n_pol; k++)
             if ((int)strlen(policies[k]) > width)
                 width = (int)strlen(policies[k]);
-        if (csv)
-            puts("policy,tokens,mean_tps,energy_j,tokens_per_j,dr_minutes_over,"
-                 "dr_worst_excess_w,deadline_misses,tier_violations,gap_recovered");
-        else
-            printf("scenario %s: %d GPUs (%s), %.3g days, %zu jobs, %zu DR events, %zu events "
-                   "simulated\n"
-                   "%-*s %12s %10s %12s %10s %8s %10s %6s %6s %7s\n",
-                   sc->name, sc->gpus, sc->gpu, sc->days, o.res[0].jobs_submitted, sc->n_dr,
-                   o.res[0].events, width, "policy", "tokens", "tokens/s", "energy_MWh", "tokens/J",
-                   "DR_min", "worst_W", "missed", "tier", "gap");
-        for (size_t k = 0; k < n_pol; k++) {
-            const struct pfs_run_result *r = &o.res[k];
+        if (!csv) {
+            printf("scenario %s: %d GPUs (", sc->name, sc->gpus);
+            for (size_t p = 0; p < r0->n_pools; p++)
+                printf("%s%s", p ? ", " : "", r0->pool[p].gpu);
+            printf("), %.3g days, %zu jobs, %zu DR events, %zu events simulated, ", sc->days,
+                   r0->jobs_submitted, r0->dr_events, r0->events);
+            if (n_seeds == 1)
+                printf("seed %lu\n", seeds[0]);
+            else
+                printf("%zu seeds (%lu..%lu)\n", n_seeds, seeds[0], seeds[n_seeds - 1]);
+        }
+        if (n_seeds > 1) {
+            seeds_report(all, n_seeds, n_pol, csv);
+        } else if (csv) {
+            fputs("policy", stdout);
+            for (size_t i = 0; i < N_COLS(outcome_cols); i++)
+                printf(",%s", outcome_cols[i].name);
+            fputs(",gap_note", stdout);
+            for (size_t i = 0; i < N_COLS(planner_cols); i++)
+                printf(",%s", planner_cols[i].name);
+            putchar('\n');
+            for (size_t k = 0; k < n_pol; k++) {
+                const struct pfs_run_result *r = &all[k];
 
-            if (isnan(r->tokens)) /* skipped by --resume */
-                continue;
-            if (csv) {
-                printf("%s,%.6e,%.6g,%.6e,%.6g,%.1f,%.1f,%zu,%zu,", r->policy, r->tokens,
-                       r->mean_tps, r->energy_j, r->tokens_per_j, r->dr_minutes_over,
-                       r->dr_worst_excess_w, r->deadline_misses, r->tier_violations);
-                if (isnan(r->gap_recovered))
-                    puts("");
-                else
-                    printf("%.4f\n", r->gap_recovered);
-            } else {
-                char gap[16] = "-"; /* no equal or oracle run to measure it against */
+                if (isnan(r->tokens))
+                    continue;
+                printf("%s,", r->policy);
+                csv_cells(r, outcome_cols, N_COLS(outcome_cols));
+                printf(",%s,", r->gap_note);
+                csv_cells(r, planner_cols, N_COLS(planner_cols));
+                putchar('\n');
+            }
+        } else {
+            table(all, n_pol, outcome_cols, N_COLS(outcome_cols), width);
+            if (isnan(all[0].gap_recovered) && all[0].gap_note[0])
+                printf("gap_recovered: not defined: %s\n", all[0].gap_note);
+            printf("\nthe planner's summary (docs/results.md):\n");
+            table(all, n_pol, planner_cols, 8, width);
+            table(all, n_pol, planner_cols + 8, N_COLS(planner_cols) - 8, width);
+            if (r0->n_pools > 1) {
+                printf("\nper pool:\n%-*s %-12s %-10s %12s %12s %12s %12s %13s\n", width, "policy",
+                       "pool", "gpu", "tokens", "energy_j", "busy_gpu_h", "jobs_started",
+                       "jobs_finished");
+                for (size_t k = 0; k < n_pol; k++)
+                    for (size_t p = 0; p < all[k].n_pools && !isnan(all[k].tokens); p++) {
+                        const struct pfs_pool_result *pr = &all[k].pool[p];
 
-                if (!isnan(r->gap_recovered))
-                    snprintf(gap, sizeof gap, "%.4f", r->gap_recovered);
-                printf("%-*s %12.5g %10.5g %12.4f %10.4g %8.1f %10.0f %6zu %6zu %7s\n", width,
-                       r->policy, r->tokens, r->mean_tps, r->energy_j / 3.6e9, r->tokens_per_j,
-                       r->dr_minutes_over, r->dr_worst_excess_w, r->deadline_misses,
-                       r->tier_violations, gap);
+                        printf("%-*s %-12s %-10s %12.5g %12.5g %12.5g %12zu %13zu\n", width,
+                               all[k].policy, pr->name, pr->gpu, pr->tokens, pr->energy_j,
+                               pr->busy_gpu_h, pr->jobs_started, pr->jobs_finished);
+                    }
             }
         }
         if (ts_path && !csv)
@@ -301,9 +671,14 @@ pfs_cli_run(int argc, char **argv)
         free(o.jobs[k]);
     free(o.jobs);
     free(o.ts);
-    free(o.res);
+    free(all);
+    free(seeds);
     pfs_sim_inputs_free(in);
     pfs_store_close(store);
     free(sc);
+    return code;
+usage_out:
+    free(sc);
+    free(seeds);
     return code;
 }

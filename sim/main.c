@@ -775,7 +775,7 @@ static const char help_workload[] =
     "usage: pfisim workload --arrivals SOURCE [--corpus DIR] [--gpus N] [--days D]\n"
     "                       [--start-day X] [--seed S]\n"
     "                       [--slack LO:HI] [--tiers firm:F,flex1:F,flex2:F,flex3:F]\n"
-    "                       [--rescale] [--load L] [--gpu-scale K]\n"
+    "                       [--rescale] [--load L] [--gpu-scale K] [--gpu TYPE]...\n"
     "                       [-o WORKLOAD.csv]\n"
     "       pfisim workload --fit SOURCE [-o MODEL.cfg]\n"
     "\n"
@@ -789,6 +789,7 @@ static const char help_workload[] =
     "\n"
     "  --corpus DIR   corpus with jobs.csv (default traces/h200-h100, synthetic)\n"
     "  --gpus N       the facility's GPUs (default 1024); a larger job is an error\n"
+    "  --gpu TYPE     jobs run curves measured on this GPU (repeatable; default h200-sxm)\n"
     "  --days D       window length in days (default 7)\n"
     "  --start-day X  a real trace's window starts X days after its first job (default 0)\n"
     "  --seed S       seed of the mapping, deadlines, tiers and synthetic arrivals (default 1)\n"
@@ -868,9 +869,11 @@ cmd_workload(int argc, char **argv)
                                          {"start-day", required_argument, 0, 'S'},
                                          {"load", required_argument, 0, 'L'},
                                          {"gpu-scale", required_argument, 0, 'G'},
+                                         {"gpu", required_argument, 0, 'P'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct pfs_workload_options o;
+    struct pfs_gpu gpu;
     const char *corpus_dir = "traces/h200-h100", *output = NULL, *fit = NULL;
     char jobs_path[600];
     struct pfs_jobset *js = NULL;
@@ -924,6 +927,15 @@ cmd_workload(int argc, char **argv)
             break;
         case 'r':
             o.rescale = true;
+            break;
+        case 'P':
+            if (o.n_gpu_types == PFS_MAX_POOLS || strlen(optarg) >= sizeof o.gpu_types[0] ||
+                pfs_gpu_find(optarg, &gpu, NULL) != 0)
+                return pfs_cli_usage("workload",
+                                     "--gpu: unknown GPU profile '%s' (pfisim gpus), "
+                                     "or more than 8",
+                                     optarg);
+            pfs__strlcpy(o.gpu_types[o.n_gpu_types++], optarg, sizeof o.gpu_types[0]);
             break;
         case 'f':
             fit = optarg;

@@ -462,6 +462,8 @@ enum pfs_tier { PFS_TIER_FIRM, PFS_TIER_FLEX1, PFS_TIER_FLEX2, PFS_TIER_FLEX3, P
 const char *pfs_tier_name(int tier);
 double pfs_tier_max_loss(int tier);
 
+#define PFS_MAX_POOLS 8 /* GPU pools of a facility (struct pfs_pool) */
+
 struct pfs_workload_options {
     const char *arrivals; /* kalos, itp:clusterNN, helios, philly, poisson:RATE_PER_HOUR,
                            * fitted:SOURCE */
@@ -473,11 +475,13 @@ struct pfs_workload_options {
     double slack_lo, slack_hi;    /* deadline = submit + U(slack_lo, slack_hi) * duration */
     double tier_mix[PFS_N_TIERS]; /* shares of firm, flex1, flex2, flex3 (sum 1) */
     bool rescale;                 /* scale GPU counts down to fit the facility instead of failing */
-    double load;   /* fitted sources: scale the arrival rate so that the offered GPU time is
-                    * this share of the facility's (0: the trace's own rate) */
-    int gpu_scale; /* every arriving job asks for this many times its GPUs (default 1): a
-                    * trace from a small cluster scaled up to a large facility; with load
-                    * set, the rate falls by the same factor */
+    double load;        /* fitted sources: scale the arrival rate so that the offered GPU time is
+                         * this share of the facility's (0: the trace's own rate) */
+    int gpu_scale;      /* every arriving job asks for this many times its GPUs (default 1): a
+                         * trace from a small cluster scaled up to a large facility; with load
+                         * set, the rate falls by the same factor */
+    size_t n_gpu_types; /* the GPUs the facility has (0: h200-sxm alone) */
+    char gpu_types[PFS_MAX_POOLS][32]; /* jobs run curves measured on one of these */
 };
 
 void pfs_workload_defaults(struct pfs_workload_options *o);
@@ -499,9 +503,10 @@ struct pfs_workload {
 };
 
 /* Generates a workload: arrivals, sizes and durations from the source, each job mapped to a
- * corpus job (H200 jobs of corpus) of the same GPU count, or the largest smaller one scaled
- * out (docs/workload.md). Returns 0; PFS_ENOTFOUND (unknown source), PFS_EINVAL (a job larger
- * than the facility without rescale, bad options), PFS_EIO. */
+ * corpus job measured on one of the facility's GPU types (o->gpu_types) of the same GPU count, or
+ * the largest smaller one scaled out (docs/workload.md). Returns 0; PFS_ENOTFOUND (unknown source),
+ * PFS_EINVAL (a job larger than the facility without rescale, no corpus job of the facility's GPUs,
+ * bad options), PFS_EIO. */
 int pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_jobset *corpus,
                           struct pfs_workload **out, struct pfs_diag *diag);
 
@@ -731,6 +736,17 @@ struct pfs_pricing {
 
 #define PFS_MAX_DR       4096
 #define PFS_MAX_POLICIES 16
+#define PFS_MAX_SEEDS    256
+
+/* A pool of identical GPUs in the facility (docs/scenarios.md). A job runs on one pool, on
+ * curves measured on that pool's GPU. */
+struct pfs_pool {
+    char name[32];       /* unique within the facility, as in results */
+    char gpu[32];        /* GPU profile */
+    int gpus;            /* GPUs in the pool */
+    int gpus_per_node;   /* nodes = gpus / this, rounded up */
+    double node_other_w; /* non-GPU power per node, W */
+};
 
 struct pfs_scenario {
     char name[64];
@@ -741,6 +757,9 @@ struct pfs_scenario {
     double node_other_w; /* non-GPU power per node (CPUs, memory, NICs, fans), W */
     double pue;          /* facility power = IT power x pue */
     double base_cap_w;   /* facility power cap outside events, W (0: none) */
+    size_t n_pools;      /* 0: one pool of gpus x gpu (the fields above); else these pools,
+                          * with gpus their total and gpu the first one's */
+    struct pfs_pool pools[PFS_MAX_POOLS];
     /* workload */
     char corpus[256];                     /* corpus directory (curves.csv, jobs.csv) */
     char workload[256];                   /* a workload CSV, or "" to build one from arrivals */
@@ -748,6 +767,8 @@ struct pfs_scenario {
     char arrivals_source[64];
     double days; /* simulated time, days */
     unsigned long seed;
+    size_t n_seeds; /* `seeds`: pfisim run runs every policy under each (0: seed alone) */
+    unsigned long seeds[PFS_MAX_SEEDS];
     /* events and control */
     size_t n_dr;
     struct pfs_dr_event dr[PFS_MAX_DR];
@@ -769,6 +790,11 @@ struct pfs_scenario {
  * 1,024-GPU facility for 7 days, arrivals from the model fitted to Microsoft ITP cluster 04
  * at 90% offered load, three 3-hour 30% DR events; policies equal, pfi, oracle, sla. */
 void pfs_scenario_default(struct pfs_scenario *sc);
+
+/* The facility's pools into out (PFS_MAX_POOLS entries): the scenario's, or the one pool
+ * its gpus, gpu, gpus_per_node and node_other_w describe (named after the GPU). Returns
+ * their number. */
+size_t pfs_scenario_pools(const struct pfs_scenario *sc, struct pfs_pool *out);
 
 /* Reads a scenario file (libconfig), starting from the default for every setting it does
  * not give. Returns 0, PFS_EIO, PFS_EINVAL (file:line: setting.path: message). */
@@ -794,6 +820,15 @@ int pfs_scenario_parse(const char *text, const char *name, struct pfs_scenario *
  * the seed and policies are not in it: they key the runs). Returns 0 or PFS_EIO. */
 int pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp);
 
+/* A pool's share of a run. */
+struct pfs_pool_result {
+    char name[32], gpu[32];
+    double tokens;     /* trained on the pool */
+    double energy_j;   /* its GPUs and nodes, x PUE */
+    double busy_gpu_h; /* GPU-hours its GPUs held jobs */
+    size_t jobs_started, jobs_finished;
+};
+
 /* Per-run results (DESIGN.md section 5 metrics). */
 struct pfs_run_result {
     char policy[32];
@@ -810,6 +845,30 @@ struct pfs_run_result {
     size_t jobs_submitted, jobs_started, jobs_finished;
     size_t events;        /* events processed */
     double gap_recovered; /* (tokens - equal) / (oracle - equal); NAN when unknown */
+    size_t n_pools;
+    struct pfs_pool_result pool[PFS_MAX_POOLS];
+    /* The planner's summary (docs/results.md). */
+    double cap_w;           /* the facility's base cap, W; NAN without one */
+    double peak_facility_w; /* the highest minute mean of facility power, W */
+    double p99_facility_w;  /* the 99th percentile of minute means, W */
+    double cap_binding_h;   /* hours a limit held some running job below full power */
+    size_t dr_events;       /* DR events in the run */
+    size_t dr_events_met;   /* with no minute over target */
+    size_t dr_events_missed;
+    size_t dr_events_uncappable; /* with a minute whose target lay below the capping floor
+                                  * (every running job at its minimum cap): only pausing
+                                  * could meet it */
+    double dr_floor_excess_w;    /* the most that floor exceeded a target, W */
+    double job_loss_mean, job_loss_p50, job_loss_p95,
+        job_loss_max; /* over started jobs: 1 -
+                       * tokens / (full-power rate on its pool x time in the run) */
+    /* The cost of DR against the same workload and policy without events (NAN when the
+     * run has none). */
+    double nodr_tokens;
+    double dr_cost_tokens, dr_cost_frac, dr_cost_per_event;
+    double dr_energy_shed_j; /* energy without events less energy with them, J */
+    double dr_cost_per_mwh;  /* tokens lost per MWh shed */
+    char gap_note[96];       /* why gap_recovered is NAN, "" when it is defined */
 };
 
 /* One row per simulated minute. */
@@ -843,6 +902,9 @@ void pfs_sim_inputs_free(struct pfs_sim_inputs *in);
 struct pfs_job_result {
     double start_s, finish_s; /* NAN when it did not start / finish */
     double tokens_done;
+    int pool;          /* the pool it ran on, -1 when it did not start */
+    size_t curve;      /* the curve it ran (pfs_sim_inputs_curve), its own when not started */
+    double duration_s; /* its uncapped run time there (or on its own curve), s */
 };
 
 /* The workload's jobs, in order (what per_job arrays are indexed by). */
@@ -863,6 +925,15 @@ double pfs_sim_inputs_curve_pfi(const struct pfs_sim_inputs *in, size_t k, size_
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
                 struct pfs_run_result *out, struct pfs_timeseries *ts,
                 struct pfs_job_result *per_job, struct pfs_diag *diag);
+
+/* The gap recovered, (tokens - equal) / (oracle - equal), of each of n runs of one scenario
+ * and seed, from the equal and oracle runs among them. It is defined only where the oracle
+ * beats equal by more than PFS_GAP_MIN_FRAC of equal's tokens: over a long run the
+ * instantaneous oracle can make fewer tokens than equal (it optimises each allocation, not
+ * the run), and a ratio over a gap of noise misleads. Elsewhere gap_recovered is NAN and
+ * gap_note says why. With several seeds the CLI also asks that the gap exceed its spread. */
+#define PFS_GAP_MIN_FRAC 1e-3
+void pfs_gap_recovered(struct pfs_run_result *runs, size_t n);
 
 /* ---------------------------------------------------------------------------------------
  * The results database (sim/store.c, docs/results.md): SQLite, one file per study.

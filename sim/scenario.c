@@ -142,12 +142,94 @@ only(const struct reader *r, const config_setting_t *g, const char *prefix,
     return 0;
 }
 
+size_t
+pfs_scenario_pools(const struct pfs_scenario *sc, struct pfs_pool *out)
+{
+    if (sc->n_pools > 0) {
+        memcpy(out, sc->pools, sc->n_pools * sizeof *out);
+        return sc->n_pools;
+    }
+    memset(out, 0, sizeof *out);
+    pfs__strlcpy(out->name, sc->gpu, sizeof out->name);
+    pfs__strlcpy(out->gpu, sc->gpu, sizeof out->gpu);
+    out->gpus = sc->gpus;
+    out->gpus_per_node = sc->gpus_per_node;
+    out->node_other_w = sc->node_other_w;
+    return 1;
+}
+
+/* A whole number setting within [lo, hi]; absent leaves *out. */
+static int
+whole(const struct reader *r, const config_setting_t *g, const char *name, const char *path,
+      double lo, double hi, int *out)
+{
+    double v = *out;
+    int rc = number(r, g, name, path, lo, hi, &v);
+
+    if (rc == 0 && floor(v) < v)
+        return bad(r, config_setting_get_member(g, name), path, "expected a whole number");
+    *out = (int)v;
+    return rc;
+}
+
+/* facility.pools: ( { name; gpu; gpus; gpus_per_node; node_other_w; }, ... ). */
+static int
+read_pools(const struct reader *r, const config_setting_t *l, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"name",          "gpu",          "gpus",
+                                        "gpus_per_node", "node_other_w", NULL};
+    int total = 0;
+
+    if (!config_setting_is_list(l) || config_setting_length(l) < 1 ||
+        config_setting_length(l) > PFS_MAX_POOLS)
+        return bad(r, l, "scenario.facility.pools", "expected a list of 1 to 8 pools ( {...}, )");
+    sc->n_pools = 0;
+    for (int i = 0; i < config_setting_length(l); i++) {
+        const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
+        struct pfs_pool *p = &sc->pools[sc->n_pools];
+        char path[64], sub[96];
+        struct pfs_gpu g;
+        int rc;
+
+        snprintf(path, sizeof path, "scenario.facility.pools.[%d]", i);
+        *p =
+            (struct pfs_pool){.gpus_per_node = sc->gpus_per_node, .node_other_w = sc->node_other_w};
+        if (!config_setting_is_group(e))
+            return bad(r, e, path, "expected a group");
+#define SUB(n) (snprintf(sub, sizeof sub, "%s.%s", path, n), sub)
+        if ((rc = only(r, e, path, names)) ||
+            (rc = string(r, e, "name", SUB("name"), p->name, sizeof p->name)) ||
+            (rc = string(r, e, "gpu", SUB("gpu"), p->gpu, sizeof p->gpu)) ||
+            (rc = whole(r, e, "gpus", SUB("gpus"), 1, 1e7, &p->gpus)) ||
+            (rc = whole(r, e, "gpus_per_node", SUB("gpus_per_node"), 1, 64, &p->gpus_per_node)) ||
+            (rc = number(r, e, "node_other_w", SUB("node_other_w"), 0, 1e5, &p->node_other_w)))
+            return rc;
+        if (!p->gpu[0] || p->gpus < 1)
+            return bad(r, e, path, "a pool needs gpu and gpus");
+        if (pfs_gpu_find(p->gpu, &g, NULL) != 0)
+            return bad(r, config_setting_get_member(e, "gpu"), SUB("gpu"),
+                       "unknown GPU profile (see pfisim gpus)");
+#undef SUB
+        if (!p->name[0])
+            pfs__strlcpy(p->name, p->gpu, sizeof p->name);
+        for (size_t k = 0; k < sc->n_pools; k++)
+            if (strcmp(sc->pools[k].name, p->name) == 0)
+                return bad(r, e, path, "two pools of the same name (give each a name)");
+        total += p->gpus;
+        sc->n_pools++;
+    }
+    sc->gpus = total;
+    pfs__strlcpy(sc->gpu, sc->pools[0].gpu, sizeof sc->gpu);
+    return 0;
+}
+
 static int
 read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"gpus", "gpus_per_node", "gpu", "node_other_w",
-                                        "pue",  "cap_w",         NULL};
+    static const char *const names[] = {"gpus", "gpus_per_node", "gpu",   "node_other_w",
+                                        "pue",  "cap_w",         "pools", NULL};
     double gpus = sc->gpus, per = sc->gpus_per_node;
+    config_setting_t *pools = config_setting_get_member(f, "pools");
     struct pfs_gpu g;
     int rc;
 
@@ -167,6 +249,15 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
     if (pfs_gpu_find(sc->gpu, &g, NULL) != 0)
         return bad(r, config_setting_get_member(f, "gpu"), "scenario.facility.gpu",
                    "unknown GPU profile (see pfisim gpus)");
+    if (pools) {
+        /* gpus_per_node and node_other_w given beside pools are the pools' defaults; gpus
+         * and gpu would say the facility twice. */
+        if (config_setting_get_member(f, "gpus") || config_setting_get_member(f, "gpu"))
+            return bad(r, pools, "scenario.facility.pools",
+                       "give either pools or gpus and gpu, not both");
+        return read_pools(r, pools, sc);
+    }
+    sc->n_pools = 0;
     return 0;
 }
 
@@ -445,10 +536,9 @@ range(const struct reader *r, const config_setting_t *g, const char *name, const
 static int
 read_generator(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"per_year",     "duration_h",    "notice_h",
-                                        "ramp_min",     "cut",           "seed",
-                                        "hour_weights", "month_weights", "warmup_h",
-                                        NULL};
+    static const char *const names[] = {"per_year", "duration_h", "notice_h",     "ramp_min",
+                                        "cut",      "seed",       "hour_weights", "month_weights",
+                                        "warmup_h", NULL};
     struct pfs_dr_generator gen = {.duration_h = {3, 3},
                                    .notice_h = {24, 24},
                                    .cut = 0.3,
@@ -471,8 +561,8 @@ read_generator(const struct reader *r, const config_setting_t *g, struct pfs_sce
         (rc = number(r, g, "ramp_min", "scenario.dr_generator.ramp_min", 0, 600, &ramp_min)) ||
         (rc = number(r, g, "cut", "scenario.dr_generator.cut", 0.001, 1, &gen.cut)) ||
         (rc = number(r, g, "seed", "scenario.dr_generator.seed", 0, 4e9, &seed)) ||
-        (rc = number(r, g, "warmup_h", "scenario.dr_generator.warmup_h", 0, 87600,
-                     &gen.warmup_h)) ||
+        (rc =
+             number(r, g, "warmup_h", "scenario.dr_generator.warmup_h", 0, 87600, &gen.warmup_h)) ||
         (rc =
              weights(r, g, "hour_weights", "scenario.dr_generator.hour_weights", gen.hour_w, 24)) ||
         (rc = weights(r, g, "month_weights", "scenario.dr_generator.month_weights", gen.month_w,
@@ -553,7 +643,7 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
 {
     static const char *const names[] = {
         "name",    "facility", "workload",  "duration_days", "seed",    "dr_events", "dr_generator",
-        "control", "policies", "predictor", "pricing",       "dr_grid", NULL};
+        "control", "policies", "predictor", "pricing",       "dr_grid", "seeds",     NULL};
     struct reader r = {file, diag};
     config_setting_t *g;
     double days, seed;
@@ -575,6 +665,22 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
         return rc;
     sc->days = days;
     sc->seed = (unsigned long)seed;
+    if ((g = config_setting_get_member(root, "seeds"))) {
+        if (!config_setting_is_array(g) || config_setting_length(g) < 1 ||
+            config_setting_length(g) > PFS_MAX_SEEDS)
+            return bad(&r, g, "scenario.seeds", "expected an array of 1 to 256 seeds");
+        for (int i = 0; i < config_setting_length(g); i++) {
+            const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
+            long long v = config_setting_type(e) == CONFIG_TYPE_INT ||
+                                  config_setting_type(e) == CONFIG_TYPE_INT64
+                              ? config_setting_get_int64(e)
+                              : -1;
+
+            if (v < 0 || v > 4000000000LL)
+                return bad(&r, g, "scenario.seeds", "seeds are integers in [0, 4e9]");
+            sc->seeds[sc->n_seeds++] = (unsigned long)v;
+        }
+    }
     if ((g = config_setting_get_member(root, "facility")) && (rc = read_facility(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "workload")) && (rc = read_workload(&r, g, sc)))
@@ -667,8 +773,8 @@ pfs_scenario_load_days(const char *path, double days, struct pfs_scenario *sc,
             if (!d)
                 d = config_setting_add(root, "duration_days", CONFIG_TYPE_FLOAT);
             if (!d || !config_setting_set_float(d, days))
-                rc = pfs__diag_set(diag, PFS_EINVAL, path, d ? config_setting_source_line(d) : 0,
-                                   0, "scenario.duration_days",
+                rc = pfs__diag_set(diag, PFS_EINVAL, path, d ? config_setting_source_line(d) : 0, 0,
+                                   "scenario.duration_days",
                                    "scenario.duration_days: expected a float to override");
         }
         if (rc == 0)
@@ -710,14 +816,28 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
 {
     char b[12][40];
 
-    fprintf(fp,
-            "scenario = {\n"
-            "    name = \"%s\";\n"
-            "    duration_days = %s;\n"
-            "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
-            "pue = %s; cap_w = %s; };\n",
-            sc->name, num(b[0], 40, sc->days), sc->gpus, sc->gpus_per_node, sc->gpu,
-            num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
+    fprintf(fp, "scenario = {\n    name = \"%s\";\n    duration_days = %s;\n", sc->name,
+            num(b[0], 40, sc->days));
+    if (sc->n_pools == 0) {
+        fprintf(fp,
+                "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
+                "pue = %s; cap_w = %s; };\n",
+                sc->gpus, sc->gpus_per_node, sc->gpu, num(b[1], 40, sc->node_other_w),
+                num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
+    } else {
+        fprintf(fp, "    facility = { pue = %s; cap_w = %s;\n        pools = (",
+                num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
+        for (size_t k = 0; k < sc->n_pools; k++) {
+            const struct pfs_pool *p = &sc->pools[k];
+
+            fprintf(fp,
+                    "%s\n            { name = \"%s\"; gpu = \"%s\"; gpus = %d; gpus_per_node = %d; "
+                    "node_other_w = %s; }",
+                    k ? "," : "", p->name, p->gpu, p->gpus, p->gpus_per_node,
+                    num(b[1], 40, p->node_other_w));
+        }
+        fprintf(fp, "\n        ); };\n");
+    }
     fprintf(fp,
             "    workload = { corpus = \"%s\"; file = \"%s\"; arrivals = \"%s\"; load = %s;\n"
             "                 gpu_scale = %d;\n"

@@ -28,6 +28,7 @@
  * its scale (its GPUs over its curve's), the same yardstick as pfisim alloc (sim/alloc.c).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,18 +44,34 @@ struct corpus_curve {
     struct pfs_pwl env, power; /* envelope (with the paused point) and draw, per GPU cap */
     struct pfs_telemetry tel;  /* what the corpus job shows an operator */
     int n_gpus;                /* the curve's own GPU count */
+    int gpu;                   /* the pool whose GPU it was measured on; -1: none */
+};
+
+/* The run without DR events when it is the same for every policy (no base cap), made once:
+ * behind a pointer, so that runs may fill it in through their const inputs. */
+struct nodr {
+    pthread_mutex_t lock;
+    bool done;
+    double tokens, energy_j;
 };
 
 struct pfs_sim_inputs {
-    struct pfs_gpu gpu;
+    size_t n_pools;
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    struct pfs_gpu gpu[PFS_MAX_POOLS]; /* each pool's GPU profile */
+    int nodes[PFS_MAX_POOLS];          /* each pool's nodes */
+    double other_w;                    /* every node's non-GPU draw, W */
     struct pfs_curveset *cs;
     struct pfs_jobset *js;
     struct pfs_predictor *pred;
     struct pfs_workload *wl;
     size_t n_curves;
     struct corpus_curve *curves;
-    size_t *job_curve; /* workload job -> curve index */
-    int nodes;
+    size_t *job_curve; /* workload job -> its curve */
+    size_t *curve_on;  /* n_curves x n_pools: the curve a job of curve k runs on pool p (k
+                        * itself on its own GPU, its measured twin on another), SIZE_MAX: it
+                        * cannot run there */
+    struct nodr *nodr; /* the run without DR events, when the same for every policy */
 };
 
 struct job {
@@ -68,6 +85,9 @@ struct job {
     uint32_t version;
     size_t slot;  /* index in the running list */
     bool reduced; /* below full power or paused */
+    int pool;     /* where it runs (set at its start) */
+    size_t curve; /* the curve it runs there */
+    double dur_s; /* its uncapped run time there, s */
 };
 
 struct sim {
@@ -79,21 +99,28 @@ struct sim {
     size_t n_jobs;
     size_t *queue, q_head, q_len; /* queued job indices, FIFO */
     size_t *running, n_running;
-    int free_gpus;
+    int free_gpus[PFS_MAX_POOLS];
     int64_t now_us, end_us;
     uint32_t round;
-    double track_k;   /* the cap budget's scale that makes metered power meet the limit */
+    double track_k;      /* the cap budget's scale that makes metered power meet the limit */
     double planned_w[2]; /* facility limit the latest decision planned for, and the one whose
                           * caps are in effect now (NAN: none, or no binding limit) */
     uint32_t planned_round, applied_round; /* their control rounds */
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
-    size_t n_reduced; /* running jobs below full power or paused: what "no limit" must undo */
-    bool needs_truth; /* the policy is the oracle */
-    double total_rate, gpu_w_total; /* sums over running jobs */
+    size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
+    bool needs_truth;      /* the policy is the oracle */
+    double total_rate, gpu_w_total;                             /* sums over running jobs */
+    double pool_rate[PFS_MAX_POOLS], pool_gpu_w[PFS_MAX_POOLS]; /* the same per pool */
     double full_gpu_w; /* what the running jobs' GPUs draw at full power (the metered draw of
                         * each at its top cap): a limit above the facility's draw with it
                         * does not bind, and no policy is asked */
     double dr_baseline_w[PFS_MAX_DR];
+    double floor_gpu_w; /* what the running jobs' GPUs draw at their minimum caps */
+    /* the planner's summary */
+    double *minute_w; /* every minute's mean facility power */
+    size_t n_minutes;
+    double *ev_over_min;   /* per event: minutes over target */
+    double *ev_floor_over; /* per event: the most the capping floor exceeded the target, W */
     /* accumulators */
     double tokens, energy_j;
     double m_energy, m_gpu_energy, m_tokens; /* this minute */
@@ -139,39 +166,176 @@ tabulate(struct corpus_curve *cc, const struct pfs_job_curve *jc, const struct p
     return rc;
 }
 
+/* Whether corpus jobs a and b are twins (one's twin_id names the other). */
+static bool
+twins(const struct pfs_jobset *js, const char *a, const char *b)
+{
+    const struct pfs_corpus_job *x = js ? pfs_jobset_find(js, a) : NULL;
+    const struct pfs_corpus_job *y = js ? pfs_jobset_find(js, b) : NULL;
+
+    return (x && strcmp(x->twin_id, b) == 0) || (y && strcmp(y->twin_id, a) == 0);
+}
+
+/* The facility: its pools, their profiles and nodes; a limit below its idle draw stops the
+ * scenario before anything is simulated. */
+static int
+facility_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    double idle_fac_w = 0;
+    int rc;
+
+    in->n_pools = pfs_scenario_pools(sc, in->pools);
+    for (size_t p = 0; p < in->n_pools; p++) {
+        const struct pfs_pool *pl = &in->pools[p];
+
+        if ((rc = pfs_gpu_find(pl->gpu, &in->gpu[p], diag)))
+            return rc;
+        in->nodes[p] = (pl->gpus + pl->gpus_per_node - 1) / pl->gpus_per_node;
+        in->other_w += in->nodes[p] * pl->node_other_w;
+        idle_fac_w += in->nodes[p] * pl->node_other_w + pl->gpus * in->gpu[p].idle_w;
+    }
+    idle_fac_w *= sc->pue;
+    if (sc->base_cap_w > 0 && sc->base_cap_w < idle_fac_w)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "facility.cap_w",
+                             "scenario.facility.cap_w: %.0f W is below the facility's idle draw "
+                             "of %.0f W",
+                             sc->base_cap_w, idle_fac_w);
+    for (size_t k = 0; k < sc->n_dr; k++)
+        if (sc->dr[k].target_w > 0 && sc->dr[k].target_w < idle_fac_w)
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "dr_events",
+                                 "scenario.dr_events.[%zu]: the target of %.0f W is below the "
+                                 "facility's idle draw of %.0f W",
+                                 k, sc->dr[k].target_w, idle_fac_w);
+    return 0;
+}
+
+/* What an operator knows of curve i: the corpus job's telemetry (and the PFI the predictor
+ * gives for it), or, without a jobs.csv row, the top of the curve and its sweep's PFI. */
+static int
+observe_curve(struct pfs_sim_inputs *in, size_t i, const struct pfs_gpu *g, struct pfs_diag *diag)
+{
+    const struct pfs_job_curve *jc = &in->cs->jobs[i];
+    const struct pfs_corpus_job *cj = in->js ? pfs_jobset_find(in->js, jc->job_id) : NULL;
+    struct pfs_telemetry *t = &in->curves[i].tel;
+    struct pfs_curve *c = NULL;
+    int rc;
+
+    if (cj) {
+        pfs_telemetry_of(cj, t);
+        /* A job's telemetry does not change while it runs, so neither does its predicted
+         * PFI: predict once per curve here, not at every control step, and hand the
+         * policies the result as the PFI known for the job. */
+        if (in->pred) {
+            double pfi[PFS_N_CUTS];
+            struct pfs_diag quiet = {0};
+
+            if (pfs_predictor_pfi(in->pred, t, pfi, &quiet) == 0)
+                memcpy(t->pfi_given, pfi, sizeof pfi);
+        }
+        return 0;
+    }
+    memset(t, 0, sizeof *t);
+    pfs__strlcpy(t->job_id, jc->job_id, sizeof t->job_id);
+    pfs__strlcpy(t->gpu, jc->gpu, sizeof t->gpu);
+    t->n_gpus = jc->n_gpus;
+    t->power_w = jc->power_w[jc->n_points - 1];
+    t->power_frac = t->power_w / g->default_limit_w;
+    t->tokens_per_s = jc->throughput[jc->n_points - 1];
+    t->sm_clock_mhz = t->sm_active = t->tensor_active = t->dram_active = NAN;
+    t->nvlink_gbps = t->net_gbps = NAN;
+    if ((rc =
+             pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points, &c, diag)))
+        return rc;
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        if (pfs_pfi(c, g->default_limit_w, pfs_cut(k), &t->pfi_given[k]))
+            t->pfi_given[k] = NAN;
+    pfs_curve_free(c);
+    return 0;
+}
+
+/* Every workload job gets its curve and at least one pool it can run on: one of the curve's
+ * GPU, or of a GPU its measured twin ran on, with enough GPUs for it. */
+static int
+place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
+{
+    for (size_t j = 0; j < in->wl->n_jobs; j++) {
+        const struct pfs_workload_job *w = &in->wl->jobs[j];
+        size_t i, p, own = SIZE_MAX;
+        int biggest = 0;
+
+        for (i = 0; i < in->n_curves && strcmp(in->cs->jobs[i].job_id, w->curve_id); i++)
+            ;
+        if (i == in->n_curves)
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "curve_id",
+                                 "workload job '%s' runs curve '%s', which the corpus lacks",
+                                 w->job_id, w->curve_id);
+        in->job_curve[j] = i;
+        for (p = 0; p < in->n_pools; p++) {
+            if (in->curve_on[i * in->n_pools + p] == SIZE_MAX)
+                continue;
+            if (in->pools[p].gpus > biggest)
+                biggest = in->pools[p].gpus;
+            if (in->curve_on[i * in->n_pools + p] == i && own == SIZE_MAX)
+                own = p;
+        }
+        if (biggest == 0) {
+            char types[PFS_MAX_POOLS * 34] = "";
+
+            for (size_t q = 0, used = 0; q < in->n_pools; q++)
+                used += (size_t)snprintf(types + used, sizeof types - used, "%s%s", q ? ", " : "",
+                                         in->pools[q].gpu);
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "curve_id",
+                                 "workload job '%s' runs curve '%s', measured on %s, and the "
+                                 "facility has only %s with no measured twin of it there: "
+                                 "add a pool of %s, or give the job a curve of the facility's GPUs",
+                                 w->job_id, w->curve_id, in->cs->jobs[i].gpu, types,
+                                 in->cs->jobs[i].gpu);
+        }
+        if (w->n_gpus > biggest)
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "n_gpus",
+                                 "workload job '%s' needs %d GPUs; the facility has %d%s",
+                                 w->job_id, w->n_gpus, biggest,
+                                 in->n_pools > 1 ? " in the largest pool it can run on" : "");
+        /* A job's uncapped run time, here, is its tokens at its curve's full-power rate: the
+         * rate the simulation gives it (the workload's own duration came from the corpus's
+         * telemetry, a separate measurement one percent off). On a pool of another GPU it
+         * runs its twin's curve and takes that curve's time (struct job's dur_s). */
+        {
+            size_t c = own != SIZE_MAX ? i : in->curve_on[i * in->n_pools + 0];
+            int gp = own != SIZE_MAX ? (int)own : 0;
+
+            for (p = 0; own == SIZE_MAX && p < in->n_pools; p++)
+                if (in->curve_on[i * in->n_pools + p] != SIZE_MAX) {
+                    c = in->curve_on[i * in->n_pools + p];
+                    gp = (int)p;
+                    break;
+                }
+            in->wl->jobs[j].duration_s =
+                w->tokens / (pfs_pwl_eval(&in->curves[c].env, in->gpu[gp].max_limit_w) * w->n_gpus /
+                             in->curves[c].n_gpus);
+        }
+    }
+    return 0;
+}
+
 int
 pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                    struct pfs_diag *diag)
 {
     struct pfs_sim_inputs *in = calloc(1, sizeof *in);
     char path[600];
-    double idle_fac_w;
     int rc;
 
     *out = NULL;
     if (!in)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = pfs_gpu_find(sc->gpu, &in->gpu, diag)))
-        goto fail;
-    in->nodes = (sc->gpus + sc->gpus_per_node - 1) / sc->gpus_per_node;
-    /* A scenario that cannot be met stops here, before anything is simulated. */
-    idle_fac_w = sc->pue * (in->nodes * sc->node_other_w + sc->gpus * in->gpu.idle_w);
-    if (sc->base_cap_w > 0 && sc->base_cap_w < idle_fac_w) {
-        rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "facility.cap_w",
-                           "scenario.facility.cap_w: %.0f W is below the facility's idle draw "
-                           "of %.0f W",
-                           sc->base_cap_w, idle_fac_w);
-        goto fail;
+    if (!(in->nodr = calloc(1, sizeof *in->nodr))) {
+        free(in);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
-    for (size_t k = 0; k < sc->n_dr; k++) {
-        if (sc->dr[k].target_w > 0 && sc->dr[k].target_w < idle_fac_w) {
-            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "dr_events",
-                               "scenario.dr_events.[%zu]: the target of %.0f W is below the "
-                               "facility's idle draw of %.0f W",
-                               k, sc->dr[k].target_w, idle_fac_w);
-            goto fail;
-        }
-    }
+    pthread_mutex_init(&in->nodr->lock, NULL);
+    if ((rc = facility_new(in, sc, diag)))
+        goto fail;
     if (strncmp(sc->corpus, "import:", 7) == 0) {
         /* import:FORMAT:GPU:PATH - real curves read from the data directory at run time,
          * with no jobs.csv: what an operator knows comes from each curve (below). */
@@ -214,7 +378,17 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         struct pfs_workload_options o = sc->arrivals;
 
         o.arrivals = sc->arrivals_source;
-        o.facility_gpus = sc->gpus;
+        o.facility_gpus = 0; /* the largest pool: a job runs within one */
+        for (size_t p = 0; p < in->n_pools; p++) {
+            bool seen = false;
+
+            o.facility_gpus =
+                in->pools[p].gpus > o.facility_gpus ? in->pools[p].gpus : o.facility_gpus;
+            for (size_t q = 0; q < o.n_gpu_types; q++)
+                seen = seen || strcmp(o.gpu_types[q], in->pools[p].gpu) == 0;
+            if (!seen)
+                pfs__strlcpy(o.gpu_types[o.n_gpu_types++], in->pools[p].gpu, sizeof o.gpu_types[0]);
+        }
         o.days = sc->days;
         o.seed = sc->seed;
         if ((rc = pfs_workload_generate(&o, in->js, &in->wl, diag)))
@@ -223,79 +397,45 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     in->n_curves = in->cs->n_jobs;
     in->curves = calloc(in->n_curves + 1, sizeof *in->curves);
     in->job_curve = calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
-    if (!in->curves || !in->job_curve) {
+    in->curve_on = calloc(in->n_curves * in->n_pools + 1, sizeof *in->curve_on);
+    if (!in->curves || !in->job_curve || !in->curve_on) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
     for (size_t i = 0; i < in->n_curves; i++) {
         const struct pfs_job_curve *jc = &in->cs->jobs[i];
-        const struct pfs_corpus_job *cj = in->js ? pfs_jobset_find(in->js, jc->job_id) : NULL;
-        struct pfs_telemetry *t = &in->curves[i].tel;
+        struct pfs_gpu own;
 
-        if ((rc = tabulate(&in->curves[i], jc, &in->gpu, diag)))
+        /* Each curve on its own GPU's limits: the facility's pool of that GPU, or the
+         * profile itself for a curve no pool can run (it may still be a twin's). */
+        in->curves[i].gpu = -1;
+        for (size_t p = 0; p < in->n_pools && in->curves[i].gpu < 0; p++)
+            if (strcmp(in->pools[p].gpu, jc->gpu) == 0)
+                in->curves[i].gpu = (int)p;
+        if (in->curves[i].gpu >= 0)
+            own = in->gpu[in->curves[i].gpu];
+        else if ((rc = pfs_gpu_find(jc->gpu, &own, diag)))
             goto fail;
-        if (cj) {
-            pfs_telemetry_of(cj, t);
-            /* A job's telemetry does not change while it runs, so neither does its predicted
-             * PFI: predict once per curve here, not at every control step, and hand the
-             * policies the result as the PFI known for the job. */
-            if (in->pred) {
-                double pfi[PFS_N_CUTS];
-                struct pfs_diag quiet = {0};
-
-                if (pfs_predictor_pfi(in->pred, t, pfi, &quiet) == 0)
-                    memcpy(t->pfi_given, pfi, sizeof pfi);
-            }
-        } else {
-            /* No telemetry: the draw and throughput at the top of the curve, and the PFI its
-             * measured points give (what an operator learns from one sweep). */
-            struct pfs_curve *c = NULL;
-
-            memset(t, 0, sizeof *t);
-            pfs__strlcpy(t->job_id, jc->job_id, sizeof t->job_id);
-            pfs__strlcpy(t->gpu, jc->gpu, sizeof t->gpu);
-            t->n_gpus = jc->n_gpus;
-            t->power_w = jc->power_w[jc->n_points - 1];
-            t->power_frac = t->power_w / in->gpu.default_limit_w;
-            t->tokens_per_s = jc->throughput[jc->n_points - 1];
-            t->sm_clock_mhz = t->sm_active = t->tensor_active = t->dram_active = NAN;
-            t->nvlink_gbps = t->net_gbps = NAN;
-            if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points,
-                                            &c, diag)))
-                goto fail;
-            for (size_t k = 0; k < PFS_N_CUTS; k++)
-                if (pfs_pfi(c, in->gpu.default_limit_w, pfs_cut(k), &t->pfi_given[k]))
-                    t->pfi_given[k] = NAN;
-            pfs_curve_free(c);
-        }
+        if ((rc = tabulate(&in->curves[i], jc, &own, diag)) ||
+            (rc = observe_curve(in, i, &own, diag)))
+            goto fail;
     }
-    for (size_t j = 0; j < in->wl->n_jobs; j++) {
-        const struct pfs_workload_job *w = &in->wl->jobs[j];
-        size_t i;
+    /* Which curve a job of curve k runs on pool p: k on a pool of its GPU; else a measured
+     * twin of k on p's GPU (the corpus's twin_id, either way round); else none. */
+    for (size_t k = 0; k < in->n_curves; k++)
+        for (size_t p = 0; p < in->n_pools; p++) {
+            size_t *on = &in->curve_on[k * in->n_pools + p];
 
-        for (i = 0; i < in->n_curves && strcmp(in->cs->jobs[i].job_id, w->curve_id); i++)
-            ;
-        if (i == in->n_curves) {
-            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "curve_id",
-                               "workload job '%s' runs curve '%s', which the corpus lacks",
-                               w->job_id, w->curve_id);
-            goto fail;
+            *on = SIZE_MAX;
+            if (strcmp(in->cs->jobs[k].gpu, in->pools[p].gpu) == 0)
+                *on = k;
+            for (size_t m = 0; m < in->n_curves && *on == SIZE_MAX && in->js; m++)
+                if (strcmp(in->cs->jobs[m].gpu, in->pools[p].gpu) == 0 &&
+                    twins(in->js, in->cs->jobs[k].job_id, in->cs->jobs[m].job_id))
+                    *on = m;
         }
-        /* A job's uncapped run time, here, is its tokens at its curve's full-power rate: the
-         * rate the simulation gives it (the workload's own duration came from the corpus's
-         * telemetry, a separate measurement one percent off). Slowdowns, tier and deadline
-         * judgements are against this. */
-        in->wl->jobs[j].duration_s =
-            w->tokens / (pfs_pwl_eval(&in->curves[i].env, in->gpu.max_limit_w) * w->n_gpus /
-                         in->curves[i].n_gpus);
-        if (w->n_gpus > sc->gpus) {
-            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "n_gpus",
-                               "workload job '%s' needs %d GPUs; the facility has %d", w->job_id,
-                               w->n_gpus, sc->gpus);
-            goto fail;
-        }
-        in->job_curve[j] = i;
-    }
+    if ((rc = place_jobs(in, diag)))
+        goto fail;
     *out = in;
     return 0;
 fail:
@@ -346,6 +486,9 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
         return;
     free(in->curves);
     free(in->job_curve);
+    free(in->curve_on);
+    pthread_mutex_destroy(&in->nodr->lock);
+    free(in->nodr);
     pfs_workload_free(in->wl);
     pfs_predictor_free(in->pred);
     pfs_jobset_free(in->js);
@@ -413,6 +556,16 @@ in_event(const struct sim *s, double t)
     return false;
 }
 
+/* The DR event in progress at t (start to the end of its ramp up), -1 if none. */
+static long
+event_at(const struct sim *s, double t)
+{
+    for (size_t k = 0; k < s->sc->n_dr; k++)
+        if (t >= s->sc->dr[k].start_s && t < s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
+            return (long)k;
+    return -1;
+}
+
 /* The facility's power limit at t: the base cap and every event's target. */
 static double
 facility_budget(const struct sim *s, double t)
@@ -472,27 +625,43 @@ static double
 job_rate(const struct sim *s, size_t j, double cap, double pause)
 {
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
 
     return (1 - pause) * pfs_pwl_eval(&c->env, cap) * w->n_gpus / c->n_gpus;
+}
+
+static const struct pfs_gpu *
+job_gpu(const struct sim *s, size_t j)
+{
+    return &s->in->gpu[s->jobs[j].pool];
 }
 
 static double
 job_gpu_w(const struct sim *s, size_t j, double cap, double pause)
 {
-    const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
 
-    return pause * s->in->gpu.idle_w + (1 - pause) * pfs_pwl_eval(&c->power, cap);
+    return pause * job_gpu(s, j)->idle_w + (1 - pause) * pfs_pwl_eval(&c->power, cap);
+}
+
+/* What the free GPUs of every pool draw, W. */
+static double
+free_idle_w(const struct sim *s)
+{
+    double w = 0;
+
+    for (size_t p = 0; p < s->in->n_pools; p++)
+        w += s->free_gpus[p] * s->in->gpu[p].idle_w;
+    return w;
 }
 
 static double
 facility_w(const struct sim *s)
 {
-    return s->sc->pue *
-           (s->gpu_w_total + s->free_gpus * s->in->gpu.idle_w + s->in->nodes * s->sc->node_other_w);
+    return s->sc->pue * (s->gpu_w_total + free_idle_w(s) + s->in->other_w);
 }
 
-/* Integrates the facility up to now (tokens and energy, with the minute's share). */
+/* Integrates the facility up to now (tokens and energy, with the minute's share; per pool). */
 static void
 advance(struct sim *s, int64_t to_us)
 {
@@ -503,8 +672,20 @@ advance(struct sim *s, int64_t to_us)
     s->tokens += s->total_rate * dt;
     s->energy_j += p * dt;
     s->m_energy += p * dt;
-    s->m_gpu_energy += (s->gpu_w_total + s->free_gpus * s->in->gpu.idle_w) * dt;
+    s->m_gpu_energy += (s->gpu_w_total + free_idle_w(s)) * dt;
     s->m_tokens += s->total_rate * dt;
+    if (s->n_reduced > 0)
+        s->res->cap_binding_h += dt / 3600;
+    for (size_t q = 0; q < s->in->n_pools; q++) {
+        struct pfs_pool_result *pr = &s->res->pool[q];
+
+        pr->tokens += s->pool_rate[q] * dt;
+        pr->energy_j += s->sc->pue *
+                        (s->pool_gpu_w[q] + s->free_gpus[q] * s->in->gpu[q].idle_w +
+                         s->in->nodes[q] * s->in->pools[q].node_other_w) *
+                        dt;
+        pr->busy_gpu_h += (s->in->pools[q].gpus - s->free_gpus[q]) * dt / 3600;
+    }
     s->now_us = to_us;
 }
 
@@ -532,6 +713,8 @@ set_rate(struct sim *s, size_t j)
     touch(s, j);
     s->total_rate += rate - jb->rate;
     s->gpu_w_total += gw - jb->gpu_w;
+    s->pool_rate[jb->pool] += rate - jb->rate;
+    s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
     jb->version++;
@@ -548,7 +731,14 @@ set_rate(struct sim *s, size_t j)
 static double
 full_draw_w(const struct sim *s, size_t j)
 {
-    return job_gpu_w(s, j, s->in->gpu.max_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
+    return job_gpu_w(s, j, job_gpu(s, j)->max_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
+}
+
+/* Job j's draw, all its GPUs, at its minimum cap: what capping alone cannot go below. */
+static double
+floor_draw_w(const struct sim *s, size_t j)
+{
+    return job_gpu_w(s, j, job_gpu(s, j)->min_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
 }
 
 /* Keeps the count of reduced jobs in step with job j's decision. */
@@ -556,7 +746,8 @@ static void
 mark(struct sim *s, size_t j)
 {
     struct job *jb = &s->jobs[j];
-    bool reduced = jb->state == RUNNING && (jb->cap_w < s->in->gpu.max_limit_w || jb->pause > 0);
+    bool reduced =
+        jb->state == RUNNING && (jb->cap_w < job_gpu(s, j)->max_limit_w || jb->pause > 0);
 
     if (reduced != jb->reduced) {
         s->n_reduced += reduced ? 1 : (size_t)-1;
@@ -566,22 +757,45 @@ mark(struct sim *s, size_t j)
 
 /* ----- scheduling ----- */
 
+/* The curve job j runs on pool p, SIZE_MAX when it cannot run there (another GPU with no
+ * measured twin, or too few GPUs). */
+static size_t
+curve_on(const struct sim *s, size_t j, size_t p)
+{
+    if (s->in->wl->jobs[j].n_gpus > s->in->pools[p].gpus)
+        return SIZE_MAX;
+    return s->in->curve_on[s->in->job_curve[j] * s->in->n_pools + p];
+}
+
+/* Job j's uncapped run time on curve c of pool p (the expression of place_jobs). */
+static double
+duration_on(const struct sim *s, size_t j, size_t c, size_t p)
+{
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+
+    return w->tokens / (pfs_pwl_eval(&s->in->curves[c].env, s->in->gpu[p].max_limit_w) * w->n_gpus /
+                        s->in->curves[c].n_gpus);
+}
+
 static int
-start_job(struct sim *s, size_t j)
+start_job(struct sim *s, size_t j, size_t p)
 {
     struct job *jb = &s->jobs[j];
+    const struct pfs_gpu *g = &s->in->gpu[p];
 
+    jb->pool = (int)p;
+    jb->curve = curve_on(s, j, p);
+    jb->dur_s = duration_on(s, j, jb->curve, p);
     jb->state = RUNNING;
     jb->start_us = s->now_us;
     jb->last_us = s->now_us;
-    jb->cap_w = s->in->gpu.max_limit_w;
+    jb->cap_w = g->max_limit_w;
     jb->pause = 0;
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
      * overrunning the limit for the actuation delay. */
     {
         double lim = facility_budget(s, (double)s->now_us / US);
-        const struct pfs_gpu *g = &s->in->gpu;
 
         if (isfinite(lim) &&
             facility_w(s) + s->sc->pue * s->in->wl->jobs[j].n_gpus * (g->max_limit_w - g->idle_w) >
@@ -591,9 +805,21 @@ start_job(struct sim *s, size_t j)
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
     s->full_gpu_w += full_draw_w(s, j);
-    s->free_gpus -= s->in->wl->jobs[j].n_gpus;
+    s->floor_gpu_w += floor_draw_w(s, j);
+    s->free_gpus[p] -= s->in->wl->jobs[j].n_gpus;
     s->res->jobs_started++;
+    s->res->pool[p].jobs_started++;
     return set_rate(s, j);
+}
+
+/* The first pool, in the facility's order, where job j can start now; -1 if none. */
+static int
+fit_now(const struct sim *s, size_t j)
+{
+    for (size_t p = 0; p < s->in->n_pools; p++)
+        if (curve_on(s, j, p) != SIZE_MAX && s->in->wl->jobs[j].n_gpus <= s->free_gpus[p])
+            return (int)p;
+    return -1;
 }
 
 static double
@@ -601,7 +827,7 @@ est_finish_s(const struct sim *s, size_t j)
 {
     const struct job *jb = &s->jobs[j];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    double full = w->tokens / w->duration_s, rate = jb->rate > 0 ? jb->rate : full;
+    double full = w->tokens / jb->dur_s, rate = jb->rate > 0 ? jb->rate : full;
 
     return (double)s->now_us / US + fmax(0, w->tokens - jb->done) / rate;
 }
@@ -614,22 +840,74 @@ cmp_finish(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-/* FIFO with EASY backfill. */
+/* The head job's reservation: the pool where enough GPUs come free soonest (by the running
+ * jobs' estimated finishes), that time, and the GPUs it leaves over then. */
+static int
+reserve(const struct sim *s, size_t head, int *pool, double *shadow, int *extra)
+{
+    int need = s->in->wl->jobs[head].n_gpus;
+    double *fin = malloc(2 * (s->n_running + 1) * sizeof *fin);
+
+    if (!fin)
+        return PFS_ENOMEM;
+    *pool = -1;
+    *shadow = HUGE_VAL;
+    *extra = 0;
+    for (size_t p = 0; p < s->in->n_pools; p++) {
+        int avail = s->free_gpus[p];
+        size_t m = 0, n = 0;
+        double sh = HUGE_VAL;
+
+        if (curve_on(s, head, p) == SIZE_MAX)
+            continue;
+        for (size_t r = 0; r < s->n_running; r++) {
+            size_t j = s->running[r];
+
+            if (s->jobs[j].pool != (int)p)
+                continue;
+            fin[2 * n] = est_finish_s(s, j);
+            fin[2 * n + 1] = s->in->wl->jobs[j].n_gpus;
+            n++;
+        }
+        qsort(fin, n, 2 * sizeof *fin, cmp_finish);
+        for (; m < n && avail < need; m++)
+            avail += (int)fin[2 * m + 1];
+        if (avail >= need && m > 0)
+            sh = fin[2 * (m - 1)];
+        if (*pool < 0 || sh < *shadow) {
+            *pool = (int)p;
+            *shadow = sh;
+            *extra = avail - need;
+        }
+    }
+    free(fin);
+    return 0;
+}
+
+/* FIFO with EASY backfill, over the pools: a job starts on the first pool (in the
+ * facility's order) that can run it and has the GPUs; the head of the queue holds a
+ * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
+ * before it only where it cannot delay that reservation. With one pool this is EASY as
+ * usual. */
 static int
 schedule(struct sim *s)
 {
-    int rc = 0;
+    int rc = 0, p, res_pool, extra;
+    double shadow;
+    bool any_free = false;
 
-    if (s->free_gpus == 0 || s->q_len == 0)
+    for (size_t q = 0; q < s->in->n_pools; q++)
+        any_free = any_free || s->free_gpus[q] > 0;
+    if (!any_free || s->q_len == 0)
         return 0;
     while (s->q_len > 0) {
         size_t head = s->queue[s->q_head];
 
-        if (s->in->wl->jobs[head].n_gpus > s->free_gpus)
+        if ((p = fit_now(s, head)) < 0)
             break;
         s->q_head++;
         s->q_len--;
-        if ((rc = start_job(s, head)))
+        if ((rc = start_job(s, head, (size_t)p)))
             return rc;
     }
     if (s->q_len > 1) {
@@ -637,46 +915,44 @@ schedule(struct sim *s)
 
         /* Nothing to backfill unless some later job fits in the free GPUs now. */
         for (size_t q = 1; q < s->q_len && !fits; q++)
-            fits = s->in->wl->jobs[s->queue[s->q_head + q]].n_gpus <= s->free_gpus;
+            fits = fit_now(s, s->queue[s->q_head + q]) >= 0;
         if (!fits)
             return 0;
     }
     if (s->q_len > 1) {
-        size_t head = s->queue[s->q_head];
-        int need = s->in->wl->jobs[head].n_gpus, avail = s->free_gpus, extra;
-        double *fin = malloc(2 * (s->n_running + 1) * sizeof *fin), shadow = HUGE_VAL;
-        size_t m = 0;
-
-        if (!fin)
-            return PFS_ENOMEM;
-        /* The shadow time: when enough running jobs will have ended for the head. */
-        for (size_t r = 0; r < s->n_running; r++) {
-            fin[2 * r] = est_finish_s(s, s->running[r]);
-            fin[2 * r + 1] = s->in->wl->jobs[s->running[r]].n_gpus;
-        }
-        qsort(fin, s->n_running, 2 * sizeof *fin, cmp_finish);
-        for (; m < s->n_running && avail < need; m++)
-            avail += (int)fin[2 * m + 1];
-        if (avail >= need && m > 0)
-            shadow = fin[2 * (m - 1)];
-        extra = avail - need;
-        free(fin);
+        if ((rc = reserve(s, s->queue[s->q_head], &res_pool, &shadow, &extra)))
+            return rc;
         /* Later jobs that fit now and end before the shadow time, or use only the GPUs the
-         * head will not need then. Queue order is kept for the ones left. */
+         * head will not need then, or run on another pool than the head's reservation.
+         * Queue order is kept for the ones left. */
         for (size_t q = 1; q < s->q_len && rc == 0; q++) {
             size_t j = s->queue[s->q_head + q];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-            bool ends_before = (double)s->now_us / US + w->duration_s <= shadow;
+            int on = -1;
+            bool ends_before = false;
 
-            if (w->n_gpus > s->free_gpus || (!ends_before && w->n_gpus > extra))
+            for (size_t pp = 0; pp < s->in->n_pools && on < 0; pp++) {
+                size_t c = curve_on(s, j, pp);
+
+                if (c == SIZE_MAX || w->n_gpus > s->free_gpus[pp])
+                    continue;
+                if ((int)pp != res_pool) {
+                    on = (int)pp;
+                    break;
+                }
+                ends_before = (double)s->now_us / US + duration_on(s, j, c, pp) <= shadow;
+                if (ends_before || w->n_gpus <= extra)
+                    on = (int)pp;
+            }
+            if (on < 0)
                 continue;
-            if (!ends_before)
+            if (on == res_pool && !ends_before)
                 extra -= w->n_gpus;
             memmove(&s->queue[s->q_head + q], &s->queue[s->q_head + q + 1],
                     (s->q_len - q - 1) * sizeof *s->queue);
             s->q_len--;
             q--;
-            rc = start_job(s, j);
+            rc = start_job(s, j, (size_t)on);
         }
     }
     return rc;
@@ -736,7 +1012,6 @@ static int
 control(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget;
-    const struct pfs_gpu *g = &s->in->gpu;
     int rc;
 
     if ((rc = schedule(s)))
@@ -758,9 +1033,7 @@ control(struct sim *s)
     /* A limit the facility meets with every running job at full power does not bind: as
      * without one, no policy is asked (a policy must not change a job's power when nothing
      * needs saving, and asking it costs work at every step). */
-    if (isfinite(fac) &&
-        s->sc->pue * (s->full_gpu_w + s->free_gpus * g->idle_w +
-                      s->in->nodes * s->sc->node_other_w) <= fac)
+    if (isfinite(fac) && s->sc->pue * (s->full_gpu_w + free_idle_w(s) + s->in->other_w) <= fac)
         fac = HUGE_VAL;
     if (!isfinite(fac)) {
         /* No binding limit: full power, no policy asked; only jobs not there yet change. */
@@ -773,6 +1046,7 @@ control(struct sim *s)
             return 0;
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
+            const struct pfs_gpu *g = job_gpu(s, s->running[r]);
 
             if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0))
                 continue;
@@ -787,8 +1061,7 @@ control(struct sim *s)
         struct pfs_alloc_view v;
         struct pfs_diag d = {0};
 
-        gpu_budget =
-            fac / s->sc->pue - s->in->nodes * s->sc->node_other_w - s->free_gpus * g->idle_w;
+        gpu_budget = fac / s->sc->pue - s->in->other_w - free_idle_w(s);
         /* Tracking metered power: GPUs draw below their caps, so a budget of caps alone
          * over-complies. An integral controller scales the caps' budget by k: from 1 when a
          * limit starts to bind, then by the ratio of the limit the caps in effect were set
@@ -814,7 +1087,8 @@ control(struct sim *s)
         for (size_t r = 0; r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-            const struct corpus_curve *c = &s->in->curves[s->in->job_curve[j]];
+            const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
+            const struct pfs_gpu *g = job_gpu(s, j);
             double scale = (double)w->n_gpus / c->n_gpus;
 
             double ev_len = event_length(s, t), loss = pfs_tier_max_loss(w->tier);
@@ -822,7 +1096,7 @@ control(struct sim *s)
             /* A Flex job's tolerance is an average over its whole run: during an event of
              * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
             if (ev_len > 0 && loss > 0)
-                loss = fmin(0.95, loss * fmax(1, w->duration_s / ev_len));
+                loss = fmin(0.95, loss * fmax(1, s->jobs[j].dur_s / ev_len));
             s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
                                               .max_loss = loss,
                                               .min_w = g->min_limit_w,
@@ -852,7 +1126,7 @@ control(struct sim *s)
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
              * overrun shows in DR compliance. */
             for (size_t r = 0; r < s->n_running; r++)
-                s->ad[r] = (struct pfs_alloc_decision){g->min_limit_w, 0};
+                s->ad[r] = (struct pfs_alloc_decision){job_gpu(s, s->running[r])->min_limit_w, 0};
             rc = 0;
         }
         if (rc)
@@ -889,12 +1163,24 @@ minute(struct sim *s)
     double t1 = (double)s->now_us / US, t0 = (double)s->m_start_us / US, len = t1 - t0;
     double p = len > 0 ? s->m_energy / len : facility_w(s);
     double target = facility_budget(s, t0 + len / 2);
+    long ev = event_at(s, t0 + len / 2);
 
-    if (in_event(s, t0 + len / 2) && isfinite(target) && p > target * (1 + 1e-9)) {
-        s->res->dr_minutes_over += len / 60;
-        s->res->dr_worst_excess_w = fmax(s->res->dr_worst_excess_w, p - target);
-        s->res->dr_energy_over_j += (p - target) * len;
+    if (ev >= 0 && isfinite(target)) {
+        /* Capping alone cannot go below every running job at its minimum cap: a target
+         * under that floor needs pausing (or is missed). */
+        double floor = s->sc->pue * (s->floor_gpu_w + free_idle_w(s) + s->in->other_w);
+
+        if (floor > target * (1 + 1e-9))
+            s->ev_floor_over[ev] = fmax(s->ev_floor_over[ev], floor - target);
+        if (p > target * (1 + 1e-9)) {
+            s->res->dr_minutes_over += len / 60;
+            s->res->dr_worst_excess_w = fmax(s->res->dr_worst_excess_w, p - target);
+            s->res->dr_energy_over_j += (p - target) * len;
+            s->ev_over_min[ev] += len / 60;
+        }
     }
+    if (len > 0)
+        s->minute_w[s->n_minutes++] = p;
     if (s->ts && len > 0) {
         if (s->ts->n == s->ts->cap) {
             size_t cap = s->ts->cap ? 2 * s->ts->cap : 1024;
@@ -936,6 +1222,7 @@ finish(struct sim *s, size_t j)
     s->total_rate -= jb->rate;
     s->gpu_w_total -= jb->gpu_w;
     s->full_gpu_w -= full_draw_w(s, j);
+    s->floor_gpu_w -= floor_draw_w(s, j);
     jb->rate = jb->gpu_w = 0;
     jb->state = DONE;
     mark(s, j);
@@ -943,22 +1230,99 @@ finish(struct sim *s, size_t j)
     jb->version++;
     s->running[slot] = s->running[--s->n_running];
     s->jobs[s->running[slot]].slot = slot;
-    s->free_gpus += w->n_gpus;
+    s->free_gpus[jb->pool] += w->n_gpus;
     s->res->jobs_finished++;
+    s->res->pool[jb->pool].jobs_finished++;
     took = (double)(jb->finish_us - jb->start_us) / US;
     if ((double)jb->finish_us / US > w->deadline_s)
         s->res->deadline_misses++;
-    loss = took > 0 ? 1 - w->duration_s / took : 0;
+    loss = took > 0 ? 1 - jb->dur_s / took : 0;
     if (loss > pfs_tier_max_loss(w->tier) + 1e-9)
         s->res->tier_violations++;
 }
 
 /* ----- the run ----- */
 
-int
-pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
-            struct pfs_diag *diag)
+static int
+cmp_double(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+
+    return (*x > *y) - (*x < *y);
+}
+
+/* The q-quantile of n sorted values (linear between order statistics, as GSL's
+ * gsl_stats_quantile_from_sorted_data). */
+static double
+quantile(const double *v, size_t n, double q)
+{
+    double h = (double)(n - 1) * q;
+    size_t i = (size_t)floor(h);
+
+    if (n == 0)
+        return NAN;
+    return i + 1 < n ? v[i] + (h - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* The planner's summary of a finished run (docs/results.md): peak and p99 facility draw,
+ * each event met or missed and whether capping alone could meet it, and the distribution
+ * of the jobs' throughput loss. Sorts s->minute_w. */
+static int
+summarise(struct sim *s)
+{
+    struct pfs_run_result *out = s->res;
+    double end_s = (double)s->end_us / US, *loss;
+    size_t n = 0;
+
+    out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
+    qsort(s->minute_w, s->n_minutes, sizeof *s->minute_w, cmp_double);
+    out->peak_facility_w = s->n_minutes ? s->minute_w[s->n_minutes - 1] : (double)NAN;
+    out->p99_facility_w = quantile(s->minute_w, s->n_minutes, 0.99);
+    for (size_t k = 0; k < s->sc->n_dr; k++) {
+        if (!(s->sc->dr[k].start_s < end_s))
+            continue;
+        out->dr_events++;
+        if (s->ev_over_min[k] > 0)
+            out->dr_events_missed++;
+        else
+            out->dr_events_met++;
+        if (s->ev_floor_over[k] > 0) {
+            out->dr_events_uncappable++;
+            out->dr_floor_excess_w = fmax(out->dr_floor_excess_w, s->ev_floor_over[k]);
+        }
+    }
+    if (!(loss = malloc((s->n_jobs + 1) * sizeof *loss)))
+        return PFS_ENOMEM;
+    /* A started job's loss: 1 - its tokens over what full power on its pool would have given
+     * it in its time in the run (pauses, caps and restarts all count). */
+    for (size_t j = 0; j < s->n_jobs; j++) {
+        const struct job *jb = &s->jobs[j];
+        double from = (double)jb->start_us / US;
+        double until = jb->state == DONE ? (double)jb->finish_us / US : end_s;
+
+        if (jb->state == QUEUED || !(until > from))
+            continue;
+        loss[n] = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
+        loss[n] = fabs(loss[n]) < 1e-9 ? 0 : fmax(0, loss[n]); /* rounding, not loss */
+        n++;
+    }
+    qsort(loss, n, sizeof *loss, cmp_double);
+    out->job_loss_mean = 0;
+    for (size_t i = 0; i < n; i++)
+        out->job_loss_mean += loss[i] / (double)n;
+    if (n == 0)
+        out->job_loss_mean = NAN;
+    out->job_loss_p50 = quantile(loss, n, 0.5);
+    out->job_loss_p95 = quantile(loss, n, 0.95);
+    out->job_loss_max = n ? loss[n - 1] : (double)NAN;
+    free(loss);
+    return 0;
+}
+
+static int
+sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+         struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
+         struct pfs_diag *diag)
 {
     struct sim s = {0};
     size_t n = in->wl->n_jobs;
@@ -987,12 +1351,20 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
     s.ad = calloc(n + 1, sizeof *s.ad);
     s.truth.hull = calloc(n + 1, sizeof *s.truth.hull);
     s.truth.power = calloc(n + 1, sizeof *s.truth.power);
+    s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
+    s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
+    s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     if (!s.jobs || !s.queue || !s.running || !s.aj || !s.at || !s.ad || !s.truth.hull ||
-        !s.truth.power) {
+        !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    s.free_gpus = sc->gpus;
+    for (size_t p = 0; p < in->n_pools; p++) {
+        s.free_gpus[p] = in->pools[p].gpus;
+        pfs__strlcpy(out->pool[p].name, in->pools[p].name, sizeof out->pool[p].name);
+        pfs__strlcpy(out->pool[p].gpu, in->pools[p].gpu, sizeof out->pool[p].gpu);
+    }
+    out->n_pools = in->n_pools;
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
     s.end_us = (int64_t)(sc->days * 86400 * US);
@@ -1081,14 +1453,23 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
             if (per_job)
                 per_job[j] = (struct pfs_job_result){
                     jb->state == QUEUED ? (double)NAN : (double)jb->start_us / US,
-                    jb->state == DONE ? (double)jb->finish_us / US : (double)NAN, jb->done};
+                    jb->state == DONE ? (double)jb->finish_us / US : (double)NAN,
+                    jb->done,
+                    jb->state == QUEUED ? -1 : jb->pool,
+                    jb->state == QUEUED ? in->job_curve[j] : jb->curve,
+                    jb->state == QUEUED ? in->wl->jobs[j].duration_s : jb->dur_s};
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;
         out->energy_j = s.energy_j;
         out->tokens_per_j = s.energy_j > 0 ? s.tokens / s.energy_j : 0;
+        if ((rc = summarise(&s)))
+            pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
     }
 out:
+    free(s.minute_w);
+    free(s.ev_over_min);
+    free(s.ev_floor_over);
     pfs__heap_fini(&s.heap);
     free(s.jobs);
     free(s.queue);
@@ -1099,4 +1480,101 @@ out:
     free(s.truth.hull);
     free(s.truth.power);
     return rc;
+}
+
+/* The cost of DR: the same workload and policy without the events. Without a base cap no
+ * policy is ever asked then (nothing binds), so that run is the same for every policy and
+ * is made once per inputs, under the inputs' lock (sweep threads share nothing else). */
+static int
+without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+           double *tokens, double *energy_j, struct pfs_diag *diag)
+{
+    struct nodr *c = in->nodr;
+    struct pfs_scenario *nodr;
+    struct pfs_run_result r;
+    bool shared = !(sc->base_cap_w > 0);
+    int rc;
+
+    if (shared) {
+        pthread_mutex_lock(&c->lock);
+        if (c->done) {
+            *tokens = c->tokens;
+            *energy_j = c->energy_j;
+            pthread_mutex_unlock(&c->lock);
+            return 0;
+        }
+    }
+    if (!(nodr = malloc(sizeof *nodr))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    } else {
+        *nodr = *sc;
+        nodr->n_dr = 0;
+        rc = sim_once(nodr, in, shared ? "equal" : policy, &r, NULL, NULL, diag);
+        free(nodr);
+    }
+    if (rc == 0) {
+        *tokens = r.tokens;
+        *energy_j = r.energy_j;
+        if (shared) {
+            c->tokens = r.tokens;
+            c->energy_j = r.energy_j;
+            c->done = true;
+        }
+    }
+    if (shared)
+        pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+int
+pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
+            struct pfs_diag *diag)
+{
+    int rc = sim_once(sc, in, policy, out, ts, per_job, diag);
+
+    out->nodr_tokens = out->dr_cost_tokens = out->dr_cost_frac = NAN;
+    out->dr_cost_per_event = out->dr_cost_per_mwh = out->dr_energy_shed_j = NAN;
+    if (rc == 0 && out->dr_events > 0) {
+        double tokens, energy_j;
+
+        if ((rc = without_dr(sc, in, policy, &tokens, &energy_j, diag)))
+            return rc;
+        out->nodr_tokens = tokens;
+        out->dr_cost_tokens = tokens - out->tokens;
+        out->dr_cost_frac = tokens > 0 ? out->dr_cost_tokens / tokens : (double)NAN;
+        out->dr_cost_per_event = out->dr_cost_tokens / (double)out->dr_events;
+        out->dr_energy_shed_j = energy_j - out->energy_j;
+        out->dr_cost_per_mwh = out->dr_energy_shed_j > 0
+                                   ? out->dr_cost_tokens / (out->dr_energy_shed_j / 3.6e9)
+                                   : (double)NAN;
+    }
+    return rc;
+}
+
+void
+pfs_gap_recovered(struct pfs_run_result *runs, size_t n)
+{
+    double eq = NAN, orc = NAN;
+
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(runs[k].policy, "equal") == 0)
+            eq = runs[k].tokens;
+        if (strcmp(runs[k].policy, "oracle") == 0)
+            orc = runs[k].tokens;
+    }
+    for (size_t k = 0; k < n; k++) {
+        struct pfs_run_result *r = &runs[k];
+
+        r->gap_recovered = NAN;
+        if (isnan(eq) || isnan(orc))
+            snprintf(r->gap_note, sizeof r->gap_note, "needs an equal and an oracle run");
+        else if (!(orc - eq > PFS_GAP_MIN_FRAC * eq))
+            snprintf(r->gap_note, sizeof r->gap_note,
+                     "oracle %+.3g%% against equal: no gap to recover", 100 * (orc - eq) / eq);
+        else {
+            r->gap_recovered = (r->tokens - eq) / (orc - eq);
+            r->gap_note[0] = '\0';
+        }
+    }
 }

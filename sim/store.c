@@ -19,7 +19,21 @@
 
 #include "internal.h"
 
-#define SCHEMA_VERSION "4" /* 2: job_result.duration_s; 3: curve, curve_point; 4: study */
+#define SCHEMA_VERSION                                                                             \
+    "5" /* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the                       \
+         * planner's summary, gap_note, job_result.pool, pool_result */
+
+/* The summary's columns after run_id, in table order: the schema, the insert and the merge
+ * name them from here. */
+#define SUMMARY_COLS                                                                               \
+    "tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, dr_worst_excess_w,"                \
+    " dr_energy_over_j, deadline_misses, tier_violations, jobs_submitted, jobs_started,"           \
+    " jobs_finished, events, gap_recovered, gap_note, cap_w, peak_facility_w, p99_facility_w,"     \
+    " cap_binding_h, dr_events, dr_events_met, dr_events_missed, dr_events_uncappable,"            \
+    " dr_floor_excess_w, dr_energy_shed_j, nodr_tokens, dr_cost_tokens, dr_cost_frac,"             \
+    " dr_cost_per_event, dr_cost_per_mwh, job_loss_mean, job_loss_p50, job_loss_p95,"              \
+    " job_loss_max"
+#define N_SUMMARY_COLS 34
 
 struct pfs_store {
     sqlite3 *db;
@@ -43,13 +57,23 @@ static const char schema[] =
     "  tokens REAL, mean_tps REAL, energy_j REAL, tokens_per_j REAL,\n"
     "  dr_minutes_over REAL, dr_worst_excess_w REAL, dr_energy_over_j REAL,\n"
     "  deadline_misses INTEGER, tier_violations INTEGER, jobs_submitted INTEGER,\n"
-    "  jobs_started INTEGER, jobs_finished INTEGER, events INTEGER, gap_recovered REAL);\n"
+    "  jobs_started INTEGER, jobs_finished INTEGER, events INTEGER, gap_recovered REAL,\n"
+    "  gap_note TEXT, cap_w REAL, peak_facility_w REAL, p99_facility_w REAL,\n"
+    "  cap_binding_h REAL, dr_events INTEGER, dr_events_met INTEGER,\n"
+    "  dr_events_missed INTEGER, dr_events_uncappable INTEGER, dr_floor_excess_w REAL,\n"
+    "  dr_energy_shed_j REAL, nodr_tokens REAL, dr_cost_tokens REAL, dr_cost_frac REAL,\n"
+    "  dr_cost_per_event REAL, dr_cost_per_mwh REAL, job_loss_mean REAL,\n"
+    "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL);\n"
     "CREATE TABLE IF NOT EXISTS job_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
     "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
-    "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL,\n"
+    "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL, pool TEXT,\n"
     "  PRIMARY KEY (run_id, job_id));\n"
+    "CREATE TABLE IF NOT EXISTS pool_result (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  pool TEXT NOT NULL, gpu TEXT NOT NULL, tokens REAL, energy_j REAL, busy_gpu_h REAL,\n"
+    "  jobs_started INTEGER, jobs_finished INTEGER, PRIMARY KEY (run_id, pool));\n"
     "CREATE TABLE IF NOT EXISTS curve (\n"
     "  scenario_id INTEGER NOT NULL REFERENCES scenario(id) ON DELETE CASCADE,\n"
     "  curve_id TEXT NOT NULL, gpu TEXT NOT NULL, n_gpus INTEGER NOT NULL, unit TEXT,\n"
@@ -338,17 +362,27 @@ step(sqlite3_stmt *q)
     return rc == SQLITE_DONE ? 0 : rc;
 }
 
-/* Each run's gap recovered from the stored equal and oracle runs of its scenario and seed
- * (NULL without both; x / 0 is NULL in SQLite); callers add which runs. */
-#define GAP_UPDATE                                                                                 \
-    "UPDATE summary SET gap_recovered = ("                                                         \
-    "  SELECT (summary.tokens - e.tokens) / (o.tokens - e.tokens) FROM run r"                      \
+/* Each run's gap recovered from the stored equal and oracle runs of its scenario and seed,
+ * with the rule of pfs_gap_recovered: defined where the oracle beats equal by more than
+ * PFS_GAP_MIN_FRAC of equal's tokens, else NULL with the reason in gap_note (also without
+ * both runs); callers add which runs. */
+#define GAP_JOIN                                                                                   \
+    "  FROM run r"                                                                                 \
     "  JOIN run re ON re.scenario_id = r.scenario_id AND re.seed = r.seed"                         \
     "    AND re.policy = 'equal'"                                                                  \
     "  JOIN run ro ON ro.scenario_id = r.scenario_id AND ro.seed = r.seed"                         \
     "    AND ro.policy = 'oracle'"                                                                 \
     "  JOIN summary e ON e.run_id = re.id JOIN summary o ON o.run_id = ro.id"                      \
-    "  WHERE r.id = summary.run_id)"
+    "  WHERE r.id = summary.run_id"
+#define GAP_DEFINED "o.tokens - e.tokens > 1e-3 * e.tokens" /* PFS_GAP_MIN_FRAC */
+#define GAP_UPDATE                                                                                 \
+    "UPDATE summary SET gap_recovered = (SELECT"                                                   \
+    "  CASE WHEN " GAP_DEFINED                                                                     \
+    " THEN (summary.tokens - e.tokens) / (o.tokens - e.tokens) END" GAP_JOIN "),"                  \
+    " gap_note = CASE WHEN EXISTS (SELECT 1" GAP_JOIN ") THEN (SELECT CASE WHEN " GAP_DEFINED      \
+    " THEN NULL ELSE printf('oracle %+.3g%% against equal: no gap to recover',"                    \
+    " 100.0 * (o.tokens - e.tokens) / e.tokens) END" GAP_JOIN ")"                                  \
+    " ELSE 'needs an equal and an oracle run' END"
 
 int
 pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struct pfs_diag *diag)
@@ -481,31 +515,85 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     sqlite3_bind_text(q, 4, PFS_VERSION, -1, SQLITE_STATIC);
     STEP();
     run_id = sqlite3_last_insert_rowid(st->db);
-    PREP("INSERT INTO summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    sqlite3_bind_int64(q, 1, run_id);
-    bind_real(q, 2, r->tokens);
-    bind_real(q, 3, r->mean_tps);
-    bind_real(q, 4, r->energy_j);
-    bind_real(q, 5, r->tokens_per_j);
-    bind_real(q, 6, r->dr_minutes_over);
-    bind_real(q, 7, r->dr_worst_excess_w);
-    bind_real(q, 8, r->dr_energy_over_j);
-    sqlite3_bind_int64(q, 9, (sqlite3_int64)r->deadline_misses);
-    sqlite3_bind_int64(q, 10, (sqlite3_int64)r->tier_violations);
-    sqlite3_bind_int64(q, 11, (sqlite3_int64)r->jobs_submitted);
-    sqlite3_bind_int64(q, 12, (sqlite3_int64)r->jobs_started);
-    sqlite3_bind_int64(q, 13, (sqlite3_int64)r->jobs_finished);
-    sqlite3_bind_int64(q, 14, (sqlite3_int64)r->events);
-    bind_real(q, 15, r->gap_recovered);
+    PREP("INSERT INTO summary (run_id, " SUMMARY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    {
+        /* In SUMMARY_COLS order; counts as integers, gap_note as text (NULL when empty). */
+        const double v[N_SUMMARY_COLS] = {r->tokens,
+                                          r->mean_tps,
+                                          r->energy_j,
+                                          r->tokens_per_j,
+                                          r->dr_minutes_over,
+                                          r->dr_worst_excess_w,
+                                          r->dr_energy_over_j,
+                                          (double)r->deadline_misses,
+                                          (double)r->tier_violations,
+                                          (double)r->jobs_submitted,
+                                          (double)r->jobs_started,
+                                          (double)r->jobs_finished,
+                                          (double)r->events,
+                                          r->gap_recovered,
+                                          NAN, /* gap_note */
+                                          r->cap_w,
+                                          r->peak_facility_w,
+                                          r->p99_facility_w,
+                                          r->cap_binding_h,
+                                          (double)r->dr_events,
+                                          (double)r->dr_events_met,
+                                          (double)r->dr_events_missed,
+                                          (double)r->dr_events_uncappable,
+                                          r->dr_floor_excess_w,
+                                          r->dr_energy_shed_j,
+                                          r->nodr_tokens,
+                                          r->dr_cost_tokens,
+                                          r->dr_cost_frac,
+                                          r->dr_cost_per_event,
+                                          r->dr_cost_per_mwh,
+                                          r->job_loss_mean,
+                                          r->job_loss_p50,
+                                          r->job_loss_p95,
+                                          r->job_loss_max};
+        static const unsigned char integer[N_SUMMARY_COLS] = {
+            [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1,
+            [12] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1};
+
+        sqlite3_bind_int64(q, 1, run_id);
+        for (int i = 0; i < N_SUMMARY_COLS; i++) {
+            if (i == 14) {
+                if (r->gap_note[0])
+                    sqlite3_bind_text(q, i + 2, r->gap_note, -1, SQLITE_STATIC);
+            } else if (integer[i]) {
+                sqlite3_bind_int64(q, i + 2, (sqlite3_int64)v[i]);
+            } else {
+                bind_real(q, i + 2, v[i]);
+            }
+        }
+    }
     STEP();
+    PREP("INSERT INTO pool_result VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (size_t p = 0; p < r->n_pools; p++) {
+        const struct pfs_pool_result *pr = &r->pool[p];
+
+        sqlite3_bind_int64(q, 1, run_id);
+        sqlite3_bind_text(q, 2, pr->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, pr->gpu, -1, SQLITE_STATIC);
+        bind_real(q, 4, pr->tokens);
+        bind_real(q, 5, pr->energy_j);
+        bind_real(q, 6, pr->busy_gpu_h);
+        sqlite3_bind_int64(q, 7, (sqlite3_int64)pr->jobs_started);
+        sqlite3_bind_int64(q, 8, (sqlite3_int64)pr->jobs_finished);
+        STEP();
+    }
     if (jobs) {
-        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (size_t j = 0; j < pfs_sim_inputs_n_jobs(in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
 
             sqlite3_bind_int64(q, 1, run_id);
             sqlite3_bind_text(q, 2, w->job_id, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 3, w->curve_id, -1, SQLITE_STATIC);
+            /* The curve it ran: on a pool of another GPU, its measured twin. */
+            sqlite3_bind_text(q, 3, pfs_sim_inputs_curve(in, jobs[j].curve)->job_id, -1,
+                              SQLITE_STATIC);
             sqlite3_bind_int(q, 4, w->n_gpus);
             sqlite3_bind_text(q, 5, pfs_tier_name(w->tier), -1, SQLITE_STATIC);
             bind_real(q, 6, w->submit_s);
@@ -514,7 +602,9 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             bind_real(q, 9, jobs[j].start_s);
             bind_real(q, 10, jobs[j].finish_s);
             bind_real(q, 11, jobs[j].tokens_done);
-            bind_real(q, 12, w->duration_s);
+            bind_real(q, 12, jobs[j].duration_s);
+            if (jobs[j].pool >= 0 && (size_t)jobs[j].pool < r->n_pools)
+                sqlite3_bind_text(q, 13, r->pool[jobs[j].pool].name, -1, SQLITE_STATIC);
             STEP();
         }
     }
@@ -575,12 +665,13 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
         "CREATE TEMP TABLE rmap AS SELECT r.id AS old, m.id AS new FROM shard.run r"
         "  JOIN smap ON smap.old = r.scenario_id JOIN main.run m ON m.scenario_id = smap.new"
         "  AND m.policy = r.policy AND m.seed = r.seed;"
-        "INSERT INTO main.summary SELECT rmap.new, tokens, mean_tps, energy_j, tokens_per_j,"
-        "  dr_minutes_over, dr_worst_excess_w, dr_energy_over_j, deadline_misses,"
-        "  tier_violations, jobs_submitted, jobs_started, jobs_finished, events, gap_recovered"
+        "INSERT INTO main.summary SELECT rmap.new, " SUMMARY_COLS
         "  FROM shard.summary JOIN rmap ON rmap.old = summary.run_id ORDER BY rmap.new;"
+        "INSERT INTO main.pool_result SELECT rmap.new, pool, gpu, tokens, energy_j, busy_gpu_h,"
+        "  jobs_started, jobs_finished FROM shard.pool_result"
+        "  JOIN rmap ON rmap.old = pool_result.run_id ORDER BY rmap.new, pool_result.rowid;"
         "INSERT INTO main.job_result SELECT rmap.new, job_id, curve_id, n_gpus, tier,"
-        "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s"
+        "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s, pool"
         "  FROM shard.job_result JOIN rmap ON rmap.old = job_result.run_id"
         "  ORDER BY rmap.new, job_result.rowid;"
         "INSERT INTO main.timeseries SELECT rmap.new, t_s, facility_w, gpu_w, budget_w,"

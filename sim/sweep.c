@@ -664,8 +664,12 @@ pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs
         stats->runs_total += sw->n_policies;
         if (left > 0)
             r.n_slots++;
-        else
+        else if (rc == 0) {
+            /* Every run stored: a sweep killed after writing them but before the gap
+             * update still gets it (the update is idempotent). */
             memset(s, 0, sizeof *s);
+            rc = pfs_store_update_gaps(st, sc, diag);
+        }
     }
     free(sc);
     if (rc == 0 && o->progress)

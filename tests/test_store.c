@@ -153,7 +153,7 @@ test_store_matches_csv(struct test *t)
     /* --resume skips both stored runs and writes nothing. */
     snprintf(args, sizeof args, RUN_ARGS " --db=%s --resume", db_path);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(err, "equal: already in") && strstr(err, "pfi: already in"));
+    CHECK(strstr(err, "equal, seed 1: already in") && strstr(err, "pfi, seed 1: already in"));
     free(out);
     free(err);
     /* Another seed is another run beside them. */

@@ -13,13 +13,13 @@
  *   time asked for is that share of the facility's (the sizes and durations stay the
  *   trace's: only how often jobs come changes).
  *
- * Each job then runs a corpus job's curve: one of the H200 corpus jobs with the same GPU
- * count, chosen uniformly; when the corpus has no job of that size, one of the largest size
- * below it (at most 32 GPUs), scaled out linearly to the requested count. Tokens are the
- * duration times the uncapped tokens/s at the requested size, so an uncapped run takes
- * exactly the trace's duration. Deadlines are submit + slack x duration with slack uniform
- * in [slack_lo, slack_hi]; tiers are drawn from the mix. One seeded GSL stream, fixed
- * order: the same options give the same workload.
+ * Each job then runs a corpus job's curve: one of the corpus jobs measured on a GPU the
+ * facility has (H200 when the options name none) with the same GPU count, chosen uniformly; when
+ * the corpus has no job of that size, one of the largest size below it (at most 32 GPUs), scaled
+ * out linearly to the requested count. Tokens are the duration times the uncapped tokens/s at the
+ * requested size, so an uncapped run takes exactly the trace's duration. Deadlines are submit +
+ * slack x duration with slack uniform in [slack_lo, slack_hi]; tiers are drawn from the mix. One
+ * seeded GSL stream, fixed order: the same options give the same workload.
  */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -188,7 +188,7 @@ from_model(const struct pfs_arrival_model *m, double window_s, double load, int 
     }
 }
 
-/* Corpus jobs usable as curves: H200 jobs with a throughput, sorted by size. */
+/* Corpus jobs usable as curves: jobs of the facility's GPUs with a throughput, by size. */
 struct pool {
     const struct pfs_corpus_job **v;
     size_t n;
@@ -280,12 +280,25 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
         goto out;
     }
     gsl_rng_set(r, o->seed);
-    for (size_t i = 0; i < corpus->n_jobs; i++)
-        if (strcmp(corpus->jobs[i].gpu, "h200-sxm") == 0 && corpus->jobs[i].tokens_per_s > 0)
+    for (size_t i = 0; i < corpus->n_jobs; i++) {
+        bool ours = o->n_gpu_types == 0 && strcmp(corpus->jobs[i].gpu, "h200-sxm") == 0;
+
+        for (size_t k = 0; k < o->n_gpu_types && !ours; k++)
+            ours = strcmp(corpus->jobs[i].gpu, o->gpu_types[k]) == 0;
+        if (ours && corpus->jobs[i].tokens_per_s > 0)
             pool.v[pool.n++] = &corpus->jobs[i];
+    }
     if (pool.n == 0) {
+        char types[PFS_MAX_POOLS * 34] = "h200-sxm";
+
+        for (size_t k = 0, used = 0; k < o->n_gpu_types; k++)
+            used += (size_t)snprintf(types + used, sizeof types - used, "%s%s", k ? ", " : "",
+                                     o->gpu_types[k]);
         rc = pfs__diag_set(diag, PFS_EINVAL, corpus->path, 0, 0, NULL,
-                           "the corpus has no H200 job with a throughput to run");
+                           "the corpus has no job measured on %s with a throughput to run (give "
+                           "a corpus with curves of that GPU, or a facility pool of a GPU the "
+                           "corpus has)",
+                           types);
         goto out;
     }
     qsort(pool.v, pool.n, sizeof *pool.v, cmp_size);
