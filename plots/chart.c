@@ -384,11 +384,16 @@ bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, doub
     struct pfs_axis ay;
     char buf[64];
 
-    for (size_t i = 0; i < p->n; i++)
+    for (size_t i = 0; i < p->n; i++) {
         if (isfinite(p->values[i])) {
             lo = fmin(lo, p->values[i]);
             hi = fmax(hi, p->values[i]);
         }
+        if (p->lo && p->hi && isfinite(p->lo[i]) && isfinite(p->hi[i])) {
+            lo = fmin(lo, p->lo[i]);
+            hi = fmax(hi, p->hi[i]);
+        }
+    }
     if (!(hi > lo))
         hi = lo + 1;
     /* Room for the value labels above the highest bar and below the lowest. */
@@ -423,18 +428,36 @@ bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, doub
         cairo_set_source_rgb(cr, 0, 0, 0);
         text_at(cr, p->labels[i], cx, y0 + top + ph + 8, 0.5, 0);
         if (!isfinite(v)) {
-            text_at(cr, "n/a", cx, BY(0) - 4, 0.5, 1);
+            text_at(cr, p->missing ? p->missing : "n/a", cx, BY(0) - 4, 0.5, 1);
             continue;
         }
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, cx - bw / 2, fmin(BY(v), BY(0)), bw, fabs(BY(v) - BY(0)));
         cairo_fill(cr);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        snprintf(buf, sizeof buf, p->value_format == 1 ? "%.2f" : "%.4g", v);
-        if (v >= 0)
-            text_at(cr, buf, cx, BY(v) - 4, 0.5, 1);
-        else
-            text_at(cr, buf, cx, BY(v) + 4, 0.5, 0);
+        {
+            /* The whisker (min to max over seeds), the label beyond it. */
+            double top_v = v, bot_v = v;
+
+            if (p->lo && p->hi && isfinite(p->lo[i]) && isfinite(p->hi[i])) {
+                double yl = BY(p->lo[i]), yh = BY(p->hi[i]);
+
+                cairo_move_to(cr, round(cx) + 0.5, yl);
+                cairo_line_to(cr, round(cx) + 0.5, yh);
+                cairo_move_to(cr, cx - bw / 6, round(yl) + 0.5);
+                cairo_line_to(cr, cx + bw / 6, round(yl) + 0.5);
+                cairo_move_to(cr, cx - bw / 6, round(yh) + 0.5);
+                cairo_line_to(cr, cx + bw / 6, round(yh) + 0.5);
+                cairo_stroke(cr);
+                top_v = fmax(v, p->hi[i]);
+                bot_v = fmin(v, p->lo[i]);
+            }
+            snprintf(buf, sizeof buf, p->value_format == 1 ? "%.2f" : "%.4g", v);
+            if (v >= 0)
+                text_at(cr, buf, cx, BY(top_v) - 4, 0.5, 1);
+            else
+                text_at(cr, buf, cx, BY(bot_v) + 4, 0.5, 0);
+        }
     }
     cairo_set_source_rgb(cr, 0, 0, 0); /* the zero line and the frame */
     cairo_move_to(cr, x0 + left, round(BY(0)) + 0.5);

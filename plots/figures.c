@@ -26,6 +26,10 @@ struct run_ts {
     /* the run's summary (docs/results.md), NAN where NULL */
     double tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, dr_worst_excess_w, gap;
     double deadline_misses, tier_violations;
+    char gap_note[96]; /* why gap is NAN */
+    /* over every seed of the scenario: mean, min and max (n_seeds of them) */
+    double tps_mean, tps_lo, tps_hi, gap_mean, gap_lo, gap_hi;
+    long n_seeds;
     size_t n;
     double *t_s, *facility_w, *gpu_w, *budget_w, *throughput;
 };
@@ -102,7 +106,7 @@ load(struct figs *f, struct pfs_diag *diag)
                            "SELECT run.id, run.policy, scenario.name, run.seed, tokens, "
                            "mean_tps, energy_j, tokens_per_j, dr_minutes_over, "
                            "dr_worst_excess_w, gap_recovered, deadline_misses, "
-                           "tier_violations FROM run "
+                           "tier_violations, gap_note FROM run "
                            "JOIN scenario ON scenario.id = run.scenario_id "
                            "LEFT JOIN summary ON summary.run_id = run.id "
                            "WHERE run.scenario_id = (SELECT min(scenario_id) FROM run) "
@@ -124,6 +128,9 @@ load(struct figs *f, struct pfs_diag *diag)
         r->gap = pfs__sql_real(q, 10);
         r->deadline_misses = pfs__sql_real(q, 11);
         r->tier_violations = pfs__sql_real(q, 12);
+        pfs__strlcpy(r->gap_note,
+                     sqlite3_column_text(q, 13) ? (const char *)sqlite3_column_text(q, 13) : "",
+                     sizeof r->gap_note);
         pfs__strlcpy(f->runs[f->n_runs].policy, (const char *)sqlite3_column_text(q, 1),
                      sizeof f->runs[0].policy);
         pfs__strlcpy(f->scenario, (const char *)sqlite3_column_text(q, 2), sizeof f->scenario);
@@ -331,7 +338,8 @@ reading_throughput(const struct figs *f, double scale, const char *unit, char *b
     used = strlen(buf);
     per_policy(f, buf, size, 2, offsetof(struct run_ts, gap), 1);
     if (strlen(buf) == used)
-        pfs__strlcpy(buf + used, "none (no equal and oracle runs)", size - used);
+        snprintf(buf + used, size - used, "not defined (%s)",
+                 f->runs[0].gap_note[0] ? f->runs[0].gap_note : "no equal and oracle runs");
     pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
 }
 
@@ -692,26 +700,74 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
     static const char *const t_units[] = {"tokens/s", "thousand tokens/s", "million tokens/s"};
     const char *labels[MAX_RUNS], *tp_unit;
     double tps[MAX_RUNS], gap[MAX_RUNS], max_tps = 0, scale;
+    double tlo[MAX_RUNS], thi[MAX_RUNS], glo[MAX_RUNS], ghi[MAX_RUNS];
     char title[160], ylab[64], reading[1024];
     struct pfs_bar_panel p[2];
+    sqlite3_stmt *q = NULL;
+    long seeds = 1;
 
+    /* Over every seed of the first scenario: bars are means, whiskers min to max. */
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT policy, count(*), avg(mean_tps), min(mean_tps), max(mean_tps), "
+                           "avg(gap_recovered), min(gap_recovered), max(gap_recovered), "
+                           "count(gap_recovered) FROM run JOIN summary ON summary.run_id = run.id "
+                           "WHERE run.scenario_id = (SELECT min(scenario_id) FROM run) "
+                           "GROUP BY policy",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
     for (size_t k = 0; k < f->n_runs; k++)
-        max_tps = fmax(max_tps, isfinite(f->runs[k].mean_tps) ? f->runs[k].mean_tps : 0);
+        f->runs[k].n_seeds = 0;
+    while (sqlite3_step(q) == SQLITE_ROW)
+        for (size_t k = 0; k < f->n_runs; k++) {
+            struct run_ts *r = &f->runs[k];
+
+            if (strcmp(r->policy, (const char *)sqlite3_column_text(q, 0)) != 0)
+                continue;
+            r->n_seeds = (long)sqlite3_column_int64(q, 1);
+            r->tps_mean = pfs__sql_real(q, 2);
+            r->tps_lo = pfs__sql_real(q, 3);
+            r->tps_hi = pfs__sql_real(q, 4);
+            /* A gap only where every seed defines one. */
+            r->gap_mean =
+                sqlite3_column_int64(q, 8) == r->n_seeds ? pfs__sql_real(q, 5) : (double)NAN;
+            r->gap_lo = pfs__sql_real(q, 6);
+            r->gap_hi = pfs__sql_real(q, 7);
+            seeds = r->n_seeds > seeds ? r->n_seeds : seeds;
+        }
+    sqlite3_finalize(q);
+    for (size_t k = 0; k < f->n_runs; k++)
+        max_tps = fmax(max_tps, isfinite(f->runs[k].tps_hi) && seeds > 1 ? f->runs[k].tps_hi
+                                : isfinite(f->runs[k].mean_tps)          ? f->runs[k].mean_tps
+                                                                         : 0);
     scale = unit(max_tps, t_units, &tp_unit);
     for (size_t k = 0; k < f->n_runs; k++) {
-        labels[k] = f->runs[k].policy;
-        tps[k] = f->runs[k].mean_tps / scale;
-        gap[k] = f->runs[k].gap;
+        const struct run_ts *r = &f->runs[k];
+
+        labels[k] = r->policy;
+        tps[k] = (seeds > 1 ? r->tps_mean : r->mean_tps) / scale;
+        gap[k] = seeds > 1 ? r->gap_mean : r->gap;
+        tlo[k] = seeds > 1 ? r->tps_lo / scale : (double)NAN;
+        thi[k] = seeds > 1 ? r->tps_hi / scale : (double)NAN;
+        glo[k] = seeds > 1 && isfinite(gap[k]) ? r->gap_lo : (double)NAN;
+        ghi[k] = seeds > 1 && isfinite(gap[k]) ? r->gap_hi : (double)NAN;
     }
     snprintf(ylab, sizeof ylab, "mean throughput (%s)", tp_unit);
-    p[0] = (struct pfs_bar_panel){"mean throughput", ylab, labels, tps, f->n_runs, 0};
+    p[0] =
+        (struct pfs_bar_panel){"mean throughput", ylab, labels, tps, f->n_runs, 0, tlo, thi, NULL};
     p[1] = (struct pfs_bar_panel){"share of the equal-to-oracle gap recovered",
                                   "(policy - equal) / (oracle - equal)",
                                   labels,
                                   gap,
                                   f->n_runs,
-                                  1};
-    snprintf(title, sizeof title, "%s: the policies compared", f->scenario);
+                                  1,
+                                  glo,
+                                  ghi,
+                                  "not defined"};
+    if (seeds > 1)
+        snprintf(title, sizeof title, "%s: the policies compared (%ld seeds: means, min-max)",
+                 f->scenario, seeds);
+    else
+        snprintf(title, sizeof title, "%s: the policies compared", f->scenario);
     reading_throughput(f, scale, tp_unit, reading, sizeof reading);
     return emit_bars(f, title, p, 2, dir, "comparison", format, fp, reading, diag);
 }
@@ -1183,7 +1239,8 @@ pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
             for (int t = 1; t < PFS_N_TIERS; t++)
                 v[np][t - 1] = 100 * pr[k].tier[t].discount;
             v[np][3] = 100 * pr[k].breakeven_discount;
-            p[np] = (struct pfs_bar_panel){pr[k].policy, "discount (%)", labels, v[np], 4, 1};
+            p[np] = (struct pfs_bar_panel){pr[k].policy, "discount (%)", labels, v[np], 4, 1,
+                                           NULL,         NULL,           NULL};
             snprintf(reading + used, sizeof reading - used,
                      "%s%s: DR pays %.0f $ per MW-year, compliance %.3f", np ? "; " : "",
                      pr[k].policy, pr[k].rev_dr_capacity + pr[k].rev_dr_energy, pr[k].compliance);
@@ -1411,11 +1468,17 @@ summary_page(struct figs *f)
         }
     }
     cairo_set_font_size(cr, 10);
-    wrap_text(cr,
-              "gap: the share of the equal-to-oracle throughput gap a policy recovers, "
-              "(policy - equal) / (oracle - equal); '-' when the run had no equal or oracle "
-              "baseline.",
-              60, y + 40, 722, 14);
+    {
+        char note[512];
+
+        snprintf(note, sizeof note,
+                 "gap: the share of the equal-to-oracle throughput gap a policy recovers, "
+                 "(policy - equal) / (oracle - equal), defined only where the oracle beats equal "
+                 "by more than 0.1%%; '-' otherwise%s%s%s.",
+                 f->runs[0].gap_note[0] ? " (here: " : "", f->runs[0].gap_note,
+                 f->runs[0].gap_note[0] ? ")" : "");
+        wrap_text(cr, note, 60, y + 40, 722, 14);
+    }
     cairo_show_page(cr);
 }
 

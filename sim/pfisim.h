@@ -1021,6 +1021,8 @@ struct pfs_bar_panel {
     const double *values;
     size_t n;
     int value_format;
+    const double *lo, *hi; /* whiskers (the spread over seeds), NULL or NAN: none */
+    const char *missing;   /* what a NAN bar says ("n/a" when NULL) */
 };
 
 /* The axes a chart is drawn on: x from the data's first to last value, y a nice range

@@ -1221,6 +1221,8 @@ finish(struct sim *s, size_t j)
     touch(s, j);
     s->total_rate -= jb->rate;
     s->gpu_w_total -= jb->gpu_w;
+    s->pool_rate[jb->pool] -= jb->rate;
+    s->pool_gpu_w[jb->pool] -= jb->gpu_w;
     s->full_gpu_w -= full_draw_w(s, j);
     s->floor_gpu_w -= floor_draw_w(s, j);
     jb->rate = jb->gpu_w = 0;

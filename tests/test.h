@@ -133,6 +133,11 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_nonbinding_cap)                                                                   \
     X(test_sim_tracking_event)                                                                     \
     X(test_trust_event_counts)                                                                     \
+    X(test_trust_two_pools)                                                                        \
+    X(test_trust_gpu_types)                                                                        \
+    X(test_trust_gap_defined)                                                                      \
+    X(test_trust_seeds)                                                                            \
+    X(test_sim_dr_summary)                                                                         \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \

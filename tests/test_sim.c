@@ -601,3 +601,50 @@ test_sim_tracking_event(struct test *t)
     pfs_timeseries_free(&ts);
     pfs_sim_inputs_free(in);
 }
+
+/* The planner's summary of one event (test_sim_notice's): job a (1 GPU, draw cap - 10 W)
+ * is capped to 450 W (150 tokens/s) from 930 to 5,030 s against 200 tokens/s without the
+ * event, so DR costs 50 x 4,100 = 205,000 of 1,440,000 tokens, and sheds 1.5 x 250 W x
+ * 4,100 s = 1,537,500 J; the event is met. A target of 2,500 W lies below the capping floor
+ * 1.5 x (190 + 7 x 75 + 1,000) = 2,572.5 W: missed, beyond capping by 72.5 W. */
+void
+test_sim_dr_summary(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.actuation_s = 30;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(r.nodr_tokens, 200 * 7200.0, 1e-6);
+    CHECK_NEAR(r.dr_cost_tokens, 50 * 4100.0, 1e-6);
+    CHECK_NEAR(r.dr_cost_frac, 205000 / 1440000.0, 1e-12);
+    CHECK_NEAR(r.dr_cost_per_event, 205000, 1e-6);
+    CHECK_NEAR(r.dr_energy_shed_j, 1.5 * 250 * 4100, 1e-3);
+    CHECK_NEAR(r.dr_cost_per_mwh, 205000 / (1537500 / 3.6e9), 1e-3);
+    CHECK_INT(r.dr_events, 1);
+    CHECK_INT(r.dr_events_met, 1);
+    CHECK_INT(r.dr_events_missed, 0);
+    CHECK_INT(r.dr_events_uncappable, 0);
+    CHECK_NEAR(r.cap_binding_h, 4100 / 3600.0, 1e-9);
+    CHECK_NEAR(r.peak_facility_w, 1.5 * (690 + 7 * 75 + 1000), 1e-9);
+    sc.dr[0].target_w = 2500;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_INT(r.dr_events_missed, 1);
+    CHECK_INT(r.dr_events_uncappable, 1);
+    CHECK_NEAR(r.dr_floor_excess_w, 72.5, 1e-9);
+    /* Without events nothing is compared: the cost is not defined. */
+    sc.n_dr = 0;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK(isnan(r.dr_cost_tokens) && isnan(r.nodr_tokens) && r.dr_events == 0);
+}

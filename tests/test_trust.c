@@ -110,3 +110,262 @@ test_trust_event_counts(struct test *t)
     free(err);
     free(sc);
 }
+
+static const char jobs_header[] =
+    "job_id,gpu,split,twin_id,n_gpus,family,phase,params_b,active_params_b,seq_len,"
+    "micro_batch,tp,pp,dp,ep,power_w,power_frac,sm_clock_mhz,sm_active,tensor_active,"
+    "dram_active,nvlink_gbps,net_gbps,tokens_per_s,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50\n";
+
+/* A hand-made corpus in t->tmpdir (SYNTHETIC, exactly linear in the cap): c200 on an H200,
+ * 100 + 0.2 (cap - 200) tokens/s per GPU drawing cap - 10 W; its measured H100 twin c100,
+ * 50 + 0.1 (cap - 200) tokens/s drawing cap - 20 W. */
+static void
+two_gpu_corpus(struct test *t, struct pfs_scenario *sc, const char *workload)
+{
+    char text[4096];
+    size_t used;
+
+    used = (size_t)snprintf(text, sizeof text, "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+    for (int k = 0; k <= 10; k++) {
+        double cap = 200 + 50.0 * k;
+
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "c200,h200-sxm,1,%g,%g,tokens/s,%g\n"
+                                 "c100,h100-sxm,1,%g,%g,tokens/s,%g\n",
+                                 cap, 100 + 0.2 * (cap - 200), cap - 10, cap,
+                                 50 + 0.1 * (cap - 200), cap - 20);
+    }
+    test_write(t, 0, "curves.csv", text);
+    snprintf(text, sizeof text,
+             "%sc200,h200-sxm,train,,1,dense,pretrain,7,7,4096,1,1,1,1,1,690,0.9857,1980,0.9,"
+             "0.6,0.3,2,0.5,200,,,,,\n"
+             "c100,h100-sxm,transfer,c200,1,dense,pretrain,7,7,4096,1,1,1,1,1,680,0.9714,1980,"
+             "0.9,0.6,0.3,2,0.5,100,,,,,\n",
+             jobs_header);
+    test_write(t, 1, "jobs.csv", text);
+    pfs_scenario_default(sc);
+    pfs__strlcpy(sc->corpus, t->tmpdir, sizeof sc->corpus);
+    pfs__strlcpy(sc->workload, test_write(t, 2, "workload.csv", workload), sizeof sc->workload);
+    sc->n_dr = 0;
+    sc->pue = 1.5;
+    sc->cadence_s = 100;
+    sc->event_cadence_s = 100;
+    sc->actuation_s = 0;
+    sc->track_power = false;
+    sc->days = 3.0 / 24;
+}
+
+/* Two pools, an H100 one ("old", first) and an H200 one ("new"), 8 GPUs and one 1,000 W
+ * node each, PUE 1.5, a cap of 13,800 W: with 16 GPUs busy equal gives every GPU
+ * (13,800 / 1.5 - 2,000) / 16 = 450 W. Jobs a and b run c200 (8 GPUs, 5.76e6 tokens), c runs
+ * c100 (8 GPUs, 1.44e6 tokens), all submitted at 0. By hand:
+ * - a takes the first pool, "old", on c200's H100 twin c100: alone there its full draw
+ *   1.5 x (8 x 680 + 8 x 75 + 2,000) = 12,060 W fits, but once b starts on "new" the cap
+ *   binds: 450 W a GPU, a 8 x 75 = 600 tokens/s, b 8 x 150 = 1,200 tokens/s; c waits.
+ * - b ends at 5.76e6 / 1,200 = 4,800 s; c starts on "new" on its twin c200 at 450 W:
+ *   1,200 tokens/s, done at 4,800 + 1.44e6 / 1,200 = 6,000 s.
+ * - a alone then does not bind (12,060 W < 13,800 W): 700 W, 800 tokens/s; it has
+ *   600 x 6,000 = 3.6e6 tokens, so it ends at 6,000 + 2.16e6 / 800 = 8,700 s.
+ * Energy: "old" 1.5 x ((8 x 430 + 1,000) x 6,000 + (8 x 680 + 1,000) x 2,700 + (8 x 72 +
+ * 1,000) x 2,100) = 71,006,400 J; "new" 1.5 x ((8 x 440 + 1,000) x 6,000 + (8 x 75 +
+ * 1,000) x 4,800) = 52,200,000 J. */
+void
+test_trust_two_pools(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    struct pfs_run_result r;
+    struct pfs_job_result j[3];
+
+    two_gpu_corpus(t, &sc,
+                   "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                   "a,0,c200,8,5760000,1e9,firm\n"
+                   "b,0,c200,8,5760000,1e9,firm\n"
+                   "c,0,c100,8,1440000,1e9,firm\n");
+    sc.n_pools = 2;
+    sc.pools[0] = (struct pfs_pool){"old", "h100-sxm", 8, 8, 1000};
+    sc.pools[1] = (struct pfs_pool){"new", "h200-sxm", 8, 8, 1000};
+    sc.gpus = 16;
+    sc.base_cap_w = 13800;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    if (!in) {
+        fprintf(stderr, "  %s\n", d.message);
+        return;
+    }
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d), 0);
+    CHECK_INT(j[0].pool, 0);
+    CHECK_STR(pfs_sim_inputs_curve(in, j[0].curve)->job_id, "c100");
+    CHECK_INT(j[1].pool, 1);
+    CHECK_STR(pfs_sim_inputs_curve(in, j[1].curve)->job_id, "c200");
+    CHECK_INT(j[2].pool, 1);
+    CHECK_STR(pfs_sim_inputs_curve(in, j[2].curve)->job_id, "c200");
+    CHECK_NEAR(j[0].finish_s, 8700, 1e-5);
+    CHECK_NEAR(j[1].finish_s, 4800, 1e-5);
+    CHECK_NEAR(j[2].start_s, 4800, 1e-5);
+    CHECK_NEAR(j[2].finish_s, 6000, 1e-5);
+    CHECK_NEAR(j[0].duration_s, 7200, 1e-6); /* at full power on its pool: 5.76e6 / 800 */
+    CHECK_NEAR(j[2].duration_s, 900, 1e-6);
+    CHECK_NEAR(r.tokens, 12.96e6, 1e-3);
+    CHECK_INT(r.n_pools, 2);
+    CHECK_STR(r.pool[0].name, "old");
+    CHECK_NEAR(r.pool[0].tokens, 5.76e6, 1e-3);
+    CHECK_NEAR(r.pool[1].tokens, 7.2e6, 1e-3);
+    CHECK_INT(r.pool[0].jobs_started, 1);
+    CHECK_INT(r.pool[1].jobs_finished, 2);
+    CHECK_NEAR(r.pool[0].energy_j, 71006400, 1);
+    CHECK_NEAR(r.pool[1].energy_j, 52200000, 1);
+    CHECK_NEAR(r.energy_j, 71006400 + 52200000.0, 1);
+    CHECK_NEAR(r.pool[0].busy_gpu_h, 8 * 8700 / 3600.0, 1e-6);
+    /* The one budget over both pools: 16 x 450 W of caps, 6,660 + 6,780 W drawn. */
+    CHECK_NEAR(r.peak_facility_w, 13440, 1e-6);
+    CHECK_NEAR(r.cap_binding_h, 6000 / 3600.0, 1e-9);
+    /* Losses 1 - 7,200 / 8,700, 1 - 3,600 / 4,800 and 1 - 900 / 1,200. */
+    CHECK_NEAR(r.job_loss_max, 0.25, 1e-9);
+    CHECK_NEAR(r.job_loss_p50, 0.25, 1e-9);
+    CHECK_NEAR(r.job_loss_mean, (1 - 7200 / 8700.0 + 0.5) / 3, 1e-9);
+    pfs_sim_inputs_free(in);
+}
+
+void
+test_trust_gpu_types(struct test *t)
+{
+    /* A job runs curves of the GPU it is placed on. On an H100 facility the synthetic
+     * corpus's H100 jobs run, never an H200 curve; before the fix every job ran H200 curves
+     * (and an H100-only corpus was refused). */
+    struct pfs_scenario sc;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    size_t h100 = 0;
+
+    pfs_scenario_default(&sc);
+    pfs__strlcpy(sc.gpu, "h100-sxm", sizeof sc.gpu);
+    sc.gpus = 256;
+    sc.days = 1;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    for (size_t j = 0; in && j < pfs_sim_inputs_n_jobs(in); j++) {
+        const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
+
+        for (size_t k = 0; k < pfs_sim_inputs_n_curves(in); k++)
+            if (strcmp(pfs_sim_inputs_curve(in, k)->job_id, w->curve_id) == 0)
+                h100 += strcmp(pfs_sim_inputs_curve(in, k)->gpu, "h100-sxm") == 0;
+    }
+    CHECK(in && pfs_sim_inputs_n_jobs(in) > 100 && h100 == pfs_sim_inputs_n_jobs(in));
+    pfs_sim_inputs_free(in);
+    in = NULL;
+    /* A workload naming an H200 curve with no H100 twin on an H100 facility: stopped
+     * before simulating, naming the job, its GPU and the way out. */
+    two_gpu_corpus(t, &sc,
+                   "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                   "x,0,c200,8,1000,1e9,firm\n");
+    {
+        char text[1024];
+
+        snprintf(text, sizeof text,
+                 "%sc100,h100-sxm,transfer,,1,dense,pretrain,7,7,4096,1,1,1,1,1,680,0.9714,1980,"
+                 "0.9,0.6,0.3,2,0.5,100,,,,,\n",
+                 jobs_header); /* no twin */
+        test_write(t, 1, "jobs.csv", text);
+    }
+    pfs__strlcpy(sc.gpu, "h100-sxm", sizeof sc.gpu);
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK_STR(d.message, "workload job 'x' runs curve 'c200', measured on h200-sxm, and the "
+                         "facility has only h100-sxm with no measured twin of it there: add a "
+                         "pool of h200-sxm, or give the job a curve of the facility's GPUs");
+    CHECK(in == NULL);
+    /* Drawing arrivals for a facility of a GPU the corpus lacks: the GPU and the way out. */
+    pfs_scenario_default(&sc);
+    pfs__strlcpy(sc.gpu, "a100-sxm", sizeof sc.gpu);
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "the corpus has no job measured on a100-sxm") != NULL);
+    CHECK(in == NULL);
+}
+
+void
+test_trust_gap_defined(struct test *t)
+{
+    /* The gap recovered is a ratio over oracle - equal: defined only where the oracle leads
+     * by more than 0.1% of equal's tokens. Over a long run the instantaneous oracle can fall
+     * behind equal, and then a worse policy would show a large positive "gap". */
+    struct pfs_run_result r[3];
+
+    memset(r, 0, sizeof r);
+    pfs__strlcpy(r[0].policy, "equal", sizeof r[0].policy);
+    pfs__strlcpy(r[1].policy, "oracle", sizeof r[1].policy);
+    pfs__strlcpy(r[2].policy, "pfi", sizeof r[2].policy);
+    r[0].tokens = 1000, r[1].tokens = 1100, r[2].tokens = 1050;
+    pfs_gap_recovered(r, 3);
+    CHECK_NEAR(r[2].gap_recovered, 0.5, 1e-12);
+    CHECK_NEAR(r[1].gap_recovered, 1, 1e-12);
+    CHECK_STR(r[2].gap_note, "");
+    r[1].tokens = 990, r[2].tokens = 980; /* oracle behind equal: (980-1000)/(990-1000) = 2 */
+    pfs_gap_recovered(r, 3);
+    CHECK(isnan(r[2].gap_recovered) && isnan(r[0].gap_recovered));
+    CHECK_STR(r[2].gap_note, "oracle -1% against equal: no gap to recover");
+    r[1].tokens = 1000.5; /* a lead of 0.05%: noise, not a gap */
+    pfs_gap_recovered(r, 3);
+    CHECK(isnan(r[2].gap_recovered));
+    pfs_gap_recovered(r + 1, 2); /* no equal run */
+    CHECK_STR(r[2].gap_note, "needs an equal and an oracle run");
+}
+
+void
+test_trust_seeds(struct test *t)
+{
+    /* --seeds runs every policy under each seed: its mean and min-max of tokens are those of
+     * the three single-seed runs, and the interval is Student's t over them. */
+    double tok[3], mean = 0, lo = HUGE_VAL, hi = -HUGE_VAL, ss = 0;
+    char *out = NULL, *err = NULL, args[256];
+    const char *row;
+
+    for (int s = 0; s < 3; s++) {
+        snprintf(args, sizeof args, "run --days 0.5 --policy equal --seed %d --csv", s + 1);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        row = out ? strstr(out, "\nequal,") : NULL;
+        tok[s] = row ? strtod(row + 7, NULL) : (double)NAN;
+        mean += tok[s] / 3;
+        lo = fmin(lo, tok[s]);
+        hi = fmax(hi, tok[s]);
+        free(out);
+        free(err);
+    }
+    for (int s = 0; s < 3; s++)
+        ss += (tok[s] - mean) * (tok[s] - mean);
+    CHECK_INT(
+        test_run(t, "run --days 0.5 --policy equal --policy pfi --seeds 1..3 --csv", &out, &err),
+        0);
+    row = out ? strstr(out, "\nequal,tokens,3,") : NULL;
+    CHECK(row != NULL);
+    if (row) {
+        char *end;
+        double m = strtod(row + 16, &end), ci = strtod(end + 1, &end);
+        double mn = strtod(end + 1, &end), mx = strtod(end + 1, &end);
+
+        CHECK_NEAR(m, mean, 1e-5 * mean); /* printed with 6 digits */
+        CHECK_NEAR(mn, lo, 1e-5 * lo);
+        CHECK_NEAR(mx, hi, 1e-5 * hi);
+        CHECK_NEAR(ci, 4.302652729911275 * sqrt(ss / 2) / sqrt(3.0), 1e-5 * ci); /* t(0.975, 2) */
+    }
+    CHECK(out && strstr(out, "\npfi,tokens_vs_equal,3,") != NULL);
+    free(out);
+    free(err);
+    /* Stored, every seed is a run; the comparison figure draws their spread. */
+    snprintf(args, sizeof args,
+             "run --days 0.5 --policy equal --policy oracle --seeds 1..3 --db=%s/s.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/s.db -o %s/figs --only comparison", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/figs/comparison.png", t->tmpdir);
+    test_check_png(t, args, 900, 520);
+    /* Several seeds and a per-minute file: refused, with the way out. */
+    CHECK_INT(test_run(t, "run --seeds 1,2 --timeseries-csv /dev/null", &out, &err), 2);
+    CHECK(err && strstr(err, "--db keeps every run"));
+    free(out);
+    free(err);
+}
