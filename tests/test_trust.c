@@ -317,7 +317,7 @@ test_trust_seeds(struct test *t)
     /* --seeds runs every policy under each seed: its mean and min-max of tokens are those of
      * the three single-seed runs, and the interval is Student's t over them. */
     double tok[3], mean = 0, lo = HUGE_VAL, hi = -HUGE_VAL, ss = 0;
-    char *out = NULL, *err = NULL, args[256];
+    char *out = NULL, *err = NULL, args[1024];
     const char *row;
 
     for (int s = 0; s < 3; s++) {
