@@ -646,6 +646,13 @@ pfs_cli_run(int argc, char **argv)
             printf("\nthe planner's summary (docs/results.md):\n");
             table(all, n_pol, planner_cols, 8, width);
             table(all, n_pol, planner_cols + 8, N_COLS(planner_cols) - 8, width);
+            for (size_t k = 0; k < n_pol; k++)
+                if (!isnan(all[k].tokens) && all[k].dr_events_uncappable > 0)
+                    printf("%s: %zu of %zu DR events could not be met by capping alone: every "
+                           "running job at its minimum cap drew up to %.5g W above the target "
+                           "(only pausing could meet it)\n",
+                           all[k].policy, all[k].dr_events_uncappable, all[k].dr_events,
+                           all[k].dr_floor_excess_w);
             if (r0->n_pools > 1) {
                 printf("\nper pool:\n%-*s %-12s %-10s %12s %12s %12s %12s %13s\n", width, "policy",
                        "pool", "gpu", "tokens", "energy_j", "busy_gpu_h", "jobs_started",

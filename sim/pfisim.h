@@ -495,6 +495,7 @@ struct pfs_workload_job {
     double deadline_s; /* same clock as submit_s */
     int tier;          /* enum pfs_tier */
     double duration_s; /* uncapped run time (not written; tokens and the curve imply it) */
+    char pool[32];     /* the facility pool it must run on, "" for the scheduler's choice */
 };
 
 struct pfs_workload {
@@ -511,10 +512,12 @@ int pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs
                           struct pfs_workload **out, struct pfs_diag *diag);
 
 /* Reads a workload CSV strictly (duration_s is left 0: the simulator derives it from the
- * tokens and the curve). Returns 0, PFS_EIO, PFS_EINVAL (file:line:column), PFS_ENOMEM. */
+ * tokens and the curve; an optional column pool names the pool a job must run on). Returns 0,
+ * PFS_EIO, PFS_EINVAL (file:line:column), PFS_ENOMEM. */
 int pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *diag);
 
-/* Writes job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier. Returns 0 or PFS_EIO. */
+/* Writes job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier (and pool when a job names
+ * one). Returns 0 or PFS_EIO. */
 int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag);
 
 void pfs_workload_free(struct pfs_workload *w);

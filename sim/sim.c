@@ -68,6 +68,7 @@ struct pfs_sim_inputs {
     size_t n_curves;
     struct corpus_curve *curves;
     size_t *job_curve; /* workload job -> its curve */
+    int *job_pool;     /* workload job -> the pool it names, -1: the scheduler's choice */
     size_t *curve_on;  /* n_curves x n_pools: the curve a job of curve k runs on pool p (k
                         * itself on its own GPU, its measured twin on another), SIZE_MAX: it
                         * cannot run there */
@@ -270,8 +271,31 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
                                  "workload job '%s' runs curve '%s', which the corpus lacks",
                                  w->job_id, w->curve_id);
         in->job_curve[j] = i;
-        for (p = 0; p < in->n_pools; p++) {
+        in->job_pool[j] = -1;
+        if (w->pool[0]) {
+            char names[PFS_MAX_POOLS * 34] = "";
+
+            for (p = 0; p < in->n_pools && strcmp(in->pools[p].name, w->pool) != 0; p++)
+                ;
+            for (size_t q = 0, used = 0; q < in->n_pools; q++)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", q ? ", " : "",
+                                         in->pools[q].name);
+            if (p == in->n_pools)
+                return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "pool",
+                                     "workload job '%s' names pool '%s', which the facility "
+                                     "lacks (its pools: %s)",
+                                     w->job_id, w->pool, names);
             if (in->curve_on[i * in->n_pools + p] == SIZE_MAX)
+                return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "pool",
+                                     "workload job '%s' names pool '%s' (%s), where its curve "
+                                     "'%s', measured on %s, has no measured twin",
+                                     w->job_id, w->pool, in->pools[p].gpu, w->curve_id,
+                                     in->cs->jobs[i].gpu);
+            in->job_pool[j] = (int)p;
+        }
+        for (p = 0; p < in->n_pools; p++) {
+            if (in->curve_on[i * in->n_pools + p] == SIZE_MAX ||
+                (in->job_pool[j] >= 0 && (size_t)in->job_pool[j] != p))
                 continue;
             if (in->pools[p].gpus > biggest)
                 biggest = in->pools[p].gpus;
@@ -305,7 +329,8 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
             int gp = own != SIZE_MAX ? (int)own : 0;
 
             for (p = 0; own == SIZE_MAX && p < in->n_pools; p++)
-                if (in->curve_on[i * in->n_pools + p] != SIZE_MAX) {
+                if (in->curve_on[i * in->n_pools + p] != SIZE_MAX &&
+                    (in->job_pool[j] < 0 || (size_t)in->job_pool[j] == p)) {
                     c = in->curve_on[i * in->n_pools + p];
                     gp = (int)p;
                     break;
@@ -397,8 +422,9 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     in->n_curves = in->cs->n_jobs;
     in->curves = calloc(in->n_curves + 1, sizeof *in->curves);
     in->job_curve = calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
+    in->job_pool = calloc(in->wl->n_jobs + 1, sizeof *in->job_pool);
     in->curve_on = calloc(in->n_curves * in->n_pools + 1, sizeof *in->curve_on);
-    if (!in->curves || !in->job_curve || !in->curve_on) {
+    if (!in->curves || !in->job_curve || !in->curve_on || !in->job_pool) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
@@ -486,6 +512,7 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
         return;
     free(in->curves);
     free(in->job_curve);
+    free(in->job_pool);
     free(in->curve_on);
     pthread_mutex_destroy(&in->nodr->lock);
     free(in->nodr);
@@ -762,7 +789,8 @@ mark(struct sim *s, size_t j)
 static size_t
 curve_on(const struct sim *s, size_t j, size_t p)
 {
-    if (s->in->wl->jobs[j].n_gpus > s->in->pools[p].gpus)
+    if (s->in->wl->jobs[j].n_gpus > s->in->pools[p].gpus ||
+        (s->in->job_pool[j] >= 0 && (size_t)s->in->job_pool[j] != p))
         return SIZE_MAX;
     return s->in->curve_on[s->in->job_curve[j] * s->in->n_pools + p];
 }

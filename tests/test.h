@@ -138,6 +138,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_gap_defined)                                                                      \
     X(test_trust_seeds)                                                                            \
     X(test_sim_dr_summary)                                                                         \
+    X(test_trust_pool_settings)                                                                    \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \

@@ -225,6 +225,32 @@ test_trust_two_pools(struct test *t)
     CHECK_NEAR(r.job_loss_p50, 0.25, 1e-9);
     CHECK_NEAR(r.job_loss_mean, (1 - 7200 / 8700.0 + 0.5) / 3, 1e-9);
     pfs_sim_inputs_free(in);
+    in = NULL;
+    /* The workload may name the pool: a on "new" waits for nothing (it is first), b then
+     * takes "old" on the twin; a pool the facility lacks is an error naming the pools. */
+    pfs__strlcpy(sc.workload,
+                 test_write(t, 2, "workload.csv",
+                            "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier,pool\n"
+                            "a,0,c200,8,5760000,1e9,firm,new\n"
+                            "b,0,c200,8,5760000,1e9,firm,\n"),
+                 sizeof sc.workload);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    if (in && pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d) == 0) {
+        CHECK_INT(j[0].pool, 1);
+        CHECK_INT(j[1].pool, 0);
+        CHECK_STR(pfs_sim_inputs_curve(in, j[1].curve)->job_id, "c100");
+    }
+    pfs_sim_inputs_free(in);
+    in = NULL;
+    pfs__strlcpy(sc.workload,
+                 test_write(t, 2, "workload.csv",
+                            "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier,pool\n"
+                            "a,0,c200,8,5760000,1e9,firm,newest\n"),
+                 sizeof sc.workload);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK_STR(
+        d.message,
+        "workload job 'a' names pool 'newest', which the facility lacks (its pools: old, new)");
 }
 
 void
@@ -368,4 +394,62 @@ test_trust_seeds(struct test *t)
     CHECK(err && strstr(err, "--db keeps every run"));
     free(out);
     free(err);
+}
+
+void
+test_trust_pool_settings(struct test *t)
+{
+    /* facility.pools read, defaulted, written canonically and read back; bad ones refused
+     * with the setting's path and line. */
+    struct pfs_scenario *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    struct pfs_diag d = {0};
+    char *canon = NULL;
+    size_t len = 0;
+    FILE *fp;
+
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "p.cfg",
+                                           "scenario = { facility = { node_other_w = 900.0;\n"
+                                           "  pools = ( { gpu = \"h100-sxm\"; gpus = 512; },\n"
+                                           "    { name = \"b\"; gpu = \"h200-sxm\"; gpus = 256;\n"
+                                           "      gpus_per_node = 4; } ); }; };\n"),
+                                a, &d),
+              0);
+    CHECK_INT(a->n_pools, 2);
+    CHECK_INT(a->gpus, 768);
+    CHECK_STR(a->pools[0].name, "h100-sxm");
+    CHECK_INT(a->pools[0].gpus_per_node, 8);
+    CHECK_NEAR(a->pools[1].node_other_w, 900, 0);
+    CHECK_INT(a->pools[1].gpus_per_node, 4);
+    fp = open_memstream(&canon, &len);
+    pfs_scenario_write(a, fp);
+    fclose(fp);
+    CHECK_INT(pfs_scenario_parse(canon, "canonical", b, &d), 0);
+    CHECK(b->n_pools == 2 && memcmp(a->pools, b->pools, sizeof a->pools) == 0);
+    free(canon);
+    CHECK_INT(
+        pfs_scenario_load(test_write(t, 0, "p.cfg",
+                                     "scenario = { facility = { gpus = 8;\n"
+                                     "  pools = ( { gpu = \"h100-sxm\"; gpus = 8; } ); }; };\n"),
+                          a, &d),
+        PFS_EINVAL);
+    CHECK_STR(d.message, "scenario.facility.pools: give either pools or gpus and gpu, not both");
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "p.cfg",
+                                           "scenario = { facility = {\n"
+                                           "  pools = ( { gpu = \"h100-sxm\"; gpus = 8; },\n"
+                                           "    { gpu = \"h100-sxm\"; gpus = 8; } ); }; };\n"),
+                                a, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.message,
+              "scenario.facility.pools.[1]: two pools of the same name (give each a name)");
+    CHECK_INT(d.line, 3);
+    d = (struct pfs_diag){0};
+    CHECK_INT(pfs_scenario_load(test_write(t, 0, "p.cfg",
+                                           "scenario = { facility = {\n"
+                                           "  pools = ( { gpu = \"b300\"; gpus = 8; } ); }; };\n"),
+                                a, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.message, "scenario.facility.pools.[0].gpu: unknown GPU profile (see pfisim gpus)");
+    free(a);
+    free(b);
 }

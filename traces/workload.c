@@ -394,12 +394,19 @@ out:
 int
 pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag)
 {
-    fputs("job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n", fp);
+    bool pools = false;
+
+    for (size_t i = 0; i < w->n_jobs && !pools; i++)
+        pools = w->jobs[i].pool[0] != '\0';
+    fprintf(fp, "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier%s\n", pools ? ",pool" : "");
     for (size_t i = 0; i < w->n_jobs; i++) {
         const struct pfs_workload_job *j = &w->jobs[i];
 
-        fprintf(fp, "%s,%.3f,%s,%d,%.10g,%.3f,%s\n", j->job_id, j->submit_s, j->curve_id, j->n_gpus,
+        fprintf(fp, "%s,%.3f,%s,%d,%.10g,%.3f,%s", j->job_id, j->submit_s, j->curve_id, j->n_gpus,
                 j->tokens, j->deadline_s, pfs_tier_name(j->tier));
+        if (pools)
+            fprintf(fp, ",%s", j->pool);
+        fputc('\n', fp);
     }
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error");
@@ -413,7 +420,7 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                         "tokens", "deadline_s", "tier"};
     struct pfs__csv csv;
     struct pfs_workload *w = calloc(1, sizeof *w);
-    size_t idx[7], cap = 0;
+    size_t idx[7], cap = 0, pool_idx = (size_t)-1;
     double last = -HUGE_VAL;
     int rc;
 
@@ -426,9 +433,12 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
     }
     if ((rc = pfs__csv_header(&csv, names, 7, idx)) != 0)
         goto fail;
+    for (size_t f = 0; f < csv.n_fields; f++) /* optional */
+        if (strcmp(csv.fields[f], "pool") == 0)
+            pool_idx = f;
     while ((rc = pfs__csv_next(&csv)) == 1) {
         struct pfs_workload_job j = {0};
-        const char *id, *curve, *tier;
+        const char *id, *curve, *tier, *pool = "";
         long n;
         int k;
 
@@ -438,8 +448,14 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
             (rc = pfs__csv_long(&csv, idx[3], "n_gpus", &n)) ||
             (rc = pfs__csv_double(&csv, idx[4], "tokens", &j.tokens)) ||
             (rc = pfs__csv_double(&csv, idx[5], "deadline_s", &j.deadline_s)) ||
-            (rc = pfs__csv_str(&csv, idx[6], "tier", &tier)))
+            (rc = pfs__csv_str(&csv, idx[6], "tier", &tier)) ||
+            (pool_idx != (size_t)-1 && (rc = pfs__csv_str(&csv, pool_idx, "pool", &pool))))
             goto fail;
+        if (strlen(pool) >= sizeof j.pool) {
+            rc = pfs__csv_error(&csv, pool_idx, "pool", PFS_EINVAL, "must be at most 31 bytes");
+            goto fail;
+        }
+        pfs__strlcpy(j.pool, pool, sizeof j.pool);
         for (k = 0; k < PFS_N_TIERS && strcmp(tier, pfs_tier_name(k)) != 0; k++)
             ;
         if (k == PFS_N_TIERS) {
