@@ -17,18 +17,26 @@
 
 #include "internal.h"
 
-/* The facility's capacity: its cap, else what it draws with every GPU at its maximum. */
+/* The facility's capacity: its cap, else what it draws with every GPU of every pool at its
+ * maximum. */
 static double
 capacity_w(const struct pfs_scenario *sc)
 {
-    struct pfs_gpu g;
-    double nodes = ceil((double)sc->gpus / sc->gpus_per_node);
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    size_t n = pfs_scenario_pools(sc, pools);
+    double w = 0;
 
     if (sc->base_cap_w > 0)
         return sc->base_cap_w;
-    if (pfs_gpu_find(sc->gpu, &g, NULL) != 0)
-        return NAN;
-    return sc->pue * (sc->gpus * g.max_limit_w + nodes * sc->node_other_w);
+    for (size_t p = 0; p < n; p++) {
+        struct pfs_gpu g;
+        double nodes = ceil((double)pools[p].gpus / pools[p].gpus_per_node);
+
+        if (pfs_gpu_find(pools[p].gpu, &g, NULL) != 0)
+            return NAN;
+        w += pools[p].gpus * g.max_limit_w + nodes * pools[p].node_other_w;
+    }
+    return sc->pue * w;
 }
 
 /* The DR side of a run: the kW committed (each event's cut of the capacity, or the capacity
