@@ -27,6 +27,7 @@ struct run_ts {
     double tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, dr_worst_excess_w, gap;
     double deadline_misses, tier_violations;
     char gap_note[96]; /* why gap is NAN */
+    double plan[13];   /* the planner's summary, in the order of PLAN_COLS */
     /* over every seed of the scenario: mean, min and max (n_seeds of them) */
     double tps_mean, tps_lo, tps_hi, gap_mean, gap_lo, gap_hi;
     long n_seeds;
@@ -94,6 +95,12 @@ load_series(struct figs *f, sqlite3_int64 run_id, struct run_ts *r, struct pfs_d
     return rc;
 }
 
+/* The planner's summary columns the report shows (docs/results.md). */
+#define PLAN_COLS                                                                                  \
+    "cap_w, peak_facility_w, p99_facility_w, cap_binding_h, dr_events, dr_events_met, "            \
+    "dr_events_missed, dr_events_uncappable, dr_cost_frac, dr_cost_per_mwh, job_loss_mean, "       \
+    "job_loss_p95, job_loss_max"
+
 static int
 load(struct figs *f, struct pfs_diag *diag)
 {
@@ -106,7 +113,7 @@ load(struct figs *f, struct pfs_diag *diag)
                            "SELECT run.id, run.policy, scenario.name, run.seed, tokens, "
                            "mean_tps, energy_j, tokens_per_j, dr_minutes_over, "
                            "dr_worst_excess_w, gap_recovered, deadline_misses, "
-                           "tier_violations, gap_note FROM run "
+                           "tier_violations, gap_note, " PLAN_COLS " FROM run "
                            "JOIN scenario ON scenario.id = run.scenario_id "
                            "LEFT JOIN summary ON summary.run_id = run.id "
                            "WHERE run.scenario_id = (SELECT min(scenario_id) FROM run) "
@@ -128,6 +135,8 @@ load(struct figs *f, struct pfs_diag *diag)
         r->gap = pfs__sql_real(q, 10);
         r->deadline_misses = pfs__sql_real(q, 11);
         r->tier_violations = pfs__sql_real(q, 12);
+        for (int c = 0; c < 13; c++)
+            r->plan[c] = pfs__sql_real(q, 14 + c);
         pfs__strlcpy(r->gap_note,
                      sqlite3_column_text(q, 13) ? (const char *)sqlite3_column_text(q, 13) : "",
                      sizeof r->gap_note);
@@ -1478,6 +1487,66 @@ summary_page(struct figs *f)
                  f->runs[0].gap_note[0] ? " (here: " : "", f->runs[0].gap_note,
                  f->runs[0].gap_note[0] ? ")" : "");
         wrap_text(cr, note, 60, y + 40, 722, 14);
+    }
+    /* The planner's summary: draw against the cap, events, the cost of DR, the jobs' loss. */
+    {
+        static const char *const ph[] = {
+            "policy",  "peak kW",  "p99 kW",    "cap kW",   "binds (h)", "events (met/missed)",
+            "DR cost", "lost/MWh", "loss mean", "loss p95", "loss max"};
+        static const double px[] = {60, 150, 210, 270, 330, 395, 515, 575, 655, 715, 770};
+        char pv[11][64];
+
+        y += 100;
+        cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+        cairo_set_font_size(cr, 13);
+        cairo_move_to(cr, 60, y);
+        cairo_show_text(cr, "The planner's summary");
+        y += 24;
+        cairo_set_font_size(cr, 10);
+        for (size_t c = 0; c < 11; c++) {
+            cairo_move_to(cr, px[c], y);
+            cairo_show_text(cr, ph[c]);
+        }
+        cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                               CAIRO_FONT_WEIGHT_NORMAL);
+        for (size_t k = 0; k < f->n_runs; k++) {
+            const double *pl = f->runs[k].plan;
+
+            y += 20;
+            snprintf(pv[0], sizeof pv[0], "%s", f->runs[k].policy);
+            snprintf(pv[1], sizeof pv[1], "%.4g", pl[1] / 1e3);
+            snprintf(pv[2], sizeof pv[2], "%.4g", pl[2] / 1e3);
+            snprintf(pv[3], sizeof pv[3], isnan(pl[0]) ? "-" : "%.4g", pl[0] / 1e3);
+            snprintf(pv[4], sizeof pv[4], "%.3g", pl[3]);
+            snprintf(pv[5], sizeof pv[5], "%.0f (%.0f/%.0f)", pl[4], pl[5], pl[6]);
+            snprintf(pv[6], sizeof pv[6], isnan(pl[8]) ? "-" : "%.2f%%", 100 * pl[8]);
+            snprintf(pv[7], sizeof pv[7], isnan(pl[9]) ? "-" : "%.3g", pl[9]);
+            snprintf(pv[8], sizeof pv[8], "%.3f", pl[10]);
+            snprintf(pv[9], sizeof pv[9], "%.3f", pl[11]);
+            snprintf(pv[10], sizeof pv[10], "%.3f", pl[12]);
+            for (size_t c = 0; c < 11; c++) {
+                cairo_move_to(cr, px[c], y);
+                cairo_show_text(cr, pv[c]);
+            }
+        }
+        {
+            char note[768];
+            double unc = 0;
+
+            for (size_t k = 0; k < f->n_runs; k++)
+                unc = fmax(unc, f->runs[k].plan[7]);
+            snprintf(note, sizeof note,
+                     "peak and p99: of the minute means of facility power. binds: hours a limit "
+                     "held some job below full power. DR cost: tokens lost against the same "
+                     "workload and policy without events; lost/MWh: those tokens per MWh of energy "
+                     "shed. loss: "
+                     "per started job, 1 - tokens / full-power tokens in its time in the run.%s",
+                     unc > 0 ? " Some events could not be met by capping alone (every running "
+                               "job at its minimum cap drew more than the target): "
+                               "dr_events_uncappable in the database."
+                             : "");
+            wrap_text(cr, note, 60, y + 30, 722, 14);
+        }
     }
     cairo_show_page(cr);
 }
