@@ -1521,7 +1521,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
 {
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
-    struct pfs_run_result r;
+    struct pfs_run_result r = {0};
     bool shared = !(sc->base_cap_w > 0);
     int rc;
 
