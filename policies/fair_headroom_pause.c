@@ -48,7 +48,7 @@ fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
 
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
-                fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w), 0};
+                .cap_w = fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w)};
     } else {
         double deficit = need - v->budget_w, a = 0, b = 0.5, p;
 
@@ -69,7 +69,8 @@ fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
         p = b;
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
-                floor[i], v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, v->jobs[i].max_loss)};
+                .cap_w = floor[i],
+                .pause_frac = v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, v->jobs[i].max_loss)};
     }
 out:
     free(floor);

@@ -21,9 +21,9 @@ decode(const struct pfs_pwl *h, const struct pfs_alloc_job *j, double x)
     if (h->n >= 2 && !(h->y[0] > 0) && x < h->x[1]) {
         double b = h->x[1];
 
-        return (struct pfs_alloc_decision){b, (b - x) / (b - h->x[0])};
+        return (struct pfs_alloc_decision){.cap_w = b, .pause_frac = (b - x) / (b - h->x[0])};
     }
-    return (struct pfs_alloc_decision){fmin(fmax(x, j->min_w), j->max_w), 0};
+    return (struct pfs_alloc_decision){.cap_w = fmin(fmax(x, j->min_w), j->max_w)};
 }
 
 static int

@@ -47,7 +47,7 @@ pause_greedy_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_al
         const struct pfs_alloc_job *j = &v->jobs[i];
         double cap = fmin(fmax(j->ref_w, j->min_w), j->max_w);
 
-        out[i] = (struct pfs_alloc_decision){cap, 0};
+        out[i] = (struct pfs_alloc_decision){.cap_w = cap, .pause_frac = 0};
         total += j->n_gpus * cap;
         if (j->tier != PFS_TIER_FIRM)
             o[m++] = (struct order){j->tier, j->n_gpus * (cap - j->idle_w), i};

@@ -14,7 +14,7 @@
 
 extern const struct pfs_policy_ops pfs_policy_equal, pfs_policy_proportional, pfs_policy_pfi,
     pfs_policy_oracle, pfs_policy_static_tag, pfs_policy_fair_headroom, pfs_policy_sla,
-    pfs_policy_pause_greedy, pfs_policy_fair_headroom_pause;
+    pfs_policy_pause_greedy, pfs_policy_fair_headroom_pause, pfs_policy_deadline;
 
 static const struct pfs_policy_ops *const registry[] = {
     &pfs_policy_equal,
@@ -26,6 +26,7 @@ static const struct pfs_policy_ops *const registry[] = {
     &pfs_policy_proportional,
     &pfs_policy_pause_greedy,
     &pfs_policy_fair_headroom_pause,
+    &pfs_policy_deadline,
     NULL,
 };
 
@@ -102,7 +103,7 @@ pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_vie
     if (ops->state_size && !(state = calloc(1, ops->state_size)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < view->n_jobs; i++)
-        out[i] = (struct pfs_alloc_decision){view->jobs[i].max_w, 0};
+        out[i] = (struct pfs_alloc_decision){.cap_w = view->jobs[i].max_w, .pause_frac = 0};
     if (ops->init)
         rc = ops->init(state, &params, diag);
     if (rc == 0)

@@ -66,7 +66,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
 
         floor[i] = fmax(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
         floor[i] = fmin(fmax(floor[i], c[i].x[0]), j->max_w);
-        out[i] = (struct pfs_alloc_decision){floor[i], 0};
+        out[i] = (struct pfs_alloc_decision){.cap_w = floor[i], .pause_frac = 0};
         need += j->n_gpus * floor[i];
         if (j->tier != PFS_TIER_FIRM)
             o[m++] = (struct order){(double)j->tier, j->n_gpus * (floor[i] - j->idle_w), i};
@@ -77,7 +77,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
         const struct pfs_alloc_job *j = &v->jobs[o[q].i];
 
         paused[o[q].i] = true;
-        out[o[q].i] = (struct pfs_alloc_decision){j->min_w, 1.0};
+        out[o[q].i] = (struct pfs_alloc_decision){.cap_w = j->min_w, .pause_frac = 1.0};
         need -= j->n_gpus * (floor[o[q].i] - j->idle_w);
     }
     if (need > v->budget_w * (1 + 1e-12)) {

@@ -197,7 +197,7 @@ run_policy(const struct problem *p, const struct pfs_alloc_view *v, struct outco
     }
     o->rc = pfs_policy_allocate(o->ops, v, o->d, &o->diag);
     for (size_t i = 0; o->rc == 0 && i < p->n; i++) {
-        struct pfs_alloc_decision full = {p->jobs[i].ref_w, 0};
+        struct pfs_alloc_decision full = {.cap_w = p->jobs[i].ref_w};
         double t = pfs_truth_throughput(p->truth, i, &o->d[i]);
         double t0 = pfs_truth_throughput(p->truth, i, &full);
 

@@ -59,16 +59,15 @@ struct column {
     int prec;   /* ... with this precision */
 };
 
-#define COL(n, k, conv, prec)                                                                      \
-    {                                                                                              \
-#n, offsetof(struct pfs_run_result, n), k, conv, prec                                      \
-    }
+/* clang-format off */
+#define COL(n, k, conv, prec) {#n, offsetof(struct pfs_run_result, n), k, conv, prec}
+/* clang-format on */
 static const struct column outcome_cols[] = {
     COL(tokens, 'd', 'e', 6),          COL(mean_tps, 'd', 'g', 6),
     COL(energy_j, 'd', 'e', 6),        COL(tokens_per_j, 'd', 'g', 6),
     COL(dr_minutes_over, 'd', 'f', 1), COL(dr_worst_excess_w, 'd', 'f', 1),
     COL(deadline_misses, 'z', 'g', 0), COL(tier_violations, 'z', 'g', 0),
-    COL(gap_recovered, 'd', 'f', 4),
+    COL(gap_recovered, 'd', 'f', 4),   COL(deadlines_given_up, 'z', 'g', 0),
 };
 static const struct column planner_cols[] = {
     COL(cap_w, 'd', 'g', 6),

@@ -659,9 +659,18 @@ struct pfs_alloc_view {
     const struct pfs_predictor *predictor; /* the pfi policy's model; may be NULL */
 };
 
+/* What a deadline-aware policy says of a job's deadline (the others leave it KEPT). */
+enum pfs_deadline_status {
+    PFS_DEADLINE_KEPT = 0, /* kept, or no deadline to keep */
+    PFS_DEADLINE_PAST,     /* already past: nothing to keep */
+    PFS_DEADLINE_TOO_SLOW, /* not even full power makes it */
+    PFS_DEADLINE_BUDGET,   /* given up: the floors of all did not fit the budget */
+};
+
 struct pfs_alloc_decision {
     double cap_w;      /* per-GPU cap while running, W */
     double pause_frac; /* fraction of time paused (drawing idle_w), 0..1 */
+    int deadline;      /* enum pfs_deadline_status */
 };
 
 /* A policy's power commitment for job j: n_gpus x (pause x idle + (1 - pause) x cap). */
@@ -842,9 +851,11 @@ struct pfs_run_result {
     double dr_minutes_over; /* minutes whose mean facility power exceeded the DR target */
     double dr_worst_excess_w;
     double dr_energy_over_j;
-    size_t deadline_misses; /* jobs that finished after their deadline, or did not finish by
-                             * the end with their deadline passed */
-    size_t tier_violations; /* finished jobs whose mean slowdown broke their tier's tolerance */
+    size_t deadline_misses;    /* jobs that finished after their deadline, or did not finish by
+                                * the end with their deadline passed */
+    size_t tier_violations;    /* finished jobs whose mean slowdown broke their tier's tolerance */
+    size_t deadlines_given_up; /* jobs whose deadline the policy said it gave up (the budget
+                                * could not hold every deadline's floor) */
     size_t jobs_submitted, jobs_started, jobs_finished;
     size_t events;        /* events processed */
     double gap_recovered; /* (tokens - equal) / (oracle - equal); NAN when unknown */
@@ -908,6 +919,7 @@ struct pfs_job_result {
     int pool;          /* the pool it ran on, -1 when it did not start */
     size_t curve;      /* the curve it ran (pfs_sim_inputs_curve), its own when not started */
     double duration_s; /* its uncapped run time there (or on its own curve), s */
+    bool given_up;     /* its deadline was given up by the policy (PFS_DEADLINE_BUDGET) */
 };
 
 /* The workload's jobs, in order (what per_job arrays are indexed by). */

@@ -84,11 +84,12 @@ struct job {
     int64_t last_us, start_us, finish_us, resume_until_us, ckpt_until_us;
     double ckpt_gpu_w; /* the job's draw while it checkpoints (its draw before the pause) */
     uint32_t version;
-    size_t slot;  /* index in the running list */
-    bool reduced; /* below full power or paused */
-    int pool;     /* where it runs (set at its start) */
-    size_t curve; /* the curve it runs there */
-    double dur_s; /* its uncapped run time there, s */
+    size_t slot;   /* index in the running list */
+    bool reduced;  /* below full power or paused */
+    int pool;      /* where it runs (set at its start) */
+    size_t curve;  /* the curve it runs there */
+    double dur_s;  /* its uncapped run time there, s */
+    bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
 };
 
 struct sim {
@@ -1154,7 +1155,8 @@ control(struct sim *s)
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
              * overrun shows in DR compliance. */
             for (size_t r = 0; r < s->n_running; r++)
-                s->ad[r] = (struct pfs_alloc_decision){job_gpu(s, s->running[r])->min_limit_w, 0};
+                s->ad[r] =
+                    (struct pfs_alloc_decision){.cap_w = job_gpu(s, s->running[r])->min_limit_w};
             rc = 0;
         }
         if (rc)
@@ -1172,6 +1174,10 @@ control(struct sim *s)
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
+            if (s->ad[r].deadline == PFS_DEADLINE_BUDGET && !jb->given_up) {
+                jb->given_up = true;
+                s->res->deadlines_given_up++;
+            }
             jb->pend_cap = s->ad[r].cap_w;
             jb->pend_pause = s->ad[r].pause_frac;
             jb->pend_round = s->round;
@@ -1487,7 +1493,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                     jb->done,
                     jb->state == QUEUED ? -1 : jb->pool,
                     jb->state == QUEUED ? in->job_curve[j] : jb->curve,
-                    jb->state == QUEUED ? in->wl->jobs[j].duration_s : jb->dur_s};
+                    jb->state == QUEUED ? in->wl->jobs[j].duration_s : jb->dur_s,
+                    jb->given_up};
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;

@@ -19,9 +19,9 @@
 
 #include "internal.h"
 
-#define SCHEMA_VERSION                                                                             \
-    "5" /* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the                       \
-         * planner's summary, gap_note, job_result.pool, pool_result */
+/* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the planner's summary,
+ * gap_note, deadlines_given_up, job_result.pool and given_up, pool_result. */
+#define SCHEMA_VERSION "5"
 
 /* The summary's columns after run_id, in table order: the schema, the insert and the merge
  * name them from here. */
@@ -32,8 +32,8 @@
     " cap_binding_h, dr_events, dr_events_met, dr_events_missed, dr_events_uncappable,"            \
     " dr_floor_excess_w, dr_energy_shed_j, nodr_tokens, dr_cost_tokens, dr_cost_frac,"             \
     " dr_cost_per_event, dr_cost_per_mwh, job_loss_mean, job_loss_p50, job_loss_p95,"              \
-    " job_loss_max"
-#define N_SUMMARY_COLS 34
+    " job_loss_max, deadlines_given_up"
+#define N_SUMMARY_COLS 35
 
 struct pfs_store {
     sqlite3 *db;
@@ -63,12 +63,13 @@ static const char schema[] =
     "  dr_events_missed INTEGER, dr_events_uncappable INTEGER, dr_floor_excess_w REAL,\n"
     "  dr_energy_shed_j REAL, nodr_tokens REAL, dr_cost_tokens REAL, dr_cost_frac REAL,\n"
     "  dr_cost_per_event REAL, dr_cost_per_mwh REAL, job_loss_mean REAL,\n"
-    "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL);\n"
+    "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL, deadlines_given_up INTEGER);\n"
     "CREATE TABLE IF NOT EXISTS job_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
     "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
     "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL, pool TEXT,\n"
+    "  given_up INTEGER,\n"
     "  PRIMARY KEY (run_id, job_id));\n"
     "CREATE TABLE IF NOT EXISTS pool_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
@@ -516,7 +517,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     STEP();
     run_id = sqlite3_last_insert_rowid(st->db);
     PREP("INSERT INTO summary (run_id, " SUMMARY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     {
         /* In SUMMARY_COLS order; counts as integers, gap_note as text (NULL when empty). */
         const double v[N_SUMMARY_COLS] = {r->tokens,
@@ -552,7 +553,8 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                                           r->job_loss_mean,
                                           r->job_loss_p50,
                                           r->job_loss_p95,
-                                          r->job_loss_max};
+                                          r->job_loss_max,
+                                          (double)r->deadlines_given_up};
         static const unsigned char integer[N_SUMMARY_COLS] = {
             [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1,
             [12] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1};
@@ -585,7 +587,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         STEP();
     }
     if (jobs) {
-        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (size_t j = 0; j < pfs_sim_inputs_n_jobs(in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
 
@@ -605,6 +607,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             bind_real(q, 12, jobs[j].duration_s);
             if (jobs[j].pool >= 0 && (size_t)jobs[j].pool < r->n_pools)
                 sqlite3_bind_text(q, 13, r->pool[jobs[j].pool].name, -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 14, jobs[j].given_up);
             STEP();
         }
     }
@@ -671,7 +674,8 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
         "  jobs_started, jobs_finished FROM shard.pool_result"
         "  JOIN rmap ON rmap.old = pool_result.run_id ORDER BY rmap.new, pool_result.rowid;"
         "INSERT INTO main.job_result SELECT rmap.new, job_id, curve_id, n_gpus, tier,"
-        "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s, pool"
+        "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s, pool,"
+        "  given_up"
         "  FROM shard.job_result JOIN rmap ON rmap.old = job_result.run_id"
         "  ORDER BY rmap.new, job_result.rowid;"
         "INSERT INTO main.timeseries SELECT rmap.new, t_s, facility_w, gpu_w, budget_w,"

@@ -1,0 +1,109 @@
+/*
+ * tests/test_deadline.c - the deadline policy (policies/deadline.c) against hand
+ * computations: two jobs, one budget, one deadline each.
+ *
+ * Both jobs are 1 GPU (limits 200-700 W, reference 700 W), 100 tokens/s at full power, with
+ * given PFI (no predictor): A's PFI is 1 at every cut, so its predicted curve is
+ * T = 100 P / 700; B's is 0.5, so T = 50 + 50 P / 700 from 350 W up and, extrapolated in
+ * proportion below, T = 75 P / 350.
+ */
+#include <stdlib.h>
+
+#include "test.h"
+
+static void
+two_jobs(struct pfs_alloc_job j[2], struct pfs_telemetry tel[2], const double pfi[2],
+         const double remaining[2], const double deadline[2], const int tier[2])
+{
+    for (int i = 0; i < 2; i++) {
+        j[i] = (struct pfs_alloc_job){.n_gpus = 1,
+                                      .min_w = 200,
+                                      .max_w = 700,
+                                      .ref_w = 700,
+                                      .idle_w = 75,
+                                      .tier = tier[i],
+                                      .deadline_s = deadline[i],
+                                      .remaining_tokens = remaining[i],
+                                      .now_s = 1000};
+        snprintf(j[i].job_id, sizeof j[i].job_id, "%c", 'A' + i);
+        memset(&tel[i], 0, sizeof tel[i]);
+        pfs__strlcpy(tel[i].job_id, j[i].job_id, sizeof tel[i].job_id);
+        tel[i].n_gpus = 1;
+        tel[i].tokens_per_s = 100;
+        for (int k = 0; k < PFS_N_CUTS; k++)
+            tel[i].pfi_given[k] = pfi[i];
+    }
+}
+
+static int
+allocate(const char *policy, double budget, struct pfs_alloc_job j[2], struct pfs_telemetry t[2],
+         struct pfs_alloc_decision out[2])
+{
+    struct pfs_alloc_view v = {.budget_w = budget, .n_jobs = 2, .jobs = j, .telemetry = t};
+    struct pfs_diag d = {0};
+
+    return pfs_policy_allocate(pfs_policy_find(policy), &v, out, &d);
+}
+
+void
+test_deadline_two_jobs(struct test *t)
+{
+    static const double pfi[2] = {1, 0.5};
+    /* A needs 360,000 tokens in 4,500 s: 80 tokens/s, 560 W. B needs 320,000 in 4,000 s:
+     * 80 tokens/s, 50 + 50 P / 700 = 80 at 420 W. */
+    static const double remaining[2] = {360000, 320000}, deadline[2] = {5500, 5000};
+    static const int firm_flex3[2] = {PFS_TIER_FIRM, PFS_TIER_FLEX3};
+    static const int flex3_firm[2] = {PFS_TIER_FLEX3, PFS_TIER_FIRM};
+    struct pfs_alloc_job j[2];
+    struct pfs_telemetry tel[2];
+    struct pfs_alloc_decision out[2];
+
+    /* 1,000 W: the floors (560 + 420 W) fit; the 20 W left go to A, whose predicted curve
+     * is the steeper above its floor (1/7 against 1/14 tokens/s per W): A 580 W (82.9
+     * tokens/s), B 420 W (80): both deadlines kept. */
+    two_jobs(j, tel, pfi, remaining, deadline, firm_flex3);
+    CHECK_INT(allocate("deadline", 1000, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 580, 1e-6);
+    CHECK_NEAR(out[1].cap_w, 420, 1e-6);
+    CHECK_INT(out[0].deadline, PFS_DEADLINE_KEPT);
+    CHECK_INT(out[1].deadline, PFS_DEADLINE_KEPT);
+    /* pfi, blind to deadlines, gives B only what its steep first segment is worth: A 650 W,
+     * B 350 W (75 tokens/s < 80): B would miss. equal: 500 W each, A at 71.4 would miss. */
+    CHECK_INT(allocate("pfi", 1000, j, tel, out), 0);
+    CHECK_NEAR(out[1].cap_w, 350, 1e-6);
+    CHECK_INT(allocate("equal", 1000, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 500, 1e-6);
+
+    /* 900 W: the floors need 980 W; the rule gives up the Flex 3 job, B: A keeps 560 W
+     * (80 tokens/s, exactly its need), B goes to 200 W and takes the 140 W left on its
+     * steep segment: 340 W. */
+    CHECK_INT(allocate("deadline", 900, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 560, 1e-6);
+    CHECK_NEAR(out[1].cap_w, 340, 1e-6);
+    CHECK_INT(out[0].deadline, PFS_DEADLINE_KEPT);
+    CHECK_INT(out[1].deadline, PFS_DEADLINE_BUDGET);
+    /* The tiers the other way round: A (Flex 3) is given up; B keeps 420 W, and A, from
+     * 200 W, takes the 280 W left (its slope 1/7 beats B's 1/14 above 420 W): 480 W. */
+    two_jobs(j, tel, pfi, remaining, deadline, flex3_firm);
+    CHECK_INT(allocate("deadline", 900, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 480, 1e-6);
+    CHECK_NEAR(out[1].cap_w, 420, 1e-6);
+    CHECK_INT(out[0].deadline, PFS_DEADLINE_BUDGET);
+    CHECK_INT(out[1].deadline, PFS_DEADLINE_KEPT);
+
+    /* A deadline already past, and one full power cannot make (B needs 110 tokens/s): no
+     * floor for either, said so; the budget is then divided as pfi would. */
+    {
+        static const double rem2[2] = {1000, 440000}, dl2[2] = {900, 5000};
+
+        two_jobs(j, tel, pfi, rem2, dl2, firm_flex3);
+        CHECK_INT(allocate("deadline", 1000, j, tel, out), 0);
+        CHECK_INT(out[0].deadline, PFS_DEADLINE_PAST);
+        CHECK_INT(out[1].deadline, PFS_DEADLINE_TOO_SLOW);
+        CHECK_NEAR(out[0].cap_w, 650, 1e-6);
+        CHECK_NEAR(out[1].cap_w, 350, 1e-6);
+    }
+    /* Below the minimum caps even with every deadline given up: infeasible. */
+    two_jobs(j, tel, pfi, remaining, deadline, firm_flex3);
+    CHECK_INT(allocate("deadline", 390, j, tel, out), PFS_EINVAL);
+}
