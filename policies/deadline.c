@@ -4,7 +4,10 @@
  * by tier, each decision saying so.
  *
  * The rule (docs/policies.md has it with its information needs and cost):
- * 1. A job with a deadline and work left needs the rate remaining / (deadline - now). Its
+ * 1. A job with a deadline and work left needs the rate remaining / (deadline - now); when
+ *    the limit is announced to lift before the deadline (a DR event's end), only the work
+ *    that full power after the lift cannot do must be done before it: (remaining - full
+ *    rate x (deadline - lift)) / (lift - now), none if that is negative. Its
  *    floor is the lowest per-GPU cap whose *predicted* throughput reaches that rate (its
  *    predicted curve, as pfi has it, extrapolated to the minimum cap). A job without a
  *    deadline, or whose deadline has passed (PFS_DEADLINE_PAST), or that would miss it even
@@ -68,7 +71,13 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
         floor[i] = j->min_w;
         if (isfinite(j->deadline_s) && j->remaining_tokens > 0 && top > 0) {
             double rate = left > 0 ? j->remaining_tokens / left : HUGE_VAL;
+            double until = j->limit_until_s;
 
+            /* A limit announced to lift before the deadline: after it the job runs at full
+             * power, so only the work that time cannot do must be done under the limit. */
+            if (until > j->now_s && isfinite(until) && j->deadline_s > until)
+                rate = fmax(0, j->remaining_tokens - top * (j->deadline_s - until)) /
+                       (until - j->now_s);
             if (!(left > 0))
                 lost[i] = PFS_DEADLINE_PAST;
             else if (rate > top * (1 + 1e-12))

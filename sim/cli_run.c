@@ -81,6 +81,7 @@ static const struct column planner_cols[] = {
     COL(dr_floor_excess_w, 'd', 'g', 6),
     COL(dr_energy_shed_j, 'd', 'e', 6),
     COL(nodr_tokens, 'd', 'e', 6),
+    COL(nodr_deadline_misses, 'd', 'g', 6),
     COL(dr_cost_tokens, 'd', 'e', 6),
     COL(dr_cost_frac, 'd', 'f', 6),
     COL(dr_cost_per_event, 'd', 'e', 6),

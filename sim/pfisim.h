@@ -645,6 +645,10 @@ struct pfs_alloc_job {
     double deadline_s;       /* absolute, s; NAN when none (or not simulating) */
     double remaining_tokens; /* NAN unless the simulator provides it */
     double now_s;            /* the decision's time, s (0 in a one-shot allocation) */
+    double limit_until_s;    /* when the limit this decision is under is announced to lift
+                              * (the end of the DR event's ramp up), s; INFINITY under a
+                              * standing cap, or when not known (and in a one-shot
+                              * allocation, where 0 is read as not known) */
 };
 
 /* The true curves, opaque: only the oracle (policies/oracle.c) can look inside. */
@@ -879,6 +883,7 @@ struct pfs_run_result {
     /* The cost of DR against the same workload and policy without events (NAN when the
      * run has none). */
     double nodr_tokens;
+    double nodr_deadline_misses; /* deadline misses of that run */
     double dr_cost_tokens, dr_cost_frac, dr_cost_per_event;
     double dr_energy_shed_j; /* energy without events less energy with them, J */
     double dr_cost_per_mwh;  /* tokens lost per MWh shed */

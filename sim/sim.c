@@ -52,7 +52,7 @@ struct corpus_curve {
 struct nodr {
     pthread_mutex_t lock;
     bool done;
-    double tokens, energy_j;
+    double tokens, energy_j, deadline_misses;
 };
 
 struct pfs_sim_inputs {
@@ -594,6 +594,34 @@ event_at(const struct sim *s, double t)
     return -1;
 }
 
+/* When the limit a decision at t plans for is announced to lift: the end of the ramp up of
+ * the DR event on at t or starting within the hour ahead (what a decision plans into), and
+ * of every announced event that starts before that end (they chain); INFINITY under a base
+ * cap, which does not lift, or when no such event is known. */
+static double
+limit_lifts(const struct sim *s, double t)
+{
+    double until = -HUGE_VAL;
+    bool more = true;
+
+    if (s->sc->base_cap_w > 0)
+        return HUGE_VAL;
+    while (more) {
+        more = false;
+        for (size_t k = 0; k < s->sc->n_dr; k++) {
+            const struct pfs_dr_event *e = &s->sc->dr[k];
+            double end = e->end_s + e->ramp_s;
+            bool starts = isfinite(until) ? e->start_s <= until : e->start_s < t + 3600;
+
+            if (t >= e->start_s - e->notice_s && end > t && end > until && starts) {
+                until = end;
+                more = true;
+            }
+        }
+    }
+    return isfinite(until) ? until : HUGE_VAL;
+}
+
 /* The facility's power limit at t: the base cap and every event's target. */
 static double
 facility_budget(const struct sim *s, double t)
@@ -1040,7 +1068,7 @@ apply(struct sim *s, uint32_t round)
 static int
 control(struct sim *s)
 {
-    double t = (double)s->now_us / US, period, fac, gpu_budget;
+    double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL;
     int rc;
 
     if ((rc = schedule(s)))
@@ -1091,6 +1119,7 @@ control(struct sim *s)
         struct pfs_diag d = {0};
 
         gpu_budget = fac / s->sc->pue - s->in->other_w - free_idle_w(s);
+        until = limit_lifts(s, t);
         /* Tracking metered power: GPUs draw below their caps, so a budget of caps alone
          * over-complies. An integral controller scales the caps' budget by k: from 1 when a
          * limit starts to bind, then by the ratio of the limit the caps in effect were set
@@ -1135,7 +1164,8 @@ control(struct sim *s)
                                               .tier = w->tier,
                                               .deadline_s = w->deadline_s,
                                               .remaining_tokens = w->tokens - s->jobs[j].done,
-                                              .now_s = t};
+                                              .now_s = t,
+                                              .limit_until_s = until};
             pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
             s->at[r] = c->tel;
             s->at[r].n_gpus = w->n_gpus;
@@ -1524,7 +1554,7 @@ out:
  * is made once per inputs, under the inputs' lock (sweep threads share nothing else). */
 static int
 without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-           double *tokens, double *energy_j, struct pfs_diag *diag)
+           double *tokens, double *energy_j, double *misses, struct pfs_diag *diag)
 {
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
@@ -1537,6 +1567,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
         if (c->done) {
             *tokens = c->tokens;
             *energy_j = c->energy_j;
+            *misses = c->deadline_misses;
             pthread_mutex_unlock(&c->lock);
             return 0;
         }
@@ -1552,9 +1583,11 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     if (rc == 0) {
         *tokens = r.tokens;
         *energy_j = r.energy_j;
+        *misses = (double)r.deadline_misses;
         if (shared) {
             c->tokens = r.tokens;
             c->energy_j = r.energy_j;
+            c->deadline_misses = *misses;
             c->done = true;
         }
     }
@@ -1572,12 +1605,14 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
 
     out->nodr_tokens = out->dr_cost_tokens = out->dr_cost_frac = NAN;
     out->dr_cost_per_event = out->dr_cost_per_mwh = out->dr_energy_shed_j = NAN;
+    out->nodr_deadline_misses = NAN;
     if (rc == 0 && out->dr_events > 0) {
-        double tokens, energy_j;
+        double tokens, energy_j, misses;
 
-        if ((rc = without_dr(sc, in, policy, &tokens, &energy_j, diag)))
+        if ((rc = without_dr(sc, in, policy, &tokens, &energy_j, &misses, diag)))
             return rc;
         out->nodr_tokens = tokens;
+        out->nodr_deadline_misses = misses;
         out->dr_cost_tokens = tokens - out->tokens;
         out->dr_cost_frac = tokens > 0 ? out->dr_cost_tokens / tokens : (double)NAN;
         out->dr_cost_per_event = out->dr_cost_tokens / (double)out->dr_events;

@@ -32,8 +32,8 @@
     " cap_binding_h, dr_events, dr_events_met, dr_events_missed, dr_events_uncappable,"            \
     " dr_floor_excess_w, dr_energy_shed_j, nodr_tokens, dr_cost_tokens, dr_cost_frac,"             \
     " dr_cost_per_event, dr_cost_per_mwh, job_loss_mean, job_loss_p50, job_loss_p95,"              \
-    " job_loss_max, deadlines_given_up"
-#define N_SUMMARY_COLS 35
+    " job_loss_max, deadlines_given_up, nodr_deadline_misses"
+#define N_SUMMARY_COLS 36
 
 struct pfs_store {
     sqlite3 *db;
@@ -63,7 +63,8 @@ static const char schema[] =
     "  dr_events_missed INTEGER, dr_events_uncappable INTEGER, dr_floor_excess_w REAL,\n"
     "  dr_energy_shed_j REAL, nodr_tokens REAL, dr_cost_tokens REAL, dr_cost_frac REAL,\n"
     "  dr_cost_per_event REAL, dr_cost_per_mwh REAL, job_loss_mean REAL,\n"
-    "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL, deadlines_given_up INTEGER);\n"
+    "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL, deadlines_given_up INTEGER,\n"
+    "  nodr_deadline_misses REAL);\n"
     "CREATE TABLE IF NOT EXISTS job_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
@@ -517,7 +518,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     STEP();
     run_id = sqlite3_last_insert_rowid(st->db);
     PREP("INSERT INTO summary (run_id, " SUMMARY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     {
         /* In SUMMARY_COLS order; counts as integers, gap_note as text (NULL when empty). */
         const double v[N_SUMMARY_COLS] = {r->tokens,
@@ -554,7 +555,8 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                                           r->job_loss_p50,
                                           r->job_loss_p95,
                                           r->job_loss_max,
-                                          (double)r->deadlines_given_up};
+                                          (double)r->deadlines_given_up,
+                                          r->nodr_deadline_misses};
         static const unsigned char integer[N_SUMMARY_COLS] = {
             [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1,
             [12] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1};

@@ -103,6 +103,18 @@ test_deadline_two_jobs(struct test *t)
         CHECK_NEAR(out[0].cap_w, 650, 1e-6);
         CHECK_NEAR(out[1].cap_w, 350, 1e-6);
     }
+    /* The limit is announced to lift at 3,000 s: after it A runs at full power, 100 tokens/s
+     * for the 2,500 s to its deadline, so only 360,000 - 250,000 = 110,000 tokens must be
+     * done in the 2,000 s before: 55 tokens/s, a floor of 385 W. B: 320,000 - 200,000 =
+     * 120,000 in 2,000 s, 60 tokens/s: on its extrapolated segment 75 P / 350 = 60 at 280 W.
+     * At 700 W both floors fit (665 W); the 35 W left go to B's steep segment (3/14 per W
+     * below 350 W) first: B 315 W, A 385 W. */
+    two_jobs(j, tel, pfi, remaining, deadline, firm_flex3);
+    j[0].limit_until_s = j[1].limit_until_s = 3000;
+    CHECK_INT(allocate("deadline", 700, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 385, 1e-6);
+    CHECK_NEAR(out[1].cap_w, 315, 1e-6);
+    CHECK_INT(out[0].deadline + out[1].deadline, PFS_DEADLINE_KEPT);
     /* Below the minimum caps even with every deadline given up: infeasible. */
     two_jobs(j, tel, pfi, remaining, deadline, firm_flex3);
     CHECK_INT(allocate("deadline", 390, j, tel, out), PFS_EINVAL);
