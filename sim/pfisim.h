@@ -649,6 +649,7 @@ struct pfs_alloc_job {
                               * (the end of the DR event's ramp up), s; INFINITY under a
                               * standing cap, or when not known (and in a one-shot
                               * allocation, where 0 is read as not known) */
+    double restart_s;        /* a paused job's restart overhead, s (0 when not known) */
 };
 
 /* The true curves, opaque: only the oracle (policies/oracle.c) can look inside. */

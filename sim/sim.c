@@ -1165,7 +1165,8 @@ control(struct sim *s)
                                               .deadline_s = w->deadline_s,
                                               .remaining_tokens = w->tokens - s->jobs[j].done,
                                               .now_s = t,
-                                              .limit_until_s = until};
+                                              .limit_until_s = until,
+                                              .restart_s = s->sc->resume_s};
             pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
             s->at[r] = c->tel;
             s->at[r].n_gpus = w->n_gpus;

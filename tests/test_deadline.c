@@ -115,7 +115,33 @@ test_deadline_two_jobs(struct test *t)
     CHECK_NEAR(out[0].cap_w, 385, 1e-6);
     CHECK_NEAR(out[1].cap_w, 315, 1e-6);
     CHECK_INT(out[0].deadline + out[1].deadline, PFS_DEADLINE_KEPT);
-    /* Below the minimum caps even with every deadline given up: infeasible. */
+    /* 390 W, below the minimum caps (400 W): both deadlines given up, and still nothing
+     * fits; B's deadline could be kept with more power later, so it is not paused for it:
+     * infeasible. Were B's deadline already past, B (Flex 3) would be paused (75 W idle) and
+     * A, firm and never paused, get the 315 W left. */
     two_jobs(j, tel, pfi, remaining, deadline, firm_flex3);
     CHECK_INT(allocate("deadline", 390, j, tel, out), PFS_EINVAL);
+    j[1].deadline_s = 900;
+    CHECK_INT(allocate("deadline", 390, j, tel, out), 0);
+    CHECK_NEAR(out[0].cap_w, 315, 1e-6);
+    CHECK_NEAR(out[1].pause_frac, 1, 0);
+    CHECK_INT(out[0].deadline, PFS_DEADLINE_BUDGET);
+    CHECK_INT(out[1].deadline, PFS_DEADLINE_PAST);
+    /* A job that finishes in time even paused until the limit lifts is paused first, losing
+     * nothing: the limit lifts at 1,500 s, B (Flex 3) then needs 320,000 / 100 = 3,200 s
+     * plus its 120 s restart, and has 3,500 s. At 650 W with A's floor 560 W (no lift for A:
+     * its deadline is before), B's floor at the minimum (200 W) does not fit; paused, it
+     * draws 75 W, and A gets 575 W. */
+    {
+        static const double dl3[2] = {1450, 5000}, rem3[2] = {36000, 320000};
+
+        two_jobs(j, tel, pfi, rem3, dl3, firm_flex3);
+        j[0].limit_until_s = j[1].limit_until_s = 1500;
+        j[0].restart_s = j[1].restart_s = 120;
+        CHECK_INT(allocate("deadline", 650, j, tel, out), 0);
+        CHECK_NEAR(out[1].pause_frac, 1, 0);
+        CHECK_INT(out[1].deadline, PFS_DEADLINE_KEPT);
+        CHECK_NEAR(out[0].cap_w, 575, 1e-6);
+        CHECK_INT(out[0].deadline, PFS_DEADLINE_KEPT);
+    }
 }
