@@ -5,7 +5,8 @@
 #   make test        install what is missing, build, run every test
 #   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
 #   make bench       benchmark drivers (bench/)
-#   make study-oversub, make study-pricing   the sweeps of docs/results.md (minutes)
+#   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
+#                    docs/results.md (minutes)
 #   make lint        clang-format check, cppcheck, the banned-function list
 #   make format      apply clang-format
 #   make install     PREFIX (default /usr/local) and DESTDIR honoured; make uninstall
@@ -62,7 +63,7 @@ BIN      := $(BUILD)/pfisim
 TESTBIN  := $(BUILD)/pfisim-tests
 
 .PHONY: all run test check check-asan bench lint format install uninstall clean deps \
-        study-oversub study-pricing
+        study-oversub study-pricing study-deadlines
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB)
@@ -124,6 +125,11 @@ study-pricing: deps
 	$(Q)$(BIN) sweep configs/sweeps/pricing.cfg -j $$(nproc) --resume --db results/pricing.db
 	$(Q)$(BIN) price results/pricing.db
 	$(Q)$(BIN) plot results/pricing.db -o results/plots --only pricing
+
+study-deadlines: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BIN) sweep configs/sweeps/deadlines.cfg -j $$(nproc) --resume --db results/deadlines.db
+	$(Q)$(BIN) plot results/deadlines.db -o results/plots --only deadlines
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN)

@@ -1278,6 +1278,107 @@ pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
 /* Every figure, or only the one named: into files in dir, or onto the report's pages. A
  * figure the data cannot give (no job finished; not the Phoenix replay) is left out, or an
  * error when it was asked for by name. */
+/* ----- deadlines met against the cut (study 3, docs/results.md) ----- */
+
+#define DL_MAX 16
+
+/* One figure per deadline slack: the share of deadlines met (means over seeds) against the
+ * DR events' cut, one line per policy. The cut and the slack are read from each scenario's
+ * canonical text (its events' cut, its workload's slack). */
+static int
+deadlines_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+                 struct pfs_diag *diag)
+{
+    double slack[DL_MAX], cut[DL_MAX], met[DL_MAX][DL_MAX][DL_MAX] = {{{0}}};
+    int cnt[DL_MAX][DL_MAX][DL_MAX] = {{{0}}};
+    char pol[DL_MAX][32];
+    size_t n_s = 0, n_c = 0, n_p = 0;
+    sqlite3_stmt *q = NULL;
+    int rc = 0;
+
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT scenario.config, run.policy, deadline_misses, jobs_submitted "
+                           "FROM run JOIN scenario ON scenario.id = run.scenario_id "
+                           "JOIN summary ON summary.run_id = run.id ORDER BY run.id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        const char *cfg = (const char *)sqlite3_column_text(q, 0);
+        const char *ev = cfg ? strstr(cfg, "dr_events") : NULL,
+                   *sl = cfg ? strstr(cfg, "slack = [") : NULL;
+        const char *cu = ev ? strstr(ev, "cut = ") : NULL;
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        double vs, vc, jobs = sqlite3_column_double(q, 3);
+        size_t a, b, c;
+
+        if (!cu || !sl || !name || !(jobs > 0))
+            continue; /* no events, or no slack: not a point of this study */
+        vs = strtod(sl + 9, NULL);
+        vc = strtod(cu + 6, NULL);
+        for (a = 0; a < n_s && !(fabs(slack[a] - vs) < 1e-9); a++)
+            ;
+        for (b = 0; b < n_c && !(fabs(cut[b] - vc) < 1e-9); b++)
+            ;
+        for (c = 0; c < n_p && strcmp(pol[c], name) != 0; c++)
+            ;
+        if ((a == n_s && n_s == DL_MAX) || (b == n_c && n_c == DL_MAX) ||
+            (c == n_p && n_p == DL_MAX)) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                               "figure deadlines draws at most %d slacks, cuts and policies",
+                               DL_MAX);
+            break;
+        }
+        if (a == n_s)
+            slack[n_s++] = vs;
+        if (b == n_c)
+            cut[n_c++] = vc;
+        if (c == n_p)
+            pfs__strlcpy(pol[n_p++], name, sizeof pol[0]);
+        met[a][b][c] += 100 * (1 - sqlite3_column_double(q, 2) / jobs);
+        cnt[a][b][c]++;
+    }
+    sqlite3_finalize(q);
+    if (rc == 0 && (n_c < 2 || n_s < 1))
+        rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                           "figure deadlines needs runs at two or more cuts "
+                           "(configs/sweeps/deadlines.cfg)");
+    for (size_t a = 0; a < n_s && rc == 0; a++) {
+        double x[DL_MAX][DL_MAX], y[DL_MAX][DL_MAX], order[DL_MAX];
+        struct pfs_series se[DL_MAX];
+        char title[160], name[64], reading[1024];
+        size_t used;
+
+        memcpy(order, cut, n_c * sizeof *cut);
+        qsort(order, n_c, sizeof *order, cmp_double);
+        snprintf(reading, sizeof reading,
+                 "Deadlines met (%% of jobs, mean over seeds) at the deepest cut, %.0f%%: ",
+                 100 * order[n_c - 1]);
+        for (size_t c = 0; c < n_p; c++) {
+            for (size_t k = 0; k < n_c; k++) {
+                size_t b = 0;
+
+                while (!(fabs(cut[b] - order[k]) < 1e-12))
+                    b++;
+                x[c][k] = 100 * order[k];
+                y[c][k] = cnt[a][b][c] ? met[a][b][c] / cnt[a][b][c] : (double)NAN;
+            }
+            se[c] = (struct pfs_series){pol[c], x[c], y[c], n_c, PFS_SERIES_LINE, (int)c};
+            used = strlen(reading);
+            snprintf(reading + used, sizeof reading - used, "%s%s %.2f", c ? ", " : "", pol[c],
+                     y[c][n_c - 1]);
+        }
+        pfs__strlcpy(reading + strlen(reading), ".", sizeof reading - strlen(reading));
+        snprintf(title, sizeof title, "%s: deadlines met against the cut, slack %.3gx",
+                 f->study[0] ? f->study : f->scenario, slack[a]);
+        snprintf(name, sizeof name, "deadlines-slack%.3g", slack[a]);
+        rc = emit(f,
+                  &(struct pfs_chart){title, "DR event's cut (% of the facility's power)",
+                                      "deadlines met (% of jobs)", se, n_p, NULL, 0, NULL, false},
+                  dir, name, format, fp, reading, diag);
+    }
+    return rc;
+}
+
 static int
 figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char *only, FILE *fp,
         struct pfs_diag *diag)
@@ -1298,6 +1399,8 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
         rc = oversub(f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && only && strcmp(only, "pricing") == 0) /* study 2: by name only */
         rc = pricing(f, dir, format, fp, diag);
+    if (rc == 0 && only && strcmp(only, "deadlines") == 0) /* study 3: by name only */
+        rc = deadlines_figure(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
         if (strcmp(f->scenario, "phoenix-srp") == 0)
             rc = phoenix(f, dir, format, fp, diag);
@@ -1313,9 +1416,9 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"curves",     "pfi",        "power",
-                                        "throughput", "comparison", "outcomes",
-                                        "phoenix",    "oversub",    "pricing"};
+    static const char *const known[] = {"curves",     "pfi",      "power",   "throughput",
+                                        "comparison", "outcomes", "phoenix", "oversub",
+                                        "pricing",    "deadlines"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -1326,7 +1429,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
                              "unknown figure '%s' (curves, pfi, power, throughput, comparison, "
-                             "outcomes, phoenix, oversub, pricing)",
+                             "outcomes, phoenix, oversub, pricing, deadlines)",
                              only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;

@@ -140,6 +140,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_dr_summary)                                                                         \
     X(test_trust_pool_settings)                                                                    \
     X(test_deadline_two_jobs)                                                                      \
+    X(test_deadline_study_figure)                                                                  \
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \

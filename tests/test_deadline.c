@@ -145,3 +145,46 @@ test_deadline_two_jobs(struct test *t)
         CHECK_INT(out[0].deadline, PFS_DEADLINE_KEPT);
     }
 }
+
+void
+test_deadline_study_figure(struct test *t)
+{
+    /* Study 3's figure from a small sweep of its shape: two cuts, one slack, two policies
+     * (a day, the warm-up off): one figure, 900 x 520; a database without two cuts is
+     * refused with the way out. */
+    char args[2048], *out = NULL, *err = NULL;
+    const char *base = test_write(t, 0, "base.cfg",
+                                  "scenario = { name = \"dl\"; duration_days = 1.0;\n"
+                                  "  facility = { gpus = 256; }; dr_events = ();\n"
+                                  "  workload = { load = 0.6; slack = [1.2, 1.2]; };\n"
+                                  "  dr_generator = { per_year = 365.0; warmup_h = 0.0;\n"
+                                  "    duration_h = [4.0, 4.0]; }; };\n");
+    char sweep[1024];
+
+    snprintf(sweep, sizeof sweep,
+             "sweep = { name = \"dl\"; scenario = \"%s\"; jobs = false;\n"
+             "  axes = ( { setting = \"dr_generator.cut\"; values = [0.2, 0.4]; },\n"
+             "           { setting = \"policy\"; values = [\"equal\", \"deadline\"]; } ); };\n",
+             base);
+    snprintf(args, sizeof args, "sweep %s --db %s/dl.db", test_write(t, 1, "dl.cfg", sweep),
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/dl.db -o %s/figs --only deadlines", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "deadlines-slack1.2.png") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/figs/deadlines-slack1.2.png", t->tmpdir);
+    test_check_png(t, args, 900, 520);
+    snprintf(args, sizeof args, "run --days 0.2 --policy equal --db=%s/one.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/one.db -o %s/figs --only deadlines", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "needs runs at two or more cuts") != NULL);
+    free(out);
+    free(err);
+}
