@@ -68,6 +68,7 @@ static const struct column outcome_cols[] = {
     COL(dr_minutes_over, 'd', 'f', 1), COL(dr_worst_excess_w, 'd', 'f', 1),
     COL(deadline_misses, 'z', 'g', 0), COL(tier_violations, 'z', 'g', 0),
     COL(gap_recovered, 'd', 'f', 4),   COL(deadlines_given_up, 'z', 'g', 0),
+    COL(jobs_refused, 'z', 'g', 0),
 };
 static const struct column planner_cols[] = {
     COL(cap_w, 'd', 'g', 6),

@@ -797,6 +797,9 @@ struct pfs_scenario {
                              * draw before the pause, for this long (s, default 0) */
     bool track_power;       /* scale the caps' budget so that metered power meets the limit
                              * (an integral controller, docs/simulator.md); else budget caps */
+    bool admit_deadlines;   /* control.admission = "deadline": a job about to start whose
+                             * deadline even full power from now cannot make is refused, not
+                             * run (and counted as refused, not as a miss) */
     char predictor[256];    /* the pfi policy's model file ("" : the corpus's predictor.cfg) */
     size_t n_policies;
     char policies[PFS_MAX_POLICIES][32];
@@ -861,6 +864,7 @@ struct pfs_run_result {
     size_t tier_violations;    /* finished jobs whose mean slowdown broke their tier's tolerance */
     size_t deadlines_given_up; /* jobs whose deadline the policy said it gave up (the budget
                                 * could not hold every deadline's floor) */
+    size_t jobs_refused;       /* not started: its deadline was out of reach (admission) */
     size_t jobs_submitted, jobs_started, jobs_finished;
     size_t events;        /* events processed */
     double gap_recovered; /* (tokens - equal) / (oracle - equal); NAN when unknown */
@@ -926,6 +930,7 @@ struct pfs_job_result {
     size_t curve;      /* the curve it ran (pfs_sim_inputs_curve), its own when not started */
     double duration_s; /* its uncapped run time there (or on its own curve), s */
     bool given_up;     /* its deadline was given up by the policy (PFS_DEADLINE_BUDGET) */
+    bool refused;      /* admission refused it (its deadline out of reach): never started */
 };
 
 /* The workload's jobs, in order (what per_job arrays are indexed by). */

@@ -354,14 +354,22 @@ static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
     static const char *const names[] = {"cadence_s",   "event_cadence_s", "actuation_s", "resume_s",
-                                        "track_power", "checkpoint_s",    NULL};
+                                        "track_power", "checkpoint_s",    "admission",   NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
+    config_setting_t *ad = config_setting_get_member(c, "admission");
     int rc;
 
     if (tp) {
         if (config_setting_type(tp) != CONFIG_TYPE_BOOL)
             return bad(r, tp, "scenario.control.track_power", "expected true or false");
         sc->track_power = config_setting_get_bool(tp) != 0;
+    }
+    if (ad) {
+        const char *v = config_setting_get_string(ad);
+
+        if (!v || (strcmp(v, "none") != 0 && strcmp(v, "deadline") != 0))
+            return bad(r, ad, "scenario.control.admission", "expected \"none\" or \"deadline\"");
+        sc->admit_deadlines = strcmp(v, "deadline") == 0;
     }
 
     if ((rc = only(r, c, "scenario.control", names)) ||
@@ -851,14 +859,15 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     fprintf(fp,
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; checkpoint_s = %s;\n"
-            "                track_power = %s; };\n"
+            "                track_power = %s; admission = \"%s\"; };\n"
             "    predictor = \"%s\";\n"
             "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
             "                dr_energy_usd_per_mwh = %s; };\n"
             "    dr_events = (",
             num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
-            num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false", sc->predictor,
+            num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
+            sc->admit_deadlines ? "deadline" : "none", sc->predictor,
             num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
             num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {

@@ -38,7 +38,7 @@
 
 #define US 1000000.0
 
-enum job_state { QUEUED, RUNNING, DONE };
+enum job_state { QUEUED, RUNNING, DONE, REFUSED };
 
 struct corpus_curve {
     struct pfs_pwl env, power; /* envelope (with the paused point) and draw, per GPU cap */
@@ -941,6 +941,31 @@ reserve(const struct sim *s, size_t head, int *pool, double *shadow, int *extra)
     return 0;
 }
 
+/* Admission (control.admission = "deadline"): a queued job whose deadline even full power
+ * from now, on the fastest pool that can run it, cannot make is refused: it never starts,
+ * frees the queue, and is counted as refused rather than as a miss. Full power is the most
+ * it could get, so only jobs certain to miss are refused. */
+static bool
+refuse(struct sim *s, size_t j)
+{
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    double now = (double)s->now_us / US, best = HUGE_VAL;
+
+    if (!s->sc->admit_deadlines || !isfinite(w->deadline_s))
+        return false;
+    for (size_t p = 0; p < s->in->n_pools; p++) {
+        size_t c = curve_on(s, j, p);
+
+        if (c != SIZE_MAX)
+            best = fmin(best, duration_on(s, j, c, p));
+    }
+    if (!(now + best > w->deadline_s))
+        return false;
+    s->jobs[j].state = REFUSED;
+    s->res->jobs_refused++;
+    return true;
+}
+
 /* FIFO with EASY backfill, over the pools: a job starts on the first pool (in the
  * facility's order) that can run it and has the GPUs; the head of the queue holds a
  * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
@@ -960,6 +985,11 @@ schedule(struct sim *s)
     while (s->q_len > 0) {
         size_t head = s->queue[s->q_head];
 
+        if (refuse(s, head)) {
+            s->q_head++;
+            s->q_len--;
+            continue;
+        }
         if ((p = fit_now(s, head)) < 0)
             break;
         s->q_head++;
@@ -987,6 +1017,14 @@ schedule(struct sim *s)
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
             int on = -1;
             bool ends_before = false;
+
+            if (refuse(s, j)) {
+                memmove(&s->queue[s->q_head + q], &s->queue[s->q_head + q + 1],
+                        (s->q_len - q - 1) * sizeof *s->queue);
+                s->q_len--;
+                q--;
+                continue;
+            }
 
             for (size_t pp = 0; pp < s->in->n_pools && on < 0; pp++) {
                 size_t c = curve_on(s, j, pp);
@@ -1367,7 +1405,7 @@ summarise(struct sim *s)
         double from = (double)jb->start_us / US;
         double until = jb->state == DONE ? (double)jb->finish_us / US : end_s;
 
-        if (jb->state == QUEUED || !(until > from))
+        if (jb->state == QUEUED || jb->state == REFUSED || !(until > from))
             continue;
         loss[n] = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
         loss[n] = fabs(loss[n]) < 1e-9 ? 0 : fmax(0, loss[n]); /* rounding, not loss */
@@ -1512,20 +1550,22 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
 
         for (size_t j = 0; j < n; j++) {
             const struct job *jb = &s.jobs[j];
+            bool waited = jb->state == QUEUED || jb->state == REFUSED; /* never started */
 
             if (jb->state == RUNNING)
                 touch(&s, j);
-            if (jb->state != DONE && in->wl->jobs[j].deadline_s < secs)
+            if (jb->state != DONE && jb->state != REFUSED && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
             if (per_job)
                 per_job[j] = (struct pfs_job_result){
-                    jb->state == QUEUED ? (double)NAN : (double)jb->start_us / US,
+                    waited ? (double)NAN : (double)jb->start_us / US,
                     jb->state == DONE ? (double)jb->finish_us / US : (double)NAN,
                     jb->done,
-                    jb->state == QUEUED ? -1 : jb->pool,
-                    jb->state == QUEUED ? in->job_curve[j] : jb->curve,
-                    jb->state == QUEUED ? in->wl->jobs[j].duration_s : jb->dur_s,
-                    jb->given_up};
+                    waited ? -1 : jb->pool,
+                    waited ? in->job_curve[j] : jb->curve,
+                    waited ? in->wl->jobs[j].duration_s : jb->dur_s,
+                    jb->given_up,
+                    jb->state == REFUSED};
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;

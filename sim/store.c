@@ -32,8 +32,8 @@
     " cap_binding_h, dr_events, dr_events_met, dr_events_missed, dr_events_uncappable,"            \
     " dr_floor_excess_w, dr_energy_shed_j, nodr_tokens, dr_cost_tokens, dr_cost_frac,"             \
     " dr_cost_per_event, dr_cost_per_mwh, job_loss_mean, job_loss_p50, job_loss_p95,"              \
-    " job_loss_max, deadlines_given_up, nodr_deadline_misses"
-#define N_SUMMARY_COLS 36
+    " job_loss_max, deadlines_given_up, nodr_deadline_misses, jobs_refused"
+#define N_SUMMARY_COLS 37
 
 struct pfs_store {
     sqlite3 *db;
@@ -64,13 +64,13 @@ static const char schema[] =
     "  dr_energy_shed_j REAL, nodr_tokens REAL, dr_cost_tokens REAL, dr_cost_frac REAL,\n"
     "  dr_cost_per_event REAL, dr_cost_per_mwh REAL, job_loss_mean REAL,\n"
     "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL, deadlines_given_up INTEGER,\n"
-    "  nodr_deadline_misses REAL);\n"
+    "  nodr_deadline_misses REAL, jobs_refused INTEGER);\n"
     "CREATE TABLE IF NOT EXISTS job_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
     "  tier TEXT NOT NULL, submit_s REAL, deadline_s REAL, tokens REAL,\n"
     "  start_s REAL, finish_s REAL, tokens_done REAL, duration_s REAL, pool TEXT,\n"
-    "  given_up INTEGER,\n"
+    "  given_up INTEGER, refused INTEGER,\n"
     "  PRIMARY KEY (run_id, job_id));\n"
     "CREATE TABLE IF NOT EXISTS pool_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
@@ -518,7 +518,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     STEP();
     run_id = sqlite3_last_insert_rowid(st->db);
     PREP("INSERT INTO summary (run_id, " SUMMARY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     {
         /* In SUMMARY_COLS order; counts as integers, gap_note as text (NULL when empty). */
         const double v[N_SUMMARY_COLS] = {r->tokens,
@@ -556,7 +556,8 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                                           r->job_loss_p95,
                                           r->job_loss_max,
                                           (double)r->deadlines_given_up,
-                                          r->nodr_deadline_misses};
+                                          r->nodr_deadline_misses,
+                                          (double)r->jobs_refused};
         static const unsigned char integer[N_SUMMARY_COLS] = {
             [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1,
             [12] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1};
@@ -589,7 +590,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         STEP();
     }
     if (jobs) {
-        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (size_t j = 0; j < pfs_sim_inputs_n_jobs(in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
 
@@ -610,6 +611,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             if (jobs[j].pool >= 0 && (size_t)jobs[j].pool < r->n_pools)
                 sqlite3_bind_text(q, 13, r->pool[jobs[j].pool].name, -1, SQLITE_STATIC);
             sqlite3_bind_int(q, 14, jobs[j].given_up);
+            sqlite3_bind_int(q, 15, jobs[j].refused);
             STEP();
         }
     }
@@ -677,7 +679,7 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
         "  JOIN rmap ON rmap.old = pool_result.run_id ORDER BY rmap.new, pool_result.rowid;"
         "INSERT INTO main.job_result SELECT rmap.new, job_id, curve_id, n_gpus, tier,"
         "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s, pool,"
-        "  given_up"
+        "  given_up, refused"
         "  FROM shard.job_result JOIN rmap ON rmap.old = job_result.run_id"
         "  ORDER BY rmap.new, job_result.rowid;"
         "INSERT INTO main.timeseries SELECT rmap.new, t_s, facility_w, gpu_w, budget_w,"

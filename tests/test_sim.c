@@ -648,3 +648,47 @@ test_sim_dr_summary(struct test *t)
         return;
     CHECK(isnan(r.dr_cost_tokens) && isnan(r.nodr_tokens) && r.dr_events == 0);
 }
+
+/* Admission (control.admission = "deadline"). Job a holds all 8 GPUs from 0 to 3,600 s
+ * (5.76e6 tokens at 1,600 tokens/s); b (1,800 s of work, deadline 3,000 s) waits behind it;
+ * c (1,800 s, no real deadline) behind b. Without admission b starts at 3,600 s, ends at
+ * 5,400 s, late, and c ends at 7,200 s. With it, b's deadline is out of reach when GPUs
+ * free up (3,600 + 1,800 > 3,000): refused, not run, not a miss; c ends at 5,400 s. */
+void
+test_sim_admission(struct test *t)
+{
+    static const char wl[] = "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                             "a,0,c1,8,5760000,1e9,firm\n"
+                             "b,100,c1,8,2880000,3000,firm\n"
+                             "c,200,c1,8,2880000,1e9,firm\n";
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[3];
+
+    setup(t, wl, &sc);
+    sc.days = 2.5 / 24;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_INT(r.deadline_misses, 1);
+    CHECK_INT(r.jobs_refused, 0);
+    CHECK_NEAR(j[1].finish_s, 5400, 1e-5);
+    CHECK_NEAR(j[2].finish_s, 7200, 1e-5);
+    sc.admit_deadlines = true;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_INT(r.deadline_misses, 0);
+    CHECK_INT(r.jobs_refused, 1);
+    CHECK(j[1].refused && isnan(j[1].start_s));
+    CHECK_NEAR(j[2].start_s, 3600, 1e-5);
+    CHECK_NEAR(j[2].finish_s, 5400, 1e-5);
+    {
+        struct pfs_diag d = {0};
+
+        CHECK_INT(pfs_scenario_load(test_write(t, 0, "adm.cfg",
+                                               "scenario = { control = { admission = \"maybe\"; "
+                                               "}; };\n"),
+                                    &sc, &d),
+                  PFS_EINVAL);
+        CHECK_STR(d.message, "scenario.control.admission: expected \"none\" or \"deadline\"");
+    }
+}
