@@ -79,12 +79,12 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
     double *floor = malloc((n + 1) * sizeof *floor), need = 0;
     int *lost = calloc(n + 1, sizeof *lost);
     bool *paused = calloc(n + 1, sizeof *paused), *spare = calloc(n + 1, sizeof *spare);
-    struct giveup *g = malloc(3 * (n + 1) * sizeof *g), *g_floor = g + n + 1,
-                  *g_lost = g_floor + n + 1;
+    struct giveup *g = malloc((n + 1) * sizeof *g), *g_floor = malloc((n + 1) * sizeof *g),
+                  *g_lost = malloc((n + 1) * sizeof *g);
     int rc;
 
     (void)state;
-    if (!floor || !lost || !paused || !spare || !g) {
+    if (!floor || !lost || !paused || !spare || !g || !g_floor || !g_lost) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -163,6 +163,8 @@ out:
     free(paused);
     free(spare);
     free(g);
+    free(g_floor);
+    free(g_lost);
     return rc;
 }
 
