@@ -719,16 +719,51 @@ double pfs_truth_power_w(const struct pfs_truth *t, size_t i, double cap_w);
  * The simulator (sim/sim.c, sim/scenario.c, DESIGN.md section 5, docs/simulator.md).
  */
 
-/* A demand-response event: the facility's power target ramps down over ramp_s from start_s,
- * holds until end_s, and ramps back up over ramp_s. The target is absolute (target_w > 0,
- * facility watts) or a cut from the facility's power at the event's start (cut_frac). */
-struct pfs_dr_event {
-    double start_s, end_s, ramp_s;
+/* A demand-response event as a programme announces it (docs/scenarios.md): the facility's
+ * power target ramps down over ramp_s from start_s to its first level, holds it (or steps
+ * through levels), and from end_s ramps back up to the baseline over the ramp up. A level is
+ * absolute (target_w > 0, facility watts) or a cut from the event's baseline (cut_frac). */
+enum pfs_dr_baseline {
+    PFS_BASELINE_INSTANT = 0, /* the facility's power when the controller first plans for it */
+    PFS_BASELINE_AVERAGE,     /* its mean power over baseline_window_s before start_s */
+    PFS_BASELINE_GIVEN,       /* baseline_w, as announced */
+};
+
+#define PFS_MAX_DR_STEPS 4 /* levels of one event */
+
+struct pfs_dr_step {
+    double at_s;     /* from the event's start, s; the first is 0 */
     double target_w; /* facility W, or 0 */
     double cut_frac; /* 0..1, used when target_w is 0 */
-    double notice_s; /* the facility learns of the event this long before its start
-                      * (INFINITY: known from the beginning, the default) */
 };
+
+struct pfs_dr_event {
+    double start_s, end_s, ramp_s; /* ramp_s: the ramp down */
+    double target_w;               /* facility W, or 0 (the first level when n_steps > 0) */
+    double cut_frac;               /* 0..1, used when target_w is 0 */
+    double notice_s;               /* the facility learns of the event this long before its start
+                                    * (INFINITY: known from the beginning, the default) */
+    bool ramp_up_given;            /* false: the ramp up lasts ramp_s too */
+    double ramp_up_s;              /* the ramp back up, s (with ramp_up_given) */
+    int baseline;                  /* enum pfs_dr_baseline */
+    double baseline_window_s;      /* PFS_BASELINE_AVERAGE's window, s */
+    double baseline_w;             /* PFS_BASELINE_GIVEN's value, facility W */
+    size_t n_steps;                /* 0: one level (target_w or cut_frac); else these */
+    struct pfs_dr_step steps[PFS_MAX_DR_STEPS];
+};
+
+/* The event's ramp up, s, and the end of it (when the event is over). */
+static inline double
+pfs_dr_ramp_up_s(const struct pfs_dr_event *e)
+{
+    return e->ramp_up_given ? e->ramp_up_s : e->ramp_s;
+}
+
+static inline double
+pfs_dr_over_s(const struct pfs_dr_event *e)
+{
+    return e->end_s + pfs_dr_ramp_up_s(e);
+}
 
 /* Draws DR events (scenario.dr_generator, docs/scenarios.md). */
 struct pfs_dr_generator {

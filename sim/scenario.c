@@ -313,11 +313,67 @@ read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scen
     return 0;
 }
 
+/* One level: exactly one of cut and target_w. */
+static int
+level(const struct reader *r, const config_setting_t *g, const char *p, double *cut, double *target)
+{
+    int rc;
+
+    *cut = *target = 0;
+    if ((rc = number(r, g, "cut", p, 0, 1, cut)) ||
+        (rc = number(r, g, "target_w", p, 0, 1e12, target)))
+        return rc;
+    if ((*cut > 0) == (*target > 0))
+        return bad(r, g, p, "give exactly one of cut and target_w");
+    return 0;
+}
+
+/* An event's steps: ( { at_min; cut | target_w; }, ... ), the first at 0, in time order,
+ * each within the hold. */
+static int
+read_steps(const struct reader *r, const config_setting_t *l, const char *p, struct pfs_dr_event *e)
+{
+    static const char *const names[] = {"at_min", "cut", "target_w", NULL};
+    char sp[96];
+
+    snprintf(sp, sizeof sp, "%s.steps", p);
+    if (!config_setting_is_list(l) || config_setting_length(l) < 1 ||
+        config_setting_length(l) > PFS_MAX_DR_STEPS)
+        return bad(r, l, sp, "expected a list of 1 to 4 steps ( { at_min; cut; }, ... )");
+    for (int i = 0; i < config_setting_length(l); i++) {
+        const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
+        struct pfs_dr_step *st = &e->steps[i];
+        double at = -1;
+        char q[112];
+        int rc;
+
+        snprintf(q, sizeof q, "%s.[%d]", sp, i);
+        if (!config_setting_is_group(g))
+            return bad(r, g, q, "expected a group");
+        if ((rc = only(r, g, q, names)) || (rc = number(r, g, "at_min", q, 0, 1e7, &at)) ||
+            (rc = level(r, g, q, &st->cut_frac, &st->target_w)))
+            return rc;
+        st->at_s = at * 60;
+        if (i == 0 && !(fabs(at) < 1e-12))
+            return bad(r, g, q, "the first step is at_min = 0 (the event's start)");
+        if (i > 0 && !(st->at_s > e->steps[i - 1].at_s))
+            return bad(r, g, q, "steps must be in time order");
+        if (!(e->start_s + st->at_s < e->end_s))
+            return bad(r, g, q, "a step must start before the event's end_h");
+    }
+    e->n_steps = (size_t)config_setting_length(l);
+    e->target_w = e->steps[0].target_w;
+    e->cut_frac = e->steps[0].cut_frac;
+    return 0;
+}
+
 static int
 read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"start_h",  "end_h",      "ramp_min", "cut",
-                                        "target_w", "notice_min", NULL};
+    static const char *const names[] = {
+        "start_h",    "end_h",    "ramp_min",   "ramp_down_min", "ramp_up_min",
+        "cut",        "target_w", "notice_min", "baseline",      "baseline_window_min",
+        "baseline_w", "steps",    NULL};
 
     if (!config_setting_is_list(l))
         return bad(r, l, "scenario.dr_events", "expected a list ( {...}, ... )");
@@ -326,26 +382,63 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
     sc->n_dr = 0;
     for (int i = 0; i < config_setting_length(l); i++) {
         const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
-        double start = -1, end = -1, ramp = 0, cut = 0, target = 0, notice = INFINITY;
-        char p[64];
+        const config_setting_t *steps = config_setting_get_member(e, "steps");
+        const config_setting_t *bl = config_setting_get_member(e, "baseline");
+        double start = -1, end = -1, ramp = 0, down = NAN, up = NAN, notice = INFINITY;
+        double window = 60, given = 0;
+        struct pfs_dr_event ev = {0};
+        char p[64], f[96];
         int rc;
 
         snprintf(p, sizeof p, "scenario.dr_events.[%d]", i);
         if (!config_setting_is_group(e))
             return bad(r, e, p, "expected a group");
+#define F(n) (snprintf(f, sizeof f, "%s.%s", p, n), f)
         if ((rc = only(r, e, p, names)) || (rc = number(r, e, "start_h", p, 0, 1e6, &start)) ||
             (rc = number(r, e, "end_h", p, 0, 1e6, &end)) ||
-            (rc = number(r, e, "ramp_min", p, 0, 1e4, &ramp)) ||
-            (rc = number(r, e, "cut", p, 0, 1, &cut)) ||
-            (rc = number(r, e, "target_w", p, 0, 1e12, &target)) ||
-            (rc = number(r, e, "notice_min", p, 0, 1e6, &notice)))
+            (rc = number(r, e, "ramp_min", F("ramp_min"), 0, 1e4, &ramp)) ||
+            (rc = number(r, e, "ramp_down_min", F("ramp_down_min"), 0, 1e4, &down)) ||
+            (rc = number(r, e, "ramp_up_min", F("ramp_up_min"), 0, 1e4, &up)) ||
+            (rc = number(r, e, "notice_min", F("notice_min"), 0, 1e6, &notice)) ||
+            (rc = number(r, e, "baseline_window_min", F("baseline_window_min"), 1, 1e5, &window)) ||
+            (rc = number(r, e, "baseline_w", F("baseline_w"), 0, 1e12, &given)))
             return rc;
         if (!(start >= 0 && end > start))
             return bad(r, e, p, "needs start_h < end_h");
-        if ((cut > 0) == (target > 0))
-            return bad(r, e, p, "give exactly one of cut and target_w");
-        sc->dr[sc->n_dr++] =
-            (struct pfs_dr_event){start * 3600, end * 3600, ramp * 60, target, cut, notice * 60};
+        ev.start_s = start * 3600;
+        ev.end_s = end * 3600;
+        ev.ramp_s = (isnan(down) ? ramp : down) * 60;
+        ev.ramp_up_given = !isnan(up);
+        ev.ramp_up_s = isnan(up) ? 0 : up * 60;
+        ev.notice_s = notice * 60;
+        ev.baseline_window_s = window * 60;
+        if (ev.start_s + ev.ramp_s > ev.end_s)
+            return bad(r, e, p, "the ramp down must end by end_h");
+        if (bl) {
+            const char *v = config_setting_get_string(bl);
+
+            if (v && strcmp(v, "instant") == 0)
+                ev.baseline = PFS_BASELINE_INSTANT;
+            else if (v && strcmp(v, "average") == 0)
+                ev.baseline = PFS_BASELINE_AVERAGE;
+            else if (v && strcmp(v, "given") == 0)
+                ev.baseline = PFS_BASELINE_GIVEN;
+            else
+                return bad(r, bl, F("baseline"), "expected \"instant\", \"average\" or \"given\"");
+        }
+        if ((ev.baseline == PFS_BASELINE_GIVEN) != (given > 0))
+            return bad(r, e, F("baseline_w"), "give baseline_w exactly with baseline = \"given\"");
+        ev.baseline_w = given;
+#undef F
+        if (steps) {
+            if (config_setting_get_member(e, "cut") || config_setting_get_member(e, "target_w"))
+                return bad(r, steps, p, "give steps or one cut / target_w, not both");
+            if ((rc = read_steps(r, steps, p, &ev)))
+                return rc;
+        } else if ((rc = level(r, e, p, &ev.cut_frac, &ev.target_w))) {
+            return rc;
+        }
+        sc->dr[sc->n_dr++] = ev;
     }
     return 0;
 }
@@ -464,8 +557,8 @@ generate_events(const struct reader *r, const config_setting_t *g, struct pfs_sc
                          e.start_s < gen->warmup_h * 3600;
 
             for (size_t k = 0; k < sc->n_dr && !clash; k++)
-                clash = e.start_s < sc->dr[k].end_s + sc->dr[k].ramp_s &&
-                        sc->dr[k].start_s < e.end_s + e.ramp_s;
+                clash =
+                    e.start_s < pfs_dr_over_s(&sc->dr[k]) && sc->dr[k].start_s < pfs_dr_over_s(&e);
             if (!clash)
                 sc->dr[sc->n_dr++] = e, placed++;
         }
@@ -871,17 +964,38 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
             num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {
+        static const char *const bl[] = {"instant", "average", "given"};
         const struct pfs_dr_event *e = &sc->dr[k];
 
-        fprintf(fp, "%s\n        { start_h = %s; end_h = %s; ramp_min = %s; ", k ? "," : "",
+        fprintf(fp, "%s\n        { start_h = %s; end_h = %s; ramp_down_min = %s; ", k ? "," : "",
                 num(b[0], 40, e->start_s / 3600), num(b[1], 40, e->end_s / 3600),
                 num(b[2], 40, e->ramp_s / 60));
+        if (e->ramp_up_given)
+            fprintf(fp, "ramp_up_min = %s; ", num(b[5], 40, e->ramp_up_s / 60));
         if (isfinite(e->notice_s))
             fprintf(fp, "notice_min = %s; ", num(b[4], 40, e->notice_s / 60));
-        if (e->target_w > 0)
+        fprintf(fp, "baseline = \"%s\"; ", bl[e->baseline]);
+        if (e->baseline == PFS_BASELINE_AVERAGE)
+            fprintf(fp, "baseline_window_min = %s; ", num(b[6], 40, e->baseline_window_s / 60));
+        if (e->baseline == PFS_BASELINE_GIVEN)
+            fprintf(fp, "baseline_w = %s; ", num(b[6], 40, e->baseline_w));
+        if (e->n_steps > 0) {
+            fprintf(fp, "steps = (");
+            for (size_t i = 0; i < e->n_steps; i++) {
+                const struct pfs_dr_step *st = &e->steps[i];
+
+                fprintf(fp, "%s{ at_min = %s; ", i ? ", " : " ", num(b[7], 40, st->at_s / 60));
+                if (st->target_w > 0)
+                    fprintf(fp, "target_w = %s; }", num(b[3], 40, st->target_w));
+                else
+                    fprintf(fp, "cut = %s; }", num(b[3], 40, st->cut_frac));
+            }
+            fprintf(fp, " ); }");
+        } else if (e->target_w > 0) {
             fprintf(fp, "target_w = %s; }", num(b[3], 40, e->target_w));
-        else
+        } else {
             fprintf(fp, "cut = %s; }", num(b[3], 40, e->cut_frac));
+        }
     }
     fprintf(fp, "\n    );\n};\n");
     return ferror(fp) ? PFS_EIO : 0;

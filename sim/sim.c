@@ -536,30 +536,87 @@ pfs_timeseries_free(struct pfs_timeseries *ts)
 
 /* ----- the budget timeline ----- */
 
+static double facility_w(const struct sim *s);
+
+/* An event's kinks, where its target changes slope or steps: its start, the end of its ramp
+ * down, each later step, its end, the end of its ramp up. Writes at most 4 +
+ * PFS_MAX_DR_STEPS times, in order; returns their number. */
+static size_t
+dr_kinks(const struct pfs_dr_event *e, double *out)
+{
+    size_t n = 0;
+
+    out[n++] = e->start_s;
+    out[n++] = e->start_s + e->ramp_s;
+    for (size_t i = 1; i < e->n_steps; i++)
+        if (e->start_s + e->steps[i].at_s > out[n - 1])
+            out[n++] = e->start_s + e->steps[i].at_s;
+    out[n++] = e->end_s;
+    out[n++] = pfs_dr_over_s(e);
+    return n;
+}
+
+/* The level event k asks for at t (facility W): its step in force at t (the first during the
+ * ramp down), absolute or cut from base; NAN for a cut while base is unknown. */
+static double
+dr_level(const struct pfs_dr_event *e, double base, double t)
+{
+    double target = e->target_w, cut = e->cut_frac;
+
+    for (size_t i = 0; i < e->n_steps; i++)
+        if (i == 0 || e->start_s + e->steps[i].at_s <= t)
+            target = e->steps[i].target_w, cut = e->steps[i].cut_frac;
+    if (target > 0)
+        return target;
+    return base > 0 ? (1 - cut) * base : (double)NAN;
+}
+
 /* The DR target of event k at time t (facility W), or +inf outside it. The event is
- * [start, end + ramp): ramping down over [start, start + ramp), holding until end, ramping
- * back up over [end, end + ramp). */
+ * [start, end + ramp up): ramping down over [start, start + ramp down) to its first level,
+ * holding its levels (each step from its time on) until end, ramping back up to the baseline
+ * over [end, end + ramp up). */
 static double
 dr_target(const struct sim *s, size_t k, double t)
 {
     const struct pfs_dr_event *e = &s->sc->dr[k];
-    double base = s->dr_baseline_w[k], target, f;
+    double base = s->dr_baseline_w[k], target, f, up = pfs_dr_ramp_up_s(e);
 
-    if (t < e->start_s || t >= e->end_s + e->ramp_s)
+    if (t < e->start_s || t >= pfs_dr_over_s(e))
         return HUGE_VAL;
-    if (!(base > 0) && !(e->target_w > 0))
+    target = dr_level(e, base, fmin(t, e->end_s));
+    if (isnan(target))
         return HUGE_VAL; /* a cut before its baseline is known */
-    target = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * base;
-    if (e->ramp_s <= 0)
-        return target;
     if (t < e->start_s + e->ramp_s) {
         f = (t - e->start_s) / e->ramp_s;
         return base > 0 ? base + f * (target - base) : target;
     }
     if (t < e->end_s)
         return target;
-    f = (t - e->end_s) / e->ramp_s;
+    f = up > 0 ? (t - e->end_s) / up : 1;
     return base > 0 ? target + f * (base - target) : HUGE_VAL;
+}
+
+/* Event k's baseline, taken at the first decision that plans for it (t): the facility's
+ * power now (instantaneous); the mean of the minutes of its window before the start that
+ * are over by now (average base load; now itself when none is); or the announced value. */
+static double
+dr_baseline(const struct sim *s, size_t k, double t)
+{
+    const struct pfs_dr_event *e = &s->sc->dr[k];
+    double energy = 0, secs = 0, from = e->start_s - e->baseline_window_s;
+    double until = fmin(t, e->start_s), m0 = (double)s->m_start_us / US;
+
+    if (e->baseline == PFS_BASELINE_GIVEN)
+        return e->baseline_w;
+    if (e->baseline == PFS_BASELINE_AVERAGE) {
+        for (size_t i = 0; i < s->n_minutes; i++)
+            if (60.0 * (double)i >= from - 1e-9 && 60.0 * (double)(i + 1) <= until + 1e-9)
+                energy += 60 * s->minute_w[i], secs += 60;
+        /* The minute in progress (its end may be now, its row not yet written). */
+        if (m0 >= from - 1e-9 && t <= until + 1e-9 && t > m0)
+            energy += s->m_energy, secs += t - m0;
+    }
+    return secs > 0 ? energy / secs : facility_w(s);
 }
 
 /* The length of the DR event in progress at t (start to end of ramp up), 0 if none. */
@@ -569,8 +626,8 @@ event_length(const struct sim *s, double t)
     for (size_t k = 0; k < s->sc->n_dr; k++) {
         const struct pfs_dr_event *e = &s->sc->dr[k];
 
-        if (t >= e->start_s && t < e->end_s + e->ramp_s)
-            return e->end_s + e->ramp_s - e->start_s;
+        if (t >= e->start_s && t < pfs_dr_over_s(e))
+            return pfs_dr_over_s(e) - e->start_s;
     }
     return 0;
 }
@@ -579,7 +636,7 @@ static bool
 in_event(const struct sim *s, double t)
 {
     for (size_t k = 0; k < s->sc->n_dr; k++)
-        if (t >= s->sc->dr[k].start_s && t < s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
+        if (t >= s->sc->dr[k].start_s && t < pfs_dr_over_s(&s->sc->dr[k]))
             return true;
     return false;
 }
@@ -589,7 +646,7 @@ static long
 event_at(const struct sim *s, double t)
 {
     for (size_t k = 0; k < s->sc->n_dr; k++)
-        if (t >= s->sc->dr[k].start_s && t < s->sc->dr[k].end_s + s->sc->dr[k].ramp_s)
+        if (t >= s->sc->dr[k].start_s && t < pfs_dr_over_s(&s->sc->dr[k]))
             return (long)k;
     return -1;
 }
@@ -610,7 +667,7 @@ limit_lifts(const struct sim *s, double t)
         more = false;
         for (size_t k = 0; k < s->sc->n_dr; k++) {
             const struct pfs_dr_event *e = &s->sc->dr[k];
-            double end = e->end_s + e->ramp_s;
+            double end = pfs_dr_over_s(e);
             bool starts = isfinite(until) ? e->start_s <= until : e->start_s < t + 3600;
 
             if (t >= e->start_s - e->notice_s && end > t && end > until && starts) {
@@ -645,30 +702,31 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 
     for (size_t k = 0; k < s->sc->n_dr; k++) {
         const struct pfs_dr_event *e = &s->sc->dr[k];
-        const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
-                                 e->end_s + e->ramp_s};
+        double kinks[4 + PFS_MAX_DR_STEPS];
+        size_t nk = dr_kinks(e, kinks);
 
         if (t < e->start_s - e->notice_s)
             continue; /* not announced yet */
-        for (int q = 0; q < 4; q++)
+        for (size_t q = 0; q < nk; q++)
             if (kinks[q] > t && kinks[q] < next)
                 next = kinks[q];
     }
     lo = t + actuation;
     hi = next + actuation;
-    /* Each limit is piecewise linear in time, so its lowest value on [lo, hi) is at lo, just
-     * before hi, or at a kink in between: exact, and O(events). */
+    /* Each limit is piecewise linear in time between its kinks (steps included), so its lowest
+     * value on [lo, hi) is at lo, just before hi, or at a kink in between: exact, and
+     * O(events). */
     b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
     for (size_t k = 0; k < s->sc->n_dr; k++) {
         const struct pfs_dr_event *e = &s->sc->dr[k];
-        const double kinks[4] = {e->start_s, e->start_s + e->ramp_s, e->end_s,
-                                 e->end_s + e->ramp_s};
+        double kinks[4 + PFS_MAX_DR_STEPS];
+        size_t nk = dr_kinks(e, kinks);
 
-        if (hi <= e->start_s || lo >= e->end_s + e->ramp_s || t < e->start_s - e->notice_s)
+        if (hi <= e->start_s || lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
             continue; /* no overlap, or not announced yet */
         b = fmin(b, dr_target(s, k, lo));
         b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)));
-        for (int q = 0; q < 4; q++)
+        for (size_t q = 0; q < nk; q++)
             if (kinks[q] > lo && kinks[q] < hi)
                 b = fmin(b, dr_target(s, k, kinks[q]));
     }
@@ -1120,8 +1178,8 @@ control(struct sim *s)
         const struct pfs_dr_event *e = &s->sc->dr[k];
 
         if (!(s->dr_baseline_w[k] > 0) && t >= e->start_s - e->notice_s &&
-            e->start_s < t + fmin(period, 3600) + s->sc->actuation_s && t < e->end_s + e->ramp_s)
-            s->dr_baseline_w[k] = facility_w(s);
+            e->start_s < t + fmin(period, 3600) + s->sc->actuation_s && t < pfs_dr_over_s(e))
+            s->dr_baseline_w[k] = dr_baseline(s, k, t);
     }
     fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
     s->round++;
@@ -1479,10 +1537,12 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         rc = pfs__heap_push(&s.heap, (int64_t)(in->wl->jobs[j].submit_s * US), PFS__EV_ARRIVAL,
                             (uint32_t)j, 0);
     /* A control step at every kink of every event: its start (version 1: take the
-     * baseline), the end of its ramp down, its end, the end of its ramp up (version 2). */
+     * baseline), the end of its ramp down, each step, its end, the end of its ramp up
+     * (version 2). */
     for (size_t k = 0; k < sc->n_dr && rc == 0; k++) {
         const struct pfs_dr_event *e = &sc->dr[k];
-        const double kinks[3] = {e->start_s + e->ramp_s, e->end_s, e->end_s + e->ramp_s};
+        double kinks[4 + PFS_MAX_DR_STEPS];
+        size_t nk = dr_kinks(e, kinks);
 
         if (e->notice_s > 0 && e->start_s - e->notice_s > 0 && isfinite(e->notice_s))
             rc = pfs__heap_push(&s.heap, (int64_t)((e->start_s - e->notice_s) * US),
@@ -1490,8 +1550,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         if (rc == 0)
             rc = pfs__heap_push(&s.heap, (int64_t)(e->start_s * US), PFS__EV_CONTROL, (uint32_t)k,
                                 1);
-        for (int q = 0; q < 3 && rc == 0; q++)
-            if (q == 0 || kinks[q] > kinks[q - 1])
+        for (size_t q = 1; q < nk && rc == 0; q++) /* kinks[0] is the start, above */
+            if (q == 1 || kinks[q] > kinks[q - 1])
                 rc = pfs__heap_push(&s.heap, (int64_t)(kinks[q] * US), PFS__EV_CONTROL, (uint32_t)k,
                                     2);
     }
@@ -1520,8 +1580,12 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         case PFS__EV_CONTROL: {
             double t = (double)s.now_us / US, next;
 
-            if (ev.version == 1 && !(s.dr_baseline_w[ev.job] > 0)) /* a DR event starts */
-                s.dr_baseline_w[ev.job] = facility_w(&s); /* unless planning took it before */
+            /* A DR event starts: its baseline, unless planning took it before; an average
+             * over a window before the start is taken again now that the window is over
+             * (planning had only the minutes up to then). */
+            if (ev.version == 1 &&
+                (!(s.dr_baseline_w[ev.job] > 0) || sc->dr[ev.job].baseline == PFS_BASELINE_AVERAGE))
+                s.dr_baseline_w[ev.job] = dr_baseline(&s, ev.job, t);
             rc = control(&s);
             if (ev.version == 0 && rc == 0) { /* the cadence */
                 next = in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;

@@ -692,3 +692,94 @@ test_sim_admission(struct test *t)
         CHECK_STR(d.message, "scenario.control.admission: expected \"none\" or \"deadline\"");
     }
 }
+
+/* A stepped event with its own ramps (docs/scenarios.md). Job a alone draws 3,322.5 W (the
+ * baseline). The event starts at 1,200 s, ramps down over 600 s to 3,000 W, steps to 2,900 W
+ * at 20 minutes (2,400 s), ends at 3,600 s and ramps up over 300 s: a minute's budget (the
+ * target at its middle) is 3,322.5 - 322.5 (m - 1,200) / 600 on the way down, 3,000 then
+ * 2,900, and 2,900 + 422.5 (m - 3,600) / 300 on the way up. */
+void
+test_sim_stepped_event(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_timeseries ts = {0};
+    struct pfs_diag d = {0};
+    size_t seen = 0;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){.start_s = 1200,
+                                     .end_s = 3600,
+                                     .ramp_s = 600,
+                                     .ramp_up_given = true,
+                                     .ramp_up_s = 300,
+                                     .notice_s = INFINITY,
+                                     .n_steps = 2,
+                                     .steps = {{0, 3000, 0}, {1200, 2900, 0}},
+                                     .target_w = 3000};
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    for (size_t i = 0; i < ts.n; i++) {
+        double m = ts.rows[i].t_s + 30, want;
+
+        if (m < 1200 || m >= 3900) {
+            CHECK(isnan(ts.rows[i].budget_w));
+            continue;
+        }
+        want = m < 1800   ? 3322.5 - 322.5 * (m - 1200) / 600
+               : m < 2400 ? 3000
+               : m < 3600 ? 2900
+                          : 2900 + 422.5 * (m - 3600) / 300;
+        CHECK_NEAR(ts.rows[i].budget_w, want, 1e-6);
+        seen++;
+    }
+    CHECK_INT(seen, 45);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+    pfs_timeseries_free(&ts);
+    pfs_sim_inputs_free(in);
+}
+
+/* The average-base-load baseline on a hand-made power series: job a alone draws 3,322.5 W
+ * for the first 30 minutes, then b joins: 1.5 x (2 x 690 + 6 x 75 + 1,000) = 4,245 W. An
+ * event at 3,600 s cutting 20% from the mean of the hour before: (3,322.5 + 4,245) / 2 =
+ * 3,783.75 W, a target of 3,027 W (from the power at its start, 4,245 W, it would be 3,396). */
+void
+test_sim_average_baseline(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_timeseries ts = {0};
+    struct pfs_diag d = {0};
+    size_t seen = 0;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n"
+          "b,1800,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){.start_s = 3600,
+                                     .end_s = 5400,
+                                     .cut_frac = 0.2,
+                                     .notice_s = INFINITY,
+                                     .baseline = PFS_BASELINE_AVERAGE,
+                                     .baseline_window_s = 3600};
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    for (size_t i = 0; i < ts.n; i++)
+        if (ts.rows[i].t_s >= 3600 && ts.rows[i].t_s < 5400) {
+            CHECK_NEAR(ts.rows[i].budget_w, 0.8 * 3783.75, 1e-6);
+            seen++;
+        }
+    CHECK_INT(seen, 30);
+    pfs_timeseries_free(&ts);
+    pfs_sim_inputs_free(in);
+}
