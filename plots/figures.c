@@ -1402,7 +1402,7 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
     if (rc == 0 && only && strcmp(only, "deadlines") == 0) /* study 3: by name only */
         rc = deadlines_figure(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
-        if (strcmp(f->scenario, "phoenix-srp") == 0)
+        if (strncmp(f->scenario, "phoenix-srp", 11) == 0) /* blind or measured */
             rc = phoenix(f, dir, format, fp, diag);
         else if (only)
             rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,

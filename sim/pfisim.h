@@ -786,6 +786,11 @@ struct pfs_pricing {
     double energy_usd_mwh;       /* DR energy payment per MWh shed during events */
 };
 
+/* The tracking controller's safety margin below a DR target, calibrated once on the Phoenix
+ * SRP event replayed from its announcement (docs/validation.md): the margin in 1-point steps
+ * from 0 to 15% that minimises fair-headroom's power error during the hold. */
+#define PFS_TRACK_MARGIN 0.09
+
 #define PFS_MAX_DR       4096
 #define PFS_MAX_POLICIES 16
 #define PFS_MAX_SEEDS    256
@@ -832,6 +837,9 @@ struct pfs_scenario {
                              * draw before the pause, for this long (s, default 0) */
     bool track_power;       /* scale the caps' budget so that metered power meets the limit
                              * (an integral controller, docs/simulator.md); else budget caps */
+    double margin;          /* control.margin: aim this fraction below a DR event's target
+                             * (0..0.5; read from a file, it defaults to PFS_TRACK_MARGIN when
+                             * track_power is on and to 0 otherwise, docs/validation.md) */
     bool admit_deadlines;   /* control.admission = "deadline": a job about to start whose
                              * deadline even full power from now cannot make is refused, not
                              * run (and counted as refused, not as a miss) */

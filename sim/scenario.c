@@ -446,8 +446,9 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"cadence_s",   "event_cadence_s", "actuation_s", "resume_s",
-                                        "track_power", "checkpoint_s",    "admission",   NULL};
+    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s",
+                                        "resume_s",  "track_power",     "checkpoint_s",
+                                        "admission", "margin",          NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
     config_setting_t *ad = config_setting_get_member(c, "admission");
     int rc;
@@ -473,8 +474,13 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
                      &sc->actuation_s)) ||
         (rc = number(r, c, "resume_s", "scenario.control.resume_s", 0, 86400, &sc->resume_s)) ||
         (rc = number(r, c, "checkpoint_s", "scenario.control.checkpoint_s", 0, 86400,
-                     &sc->checkpoint_s)))
+                     &sc->checkpoint_s)) ||
+        (rc = number(r, c, "margin", "scenario.control.margin", 0, 0.5, &sc->margin)))
         return rc;
+    /* A controller tracking metered power aims the calibrated margin below a DR target
+     * unless told otherwise; budgeting caps leaves the caps' own headroom and no margin. */
+    if (!config_setting_get_member(c, "margin"))
+        sc->margin = sc->track_power ? PFS_TRACK_MARGIN : 0;
     return 0;
 }
 
@@ -952,7 +958,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     fprintf(fp,
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; checkpoint_s = %s;\n"
-            "                track_power = %s; admission = \"%s\"; };\n"
+            "                track_power = %s; admission = \"%s\"; margin = %s; };\n"
             "    predictor = \"%s\";\n"
             "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
             "                dr_energy_usd_per_mwh = %s; };\n"
@@ -960,7 +966,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
             num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
-            sc->admit_deadlines ? "deadline" : "none", sc->predictor,
+            sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin), sc->predictor,
             num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
             num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {

@@ -724,11 +724,12 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 
         if (hi <= e->start_s || lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
             continue; /* no overlap, or not announced yet */
-        b = fmin(b, dr_target(s, k, lo));
-        b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)));
+        /* The controller aims control.margin below an event's target. */
+        b = fmin(b, dr_target(s, k, lo) * (1 - s->sc->margin));
+        b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)) * (1 - s->sc->margin));
         for (size_t q = 0; q < nk; q++)
             if (kinks[q] > lo && kinks[q] < hi)
-                b = fmin(b, dr_target(s, k, kinks[q]));
+                b = fmin(b, dr_target(s, k, kinks[q]) * (1 - s->sc->margin));
     }
     return b;
 }

@@ -386,7 +386,8 @@ test_sim_default_file(struct test *t)
 void
 test_sim_phoenix_replay(struct test *t)
 {
-    /* The replay of the Emerald Phoenix event (configs/phoenix-srp.cfg) against the measured
+    /* The replay of the Emerald Phoenix event whose signal is shaped from the measurement
+     * (configs/phoenix-srp-measured.cfg) against the measured
      * GPU power (docs/validation.md has the full comparison). What the controller must
      * achieve: on the meter, the simulated power during the hold (minutes 105-291, after the
      * ramp down, before the ramp up) within 3% of the measured power, under fair-headroom. */
@@ -416,7 +417,7 @@ test_sim_phoenix_replay(struct test *t)
             fclose(fp);
     }
     CHECK_INT(n, 400);
-    CHECK_INT(pfs_scenario_load("configs/phoenix-srp.cfg", &sc, &d), 0);
+    CHECK_INT(pfs_scenario_load("configs/phoenix-srp-measured.cfg", &sc, &d), 0);
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
     if (!in)
         return;
