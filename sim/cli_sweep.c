@@ -276,7 +276,8 @@ pfs_cli_merge(int argc, char **argv)
 
 const char pfs_cli_grid_help[] =
     "usage: pfisim grid FILE (--threshold X | --top-hours N) [--column NAME] [--cut F]\n"
-    "                   [--ramp-min M] [--notice-min M]\n"
+    "                   [--ramp-min M] [--notice-min M] [--step MIN:CUT]...\n"
+    "                   [--baseline instant|average] [--baseline-window-min M]\n"
     "\n"
     "Turns a utility's hourly demand (columns date YYYY-MM-DD, hour 1-24 ending, and the\n"
     "demand column, default \"SRP Actual\" as in emerald-phoenix/SRP_0503.csv) into DR\n"
@@ -288,7 +289,12 @@ const char pfs_cli_grid_help[] =
     "  --top-hours N    the N highest hours are (the Nth's demand is the threshold)\n"
     "  --cut F          each event's cut from the pre-event baseline (default 0.3 or 30%)\n"
     "  --ramp-min M     ramp down and up over M minutes (default 15)\n"
-    "  --notice-min M   announced M minutes ahead (default: known from the start)\n";
+    "  --notice-min M   announced M minutes ahead (default: known from the start)\n"
+    "  --step MIN:CUT   a further level from MIN minutes after the start (repeatable, in\n"
+    "                   order): a stepped event, --cut its first level; a step after an\n"
+    "                   event's end is left out of that event\n"
+    "  --baseline RULE  the events' baseline: instant (default) or average, over\n"
+    "  --baseline-window-min M minutes before the start (default 60)\n";
 
 int
 pfs_cli_grid(int argc, char **argv)
@@ -299,14 +305,19 @@ pfs_cli_grid(int argc, char **argv)
                                          {"cut", required_argument, 0, 'x'},
                                          {"ramp-min", required_argument, 0, 'r'},
                                          {"notice-min", required_argument, 0, 'N'},
+                                         {"step", required_argument, 0, 's'},
+                                         {"baseline", required_argument, 0, 'b'},
+                                         {"baseline-window-min", required_argument, 0, 'w'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct pfs_grid_options o = {
         .column = "SRP Actual", .cut = 0.3, .ramp_s = 900, .notice_s = INFINITY};
     struct pfs_dr_event ev[1024];
+    struct pfs_dr_step steps[PFS_MAX_DR_STEPS];
     struct pfs_diag d = {0};
-    double v, th = 0;
-    size_t n = 0;
+    double v, th = 0, window = 60;
+    size_t n = 0, n_steps = 1;
+    bool average = false;
     long top;
     int c, rc;
 
@@ -337,12 +348,44 @@ pfs_cli_grid(int argc, char **argv)
                                      c == 'r' ? "ramp-min" : "notice-min", optarg);
             *(c == 'r' ? &o.ramp_s : &o.notice_s) = 60 * v;
             break;
+        case 's': {
+            char *colon = strchr(optarg, ':'), min[32];
+            double at;
+
+            if (!colon || (size_t)(colon - optarg) >= sizeof min || n_steps == PFS_MAX_DR_STEPS)
+                return pfs_cli_usage("grid", "--step takes MIN:CUT (at most %d levels), got '%s'",
+                                     PFS_MAX_DR_STEPS, optarg);
+            memcpy(min, optarg, (size_t)(colon - optarg));
+            min[colon - optarg] = '\0';
+            if (!pfs__parse_double(min, &at) || !(at > steps[n_steps - 1].at_s / 60) ||
+                !pfs_cli_parse_frac(colon + 1, &v) || !(v > 0 && v <= 1))
+                return pfs_cli_usage("grid",
+                                     "--step takes MIN:CUT, MIN after the level before, CUT in "
+                                     "(0, 1], got '%s'",
+                                     optarg);
+            steps[n_steps++] = (struct pfs_dr_step){.at_s = 60 * at, .cut_frac = v};
+            break;
+        }
+        case 'b':
+            if (strcmp(optarg, "instant") != 0 && strcmp(optarg, "average") != 0)
+                return pfs_cli_usage("grid", "--baseline takes instant or average, got '%s'",
+                                     optarg);
+            average = strcmp(optarg, "average") == 0;
+            break;
+        case 'w':
+            if (!pfs__parse_double(optarg, &window) || !(window >= 1 && window <= 1e5))
+                return pfs_cli_usage("grid",
+                                     "--baseline-window-min takes minutes in [1, 1e5], "
+                                     "got '%s'",
+                                     optarg);
+            break;
         case 'h':
             return fputs(pfs_cli_grid_help, stdout), EXIT_OK;
         default:
             return pfs_cli_usage("grid", "%s", "bad option");
         }
     }
+    steps[0] = (struct pfs_dr_step){.at_s = 0, .cut_frac = o.cut};
     if (argc - optind != 1)
         return pfs_cli_usage("grid", "%s", "expected one demand file");
     if ((o.threshold > 0) == (o.top_hours > 0))
@@ -361,7 +404,18 @@ pfs_cli_grid(int argc, char **argv)
                ev[k].start_s / 3600, ev[k].end_s / 3600, ev[k].ramp_s / 60);
         if (isfinite(ev[k].notice_s))
             printf("notice_min = %.6g; ", ev[k].notice_s / 60);
-        printf("cut = %.6g; }", ev[k].cut_frac);
+        if (average)
+            printf("baseline = \"average\"; baseline_window_min = %.6g; ", window);
+        if (n_steps == 1) {
+            printf("cut = %.6g; }", ev[k].cut_frac);
+            continue;
+        }
+        printf("\n      steps = (");
+        for (size_t i = 0; i < n_steps; i++)
+            if (ev[k].start_s + steps[i].at_s < ev[k].end_s)
+                printf("%s{ at_min = %.6g; cut = %.6g; }", i ? ", " : " ", steps[i].at_s / 60,
+                       steps[i].cut_frac);
+        printf(" ); }");
     }
     printf("\n);\n");
     return EXIT_OK;

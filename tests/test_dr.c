@@ -77,3 +77,47 @@ test_dr_event_settings(struct test *t)
     free(a);
     free(b);
 }
+
+void
+test_dr_grid_steps(struct test *t)
+{
+    /* pfisim grid emits stepped events with an average baseline that a scenario reads back:
+     * on a SYNTHETIC day whose hours ending 17-19 are above 5 (one event 16:00-19:00), a 15%
+     * level and a 25% one from 60 minutes on; a step after an event's end is left out. */
+    const char *demand = test_write(t, 0, "demand.csv",
+                                    "# SYNTHETIC demand for tests\n"
+                                    "date,hour,load\n"
+                                    "2025-07-01,16,4.0\n2025-07-01,17,5.5\n"
+                                    "2025-07-01,18,6.0\n2025-07-01,19,5.1\n"
+                                    "2025-07-01,20,4.9\n");
+    char args[1024], text[4096], *out = NULL, *err = NULL;
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_diag d = {0};
+
+    snprintf(args, sizeof args,
+             "grid %s --column load --threshold 5 --cut 15%% --step 60:25%% --step 500:40%% "
+             "--baseline average --baseline-window-min 30",
+             demand);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    snprintf(text, sizeof text, "scenario = { duration_days = 1.0;\n%s};\n",
+             out && strchr(out, '\n') ? strchr(out, '\n') + 1 : "");
+    CHECK_INT(pfs_scenario_load(test_write(t, 1, "g.cfg", text), sc, &d), 0);
+    CHECK_INT(sc->n_dr, 1);
+    CHECK_NEAR(sc->dr[0].start_s, 16 * 3600.0, 0);
+    CHECK_INT(sc->dr[0].n_steps, 2);
+    CHECK_NEAR(sc->dr[0].steps[0].cut_frac, 0.15, 1e-12);
+    CHECK_NEAR(sc->dr[0].steps[1].at_s, 3600, 0);
+    CHECK_NEAR(sc->dr[0].steps[1].cut_frac, 0.25, 1e-12);
+    CHECK_INT(sc->dr[0].baseline, PFS_BASELINE_AVERAGE);
+    CHECK_NEAR(sc->dr[0].baseline_window_s, 1800, 0);
+    free(out);
+    free(err);
+    /* Steps out of order: a usage error. */
+    snprintf(args, sizeof args, "grid %s --column load --threshold 5 --step 60:25%% --step 30:30%%",
+             demand);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(err && strstr(err, "--step takes MIN:CUT, MIN after the level before") != NULL);
+    free(out);
+    free(err);
+    free(sc);
+}
