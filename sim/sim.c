@@ -7,22 +7,34 @@
  * Events (sim/sim.h): arrivals; finishes (rescheduled whenever a rate changes, stale ones
  * dropped by a version number); control ticks (every cadence_s, every event_cadence_s while a
  * DR event is on, and after every arrival and finish); actuation (a decision takes effect
- * actuation_s after it is made); DR starts (an event's baseline is the facility's power when
- * a decision first plans for it, at its start at the latest); minute boundaries (metrics, DR
- * compliance); the end. At equal times events run in the order they were scheduled.
+ * actuation_s after it is made); DR starts and kinks (ramp ends, steps; an event's baseline
+ * is taken when a decision first plans for it, by its rule: the power then, the mean over a
+ * window before the start, retaken at the start, or a given value); minute boundaries
+ * (metrics, DR compliance); the end. At equal times events run in the order they were
+ * scheduled.
  *
- * The scheduler is FIFO with EASY backfill, gang-scheduled (a job starts on all its GPUs at
- * once), and blind to power: a later job may start early only if it does not delay the first
- * job in the queue, judged by run-time estimates (each job's uncapped duration; a running job's
- * remaining work at its current rate).
+ * The facility is one or more pools of GPUs (a type, a count, nodes); a job runs within one,
+ * on a curve measured on that pool's GPU (its own, or its measured twin). The scheduler is
+ * FIFO with EASY backfill over the pools, gang-scheduled (a job starts on all its GPUs at
+ * once), and blind to power: a later job may start early only if it does not delay the head
+ * job's reservation, judged by run-time estimates (each job's uncapped duration on the pool;
+ * a running job's remaining work at its current rate). With admission on, a queued job whose
+ * deadline even full power cannot make is refused.
  *
  * Power. A job's per-GPU draw is its measured draw at its cap (or idle while paused); free
- * GPUs idle; every node draws node_other_w; the facility draws pue times all of it. The
- * policy divides, among running jobs, the GPU budget left by the facility's cap: the lowest
- * target over the coming control period and actuation delay (the DR signal is known ahead
- * once the event is announced: notice_s before its start, from the beginning by default),
- * divided by the PUE, less the nodes' other draw and the idle draw of free GPUs. Without a
- * cap or event, jobs run at full power and no policy is asked.
+ * GPUs idle; every node draws its pool's node_other_w; the facility draws pue times all of
+ * it. The policy divides, among running jobs of every pool, the GPU budget left by the
+ * facility's limit: the lowest target over the coming control period and actuation delay
+ * (the DR signal is known ahead once the event is announced: notice_s before its start, from
+ * the beginning by default; a DR target less the controller's margin), divided by the PUE,
+ * less the nodes' other draw and the idle draw of free GPUs. Without a limit, or under one
+ * the facility meets with every running job at full power, jobs run at full power and no
+ * policy is asked.
+ *
+ * Metrics: tokens and energy in total and per pool; DR compliance per minute against each
+ * event's target; the planner's summary at the end (peak and p99 draw, hours a limit bound,
+ * events met, missed and beyond capping, the jobs' loss); the cost of DR from a second run
+ * of the same workload without events (pfs_sim_run).
  *
  * Throughput of a job under (cap, pause): (1 - pause) x its curve's envelope at the cap x
  * its scale (its GPUs over its curve's), the same yardstick as pfisim alloc (sim/alloc.c).
