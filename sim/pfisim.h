@@ -840,6 +840,9 @@ struct pfs_scenario {
     double margin;          /* control.margin: aim this fraction below a DR event's target
                              * (0..0.5; read from a file, it defaults to PFS_TRACK_MARGIN when
                              * track_power is on and to 0 otherwise, docs/validation.md) */
+    bool discrete_pauses;   /* control.pausing = "discrete": a fractional pause becomes one
+                             * whole, staggered pause (docs/simulator.md); else a fluid duty
+                             * cycle */
     bool admit_deadlines;   /* control.admission = "deadline": a job about to start whose
                              * deadline even full power from now cannot make is refused, not
                              * run (and counted as refused, not as a miss) */

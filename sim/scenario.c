@@ -446,11 +446,12 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"cadence_s", "event_cadence_s", "actuation_s",
-                                        "resume_s",  "track_power",     "checkpoint_s",
-                                        "admission", "margin",          NULL};
+    static const char *const names[] = {
+        "cadence_s",    "event_cadence_s", "actuation_s", "resume_s", "track_power",
+        "checkpoint_s", "admission",       "margin",      "pausing",  NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
     config_setting_t *ad = config_setting_get_member(c, "admission");
+    config_setting_t *pz = config_setting_get_member(c, "pausing");
     int rc;
 
     if (tp) {
@@ -464,6 +465,13 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
         if (!v || (strcmp(v, "none") != 0 && strcmp(v, "deadline") != 0))
             return bad(r, ad, "scenario.control.admission", "expected \"none\" or \"deadline\"");
         sc->admit_deadlines = strcmp(v, "deadline") == 0;
+    }
+    if (pz) {
+        const char *v = config_setting_get_string(pz);
+
+        if (!v || (strcmp(v, "fluid") != 0 && strcmp(v, "discrete") != 0))
+            return bad(r, pz, "scenario.control.pausing", "expected \"fluid\" or \"discrete\"");
+        sc->discrete_pauses = strcmp(v, "discrete") == 0;
     }
 
     if ((rc = only(r, c, "scenario.control", names)) ||
@@ -958,7 +966,8 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     fprintf(fp,
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; checkpoint_s = %s;\n"
-            "                track_power = %s; admission = \"%s\"; margin = %s; };\n"
+            "                track_power = %s; admission = \"%s\"; margin = %s;\n"
+            "                pausing = \"%s\"; };\n"
             "    predictor = \"%s\";\n"
             "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
             "                dr_energy_usd_per_mwh = %s; };\n"
@@ -966,7 +975,8 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[0], 40, sc->cadence_s), num(b[1], 40, sc->event_cadence_s),
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
             num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
-            sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin), sc->predictor,
+            sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin),
+            sc->discrete_pauses ? "discrete" : "fluid", sc->predictor,
             num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
             num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {

@@ -102,6 +102,8 @@ struct job {
     size_t curve;  /* the curve it runs there */
     double dur_s;  /* its uncapped run time there, s */
     bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
+    int64_t dpause_from_us, dpause_until_us; /* discrete pausing: its whole pause, or 0 */
+    double dpause_lift_s; /* the lift of the limit that pause was planned for (one a limit) */
 };
 
 struct sim {
@@ -1126,9 +1128,54 @@ schedule(struct sim *s)
 
 /* ----- control ----- */
 
+/* Moves job j to (cap, pause), charging the overheads of a change of pausing: a job that
+ * starts pausing (or stops running altogether) checkpoints once, one that stops pausing (or
+ * runs again at all) restarts once. */
+static int
+transition(struct sim *s, size_t j, double cap, double pause)
+{
+    struct job *jb = &s->jobs[j];
+    int rc;
+
+    if (!(cap < jb->cap_w) && !(cap > jb->cap_w) && !(pause < jb->pause) && !(pause > jb->pause))
+        return 0; /* unchanged: its rate and finish time stand */
+    if ((jb->pause >= 1 && pause < 1) || (jb->pause > 0 && !(pause > 0))) {
+        jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+        jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
+    } else if (((jb->pause < 1 && pause >= 1) || (!(jb->pause > 0) && pause > 0)) &&
+               s->sc->checkpoint_s > 0) {
+        jb->ckpt_until_us = s->now_us + (int64_t)(s->sc->checkpoint_s * US);
+        jb->ckpt_gpu_w = jb->gpu_w;
+    }
+    jb->cap_w = cap;
+    jb->pause = pause;
+    mark(s, j);
+    rc = set_rate(s, j);
+    if (rc == 0 && jb->resume_until_us > s->now_us)
+        rc =
+            pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX);
+    if (rc == 0 && jb->ckpt_until_us > s->now_us)
+        rc = pfs__heap_push(&s->heap, jb->ckpt_until_us, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX);
+    return rc;
+}
+
+/* Discrete pausing's effective pause of job j now: whole (1) inside its scheduled pause,
+ * none (0) outside it. */
+static double
+discrete_pause(const struct sim *s, size_t j)
+{
+    const struct job *jb = &s->jobs[j];
+
+    return s->now_us >= jb->dpause_from_us && s->now_us < jb->dpause_until_us ? 1 : 0;
+}
+
+static double limit_lifts(const struct sim *s, double t);
+
 static int
 apply(struct sim *s, uint32_t round)
 {
+    double now = (double)s->now_us / US, lift = limit_lifts(s, now);
+    size_t m = 0, k = 0;
     int rc = 0;
 
     if (round == s->planned_round) {
@@ -1136,40 +1183,52 @@ apply(struct sim *s, uint32_t round)
         s->planned_tight[1] = s->planned_tight[0];
         s->applied_round = round;
     }
+    /* Discrete pausing (control.pausing = "discrete"): a fractional pause p becomes one whole
+     * pause of p x the time until the limit lifts (the job's allowance over the rest of the
+     * event; a control period under a standing cap), the new ones of a decision staggered
+     * over that time so that they do not all fall at once. A schedule stands until it is
+     * over or the policy stops pausing the job; one pause per job per limit (the allowance
+     * is spent), a new one each control period under a standing cap. */
+    for (size_t r = 0; s->sc->discrete_pauses && r < s->n_running; r++) {
+        const struct job *jb = &s->jobs[s->running[r]];
 
+        m += jb->pend_round == round && jb->pend_pause > 0 && jb->pend_pause < 1 &&
+             !(jb->dpause_until_us > s->now_us) &&
+             !(isfinite(lift) && jb->dpause_lift_s >= lift - 1e-6 &&
+               jb->dpause_lift_s <= lift + 1e-6);
+    }
     for (size_t r = 0; r < s->n_running && rc == 0; r++) {
         size_t j = s->running[r];
         struct job *jb = &s->jobs[j];
+        double pause = jb->pend_pause;
 
         if (jb->pend_round != round)
             continue;
         jb->pend_round = 0;
-        if (!(jb->pend_cap < jb->cap_w) && !(jb->pend_cap > jb->cap_w) &&
-            !(jb->pend_pause < jb->pause) && !(jb->pend_pause > jb->pause))
-            continue; /* unchanged: its rate and finish time stand */
-        /* Pauses are a fluid duty cycle (staggered over the event): a job that starts
-         * pausing (or stops running altogether) checkpoints once, one that stops pausing
-         * (or runs again at all) restarts once. */
-        if ((jb->pause >= 1 && jb->pend_pause < 1) || (jb->pause > 0 && !(jb->pend_pause > 0))) {
-            jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
-            jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
-        } else if (((jb->pause < 1 && jb->pend_pause >= 1) ||
-                    (!(jb->pause > 0) && jb->pend_pause > 0)) &&
-                   s->sc->checkpoint_s > 0) {
-            jb->ckpt_until_us = s->now_us + (int64_t)(s->sc->checkpoint_s * US);
-            jb->ckpt_gpu_w = jb->gpu_w;
+        if (s->sc->discrete_pauses) {
+            bool used = isfinite(lift) && fabs(jb->dpause_lift_s - lift) <= 1e-6;
+
+            if (!(pause > 0 && pause < 1)) {
+                jb->dpause_from_us = jb->dpause_until_us = 0;
+                jb->dpause_lift_s = 0;
+            } else if (!(jb->dpause_until_us > s->now_us) && !used) {
+                double span = isfinite(lift) && lift > now ? lift - now : s->sc->event_cadence_s;
+                double d = pause * span, from = now + (span - d) * (double)k++ / (double)m;
+
+                jb->dpause_from_us = (int64_t)(from * US);
+                jb->dpause_until_us = (int64_t)((from + d) * US);
+                jb->dpause_lift_s = isfinite(lift) ? lift : 0;
+                rc = pfs__heap_push(&s->heap, jb->dpause_from_us, PFS__EV_ACTUATE, (uint32_t)j,
+                                    UINT32_MAX - 1);
+                if (rc == 0)
+                    rc = pfs__heap_push(&s->heap, jb->dpause_until_us, PFS__EV_ACTUATE, (uint32_t)j,
+                                        UINT32_MAX - 1);
+            }
+            if (jb->dpause_until_us > 0)
+                pause = discrete_pause(s, j);
         }
-        jb->cap_w = jb->pend_cap;
-        jb->pause = jb->pend_pause;
-        jb->pend_round = 0;
-        mark(s, j);
-        rc = set_rate(s, j);
-        if (rc == 0 && jb->resume_until_us > s->now_us)
-            rc = pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j,
-                                UINT32_MAX);
-        if (rc == 0 && jb->ckpt_until_us > s->now_us)
-            rc = pfs__heap_push(&s->heap, jb->ckpt_until_us, PFS__EV_ACTUATE, (uint32_t)j,
-                                UINT32_MAX);
+        if (rc == 0)
+            rc = transition(s, j, jb->pend_cap, pause);
     }
     return rc;
 }
@@ -1610,7 +1669,12 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         case PFS__EV_ACTUATE:
             if (ev.version == UINT32_MAX) /* a resume or checkpoint overhead ends */
                 rc = s.jobs[ev.job].state == RUNNING ? set_rate(&s, ev.job) : 0;
-            else
+            else if (ev.version == UINT32_MAX - 1) { /* a discrete pause starts or ends */
+                struct job *jb = &s.jobs[ev.job];
+
+                if (jb->state == RUNNING && jb->dpause_until_us > 0)
+                    rc = transition(&s, ev.job, jb->cap_w, discrete_pause(&s, ev.job));
+            } else
                 rc = apply(&s, ev.version);
             break;
         case PFS__EV_MINUTE:

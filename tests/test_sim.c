@@ -784,3 +784,45 @@ test_sim_average_baseline(struct test *t)
     pfs_timeseries_free(&ts);
     pfs_sim_inputs_free(in);
 }
+
+/* Discrete pausing (control.pausing = "discrete"). Job a (Flex 2, 1 GPU, 200 tokens/s at
+ * 700 W) under an event from 1,000 to 5,000 s at 2,962.5 W: the GPU budget is 2,962.5 / 1.5 -
+ * 1,000 - 7 x 75 = 450 W, so pause-greedy pauses it p = (700 - 450) / (700 - 75) = 0.4 of the
+ * time (within its event allowance). Fluid, that is a duty cycle through the event and one
+ * 120 s restart at its end; discrete, one whole pause of 0.4 x 4,000 = 1,600 s from the
+ * event's start (the only job: no stagger), then the restart, and full power to the end, the
+ * allowance spent. Either way 200 x (7,200 - 1,600 - 120) tokens. */
+void
+test_sim_discrete_pause(struct test *t)
+{
+    const double p = (700 - 450) / 625.0, downtime = 4000 * p;
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_timeseries ts = {0};
+    struct pfs_diag d = {0};
+    double paused_min = 0;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,1e9,flex2\n",
+          &sc);
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .target_w = 2962.5, .notice_s = INFINITY};
+    sc.discrete_pauses = true;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "pause-greedy", &r, &ts, j, &d), 0);
+    CHECK_NEAR(j[0].tokens_done, 200 * (7200 - downtime - 120), 1e-3);
+    /* The minutes it was paused (whole minutes only) add up to its downtime. */
+    for (size_t i = 0; i < ts.n; i++)
+        paused_min += ts.rows[i].paused_jobs;
+    CHECK_NEAR(paused_min, floor(downtime / 60), 1);
+    pfs_timeseries_free(&ts);
+    /* Fluid: paused p of the time through the whole event, restarting once at its end. */
+    sc.discrete_pauses = false;
+    CHECK_INT(pfs_sim_run(&sc, in, "pause-greedy", &r, NULL, j, &d), 0);
+    CHECK_NEAR(j[0].tokens_done, 200 * (7200 - downtime - 120), 1e-3);
+    pfs_sim_inputs_free(in);
+}
