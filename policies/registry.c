@@ -14,20 +14,14 @@
 
 extern const struct pfs_policy_ops pfs_policy_equal, pfs_policy_proportional, pfs_policy_pfi,
     pfs_policy_oracle, pfs_policy_static_tag, pfs_policy_fair_headroom, pfs_policy_sla,
-    pfs_policy_pause_greedy, pfs_policy_fair_headroom_pause, pfs_policy_deadline;
+    pfs_policy_pause_greedy, pfs_policy_fair_headroom_pause, pfs_policy_deadline,
+    pfs_policy_resize_fair;
 
 static const struct pfs_policy_ops *const registry[] = {
-    &pfs_policy_equal,
-    &pfs_policy_pfi,
-    &pfs_policy_oracle,
-    &pfs_policy_static_tag,
-    &pfs_policy_fair_headroom,
-    &pfs_policy_sla,
-    &pfs_policy_proportional,
-    &pfs_policy_pause_greedy,
-    &pfs_policy_fair_headroom_pause,
-    &pfs_policy_deadline,
-    NULL,
+    &pfs_policy_equal,        &pfs_policy_pfi,           &pfs_policy_oracle,
+    &pfs_policy_static_tag,   &pfs_policy_fair_headroom, &pfs_policy_sla,
+    &pfs_policy_proportional, &pfs_policy_pause_greedy,  &pfs_policy_fair_headroom_pause,
+    &pfs_policy_deadline,     &pfs_policy_resize_fair,   NULL,
 };
 
 const struct pfs_policy_ops *
@@ -76,7 +70,9 @@ check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
         const struct pfs_alloc_job *j = &v->jobs[i];
 
         if (!(d[i].pause_frac >= 0 && d[i].pause_frac <= 1) ||
-            (!ops->may_pause && d[i].pause_frac > 0) ||
+            (!ops->may_pause &&
+             (d[i].pause_frac > 0 || pfs_alloc_active_gpus(j, &d[i]) < j->n_gpus)) ||
+            d[i].n_gpus < 0 ||
             !(d[i].cap_w >= j->min_w * (1 - 1e-12) && d[i].cap_w <= j->max_w * (1 + 1e-12)))
             return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
                                  "policy %s gave job '%s' cap %g W, pause %g: outside its "

@@ -70,7 +70,10 @@ pfs_pwl_hull(struct pfs_pwl *c)
 double
 pfs_alloc_power_w(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d)
 {
-    return j->n_gpus * (d->pause_frac * j->idle_w + (1 - d->pause_frac) * d->cap_w);
+    int active = pfs_alloc_active_gpus(j, d);
+
+    return active * (d->pause_frac * j->idle_w + (1 - d->pause_frac) * d->cap_w) +
+           (j->n_gpus - active) * j->idle_w;
 }
 
 int

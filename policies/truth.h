@@ -15,6 +15,7 @@ struct pfs_truth {
     size_t n_jobs;
     struct pfs_pwl *hull;  /* per job: the envelope, paused point first */
     struct pfs_pwl *power; /* per job: its true per-GPU draw (y) against the cap (x) */
+    int *n_gpus;           /* per job: its GPUs, for scoring a resize (NULL: not known) */
 };
 
 #endif

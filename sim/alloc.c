@@ -74,13 +74,16 @@ pfs_truth_new(const struct pfs_curve *const *curves, const struct pfs_alloc_job 
 
     *out = NULL;
     if (!t || !(t->hull = calloc(n_jobs + 1, sizeof *t->hull)) ||
-        !(t->power = calloc(n_jobs + 1, sizeof *t->power))) {
+        !(t->power = calloc(n_jobs + 1, sizeof *t->power)) ||
+        !(t->n_gpus = calloc(n_jobs + 1, sizeof *t->n_gpus))) {
         pfs_truth_free(t);
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     t->n_jobs = n_jobs;
-    for (size_t i = 0; i < n_jobs && rc == 0; i++)
+    for (size_t i = 0; i < n_jobs && rc == 0; i++) {
         rc = tabulate(curves[i], &jobs[i], &t->hull[i], &t->power[i], diag);
+        t->n_gpus[i] = jobs[i].n_gpus;
+    }
     if (rc) {
         pfs_truth_free(t);
         return rc;
@@ -96,13 +99,18 @@ pfs_truth_free(struct pfs_truth *t)
         return;
     free(t->hull);
     free(t->power);
+    free(t->n_gpus);
     free(t);
 }
 
 double
 pfs_truth_throughput(const struct pfs_truth *t, size_t i, const struct pfs_alloc_decision *d)
 {
-    return (1 - d->pause_frac) * pfs_pwl_eval(&t->hull[i], d->cap_w);
+    double share = 1;
+
+    if (t->n_gpus && d->n_gpus > 0 && d->n_gpus < t->n_gpus[i])
+        share = (double)d->n_gpus / t->n_gpus[i]; /* resized: in proportion to its GPUs */
+    return share * (1 - d->pause_frac) * pfs_pwl_eval(&t->hull[i], d->cap_w);
 }
 
 double

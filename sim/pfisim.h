@@ -676,9 +676,19 @@ struct pfs_alloc_decision {
     double cap_w;      /* per-GPU cap while running, W */
     double pause_frac; /* fraction of time paused (drawing idle_w), 0..1 */
     int deadline;      /* enum pfs_deadline_status */
+    int n_gpus;        /* GPUs it runs on: 0 (or its own count) all of them; fewer: resized, the
+                        * rest idle (resize-fair), throughput in proportion */
 };
 
-/* A policy's power commitment for job j: n_gpus x (pause x idle + (1 - pause) x cap). */
+/* The GPUs decision d runs job j on (its own count unless resized). */
+static inline int
+pfs_alloc_active_gpus(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d)
+{
+    return d->n_gpus > 0 && d->n_gpus < j->n_gpus ? d->n_gpus : j->n_gpus;
+}
+
+/* A policy's power commitment for job j: its active GPUs x (pause x idle + (1 - pause) x cap),
+ * and idle for the GPUs a resize set free. */
 double pfs_alloc_power_w(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d);
 
 struct pfs_policy_ops; /* policies/policy.h */

@@ -103,7 +103,8 @@ struct job {
     double dur_s;  /* its uncapped run time there, s */
     bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
     int64_t dpause_from_us, dpause_until_us; /* discrete pausing: its whole pause, or 0 */
-    double dpause_lift_s; /* the lift of the limit that pause was planned for (one a limit) */
+    double dpause_lift_s;    /* the lift of the limit that pause was planned for (one a limit) */
+    int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
 };
 
 struct sim {
@@ -835,9 +836,13 @@ set_rate(struct sim *s, size_t j)
     struct job *jb = &s->jobs[j];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     bool ckpt = s->now_us < jb->ckpt_until_us;
-    double rate =
-        s->now_us < jb->resume_until_us || ckpt ? 0 : job_rate(s, j, jb->cap_w, jb->pause);
-    double gw = ckpt ? jb->ckpt_gpu_w : job_gpu_w(s, j, jb->cap_w, jb->pause) * w->n_gpus;
+    double rate = s->now_us < jb->resume_until_us || ckpt
+                      ? 0
+                      : job_rate(s, j, jb->cap_w, jb->pause) * jb->active / w->n_gpus;
+    /* A resized job's GPUs set free idle (docs/policies.md, resize-fair). */
+    double gw = ckpt ? jb->ckpt_gpu_w
+                     : job_gpu_w(s, j, jb->cap_w, jb->pause) * jb->active +
+                           (w->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
 
     touch(s, j);
     s->total_rate += rate - jb->rate;
@@ -921,6 +926,7 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->last_us = s->now_us;
     jb->cap_w = g->max_limit_w;
     jb->pause = 0;
+    jb->active = jb->pend_active = s->in->wl->jobs[j].n_gpus;
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
      * overrunning the limit for the actuation delay. */
@@ -1132,14 +1138,20 @@ schedule(struct sim *s)
  * starts pausing (or stops running altogether) checkpoints once, one that stops pausing (or
  * runs again at all) restarts once. */
 static int
-transition(struct sim *s, size_t j, double cap, double pause)
+transition(struct sim *s, size_t j, double cap, double pause, int active)
 {
     struct job *jb = &s->jobs[j];
     int rc;
 
-    if (!(cap < jb->cap_w) && !(cap > jb->cap_w) && !(pause < jb->pause) && !(pause > jb->pause))
+    if (!(cap < jb->cap_w) && !(cap > jb->cap_w) && !(pause < jb->pause) && !(pause > jb->pause) &&
+        active == jb->active)
         return 0; /* unchanged: its rate and finish time stand */
-    if ((jb->pause >= 1 && pause < 1) || (jb->pause > 0 && !(pause > 0))) {
+    if (active != jb->active) {
+        /* A resize: the job checkpoints and restarts on its new GPUs (resume_s, no progress). */
+        jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+        jb->ckpt_until_us = 0;
+        jb->active = active;
+    } else if ((jb->pause >= 1 && pause < 1) || (jb->pause > 0 && !(pause > 0))) {
         jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
         jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
     } else if (((jb->pause < 1 && pause >= 1) || (!(jb->pause > 0) && pause > 0)) &&
@@ -1228,7 +1240,7 @@ apply(struct sim *s, uint32_t round)
                 pause = discrete_pause(s, j);
         }
         if (rc == 0)
-            rc = transition(s, j, jb->pend_cap, pause);
+            rc = transition(s, j, jb->pend_cap, pause, jb->pend_active);
     }
     return rc;
 }
@@ -1273,10 +1285,12 @@ control(struct sim *s)
             struct job *jb = &s->jobs[s->running[r]];
             const struct pfs_gpu *g = job_gpu(s, s->running[r]);
 
-            if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0))
+            if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0) &&
+                jb->active == s->in->wl->jobs[s->running[r]].n_gpus)
                 continue;
             jb->pend_cap = g->max_limit_w;
             jb->pend_pause = 0;
+            jb->pend_active = s->in->wl->jobs[s->running[r]].n_gpus;
             jb->pend_round = s->round;
             any = true;
         }
@@ -1379,6 +1393,7 @@ control(struct sim *s)
             }
             jb->pend_cap = s->ad[r].cap_w;
             jb->pend_pause = s->ad[r].pause_frac;
+            jb->pend_active = pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]);
             jb->pend_round = s->round;
         }
     }
@@ -1673,7 +1688,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 struct job *jb = &s.jobs[ev.job];
 
                 if (jb->state == RUNNING && jb->dpause_until_us > 0)
-                    rc = transition(&s, ev.job, jb->cap_w, discrete_pause(&s, ev.job));
+                    rc = transition(&s, ev.job, jb->cap_w, discrete_pause(&s, ev.job), jb->active);
             } else
                 rc = apply(&s, ev.version);
             break;

@@ -259,8 +259,15 @@ test_policies_properties(struct test *t)
                 CHECK(d[i].cap_w >= j->min_w * (1 - 1e-12) && d[i].cap_w <= j->max_w * (1 + 1e-12));
                 CHECK(d[i].pause_frac >= 0 && d[i].pause_frac <= 1);
                 CHECK(pfs_policy_may_pause(ops) || !(d[i].pause_frac > 0));
-                used +=
-                    j->n_gpus * (d[i].pause_frac * j->idle_w + (1 - d[i].pause_frac) * d[i].cap_w);
+                /* A resized job (resize-fair) runs on fewer GPUs; the rest idle. */
+                CHECK(d[i].n_gpus >= 0 && d[i].n_gpus <= j->n_gpus);
+                {
+                    int on = d[i].n_gpus > 0 ? d[i].n_gpus : j->n_gpus;
+
+                    used +=
+                        on * (d[i].pause_frac * j->idle_w + (1 - d[i].pause_frac) * d[i].cap_w) +
+                        (j->n_gpus - on) * j->idle_w;
+                }
             }
             CHECK(used <= in.budget_w * (1 + 1e-9));
             /* The oracle is never beaten. */

@@ -826,3 +826,47 @@ test_sim_discrete_pause(struct test *t)
     CHECK_NEAR(j[0].tokens_done, 200 * (7200 - downtime - 120), 1e-3);
     pfs_sim_inputs_free(in);
 }
+
+/* A resize through an event and back (resize-fair). The curve c1 has no jobs.csv row, so
+ * the policy knows its PFI from its sweep: 0.7 at every cut, a predicted curve 480 + 1.6 P
+ * tokens/s for the 8-GPU job from 350 W up and 1,040 P / 350 below. Job a (Flex 3, 8 GPUs,
+ * 6.4e6 tokens: 4,000 s at full power, so its allowance over the 4,000 s event is 50%) has its
+ * tier floor where the prediction keeps half of 1,600 tokens/s: 800 x 350 / 1,040 = 269.2 W.
+ * The event (1,000-5,000 s, 4,050 W) leaves 4,050 / 1.5 - 1,000 = 1,700 W of GPU budget
+ * against 8 x 269.2 = 2,153.8 W of floors; each GPU given up saves 269.2 - 75 W, so the job
+ * gives up ceil(2.34) = 3 and runs on 5 at its floor (true curve: 113.85 tokens/s each),
+ * after a 120 s restart; at the event's end it grows back to 8 at 700 W after another. */
+void
+test_sim_resize(struct test *t)
+{
+    const double floor_w = 800 * 350 / 1040.0, per_gpu = 100 + 0.2 * (floor_w - 200);
+    const double at_end = 1600 * 1000 + 5 * per_gpu * 3880;
+    const double finish = 5120 + (6.4e6 - at_end) / 1600;
+    const double event_w = 1.5 * (5 * (floor_w - 10) + 3 * 75 + 1000);
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,8,6400000,1e9,flex3\n",
+          &sc);
+    /* The corpus's jobs.csv row is for another job: c1's PFI comes from its own sweep. */
+    test_write(t, 0, "jobs.csv",
+               "job_id,gpu,split,twin_id,n_gpus,family,phase,params_b,active_params_b,seq_len,"
+               "micro_batch,tp,pp,dp,ep,power_w,power_frac,sm_clock_mhz,sm_active,tensor_active,"
+               "dram_active,nvlink_gbps,net_gbps,tokens_per_s,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50\n"
+               "other,h200-sxm,train,,1,dense,pretrain,7,7,4096,1,1,1,1,1,690,0.9857,1980,0.9,"
+               "0.6,0.3,2,0.5,200,,,,,\n");
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .target_w = 4050, .notice_s = INFINITY};
+    if (run(t, &sc, "resize-fair", &r, j))
+        return;
+    CHECK_NEAR(j[0].finish_s, finish, 1e-5);
+    CHECK_NEAR(r.tokens, 6.4e6, 1e-3);
+    CHECK_NEAR(r.energy_j,
+               9780 * 1000.0 + event_w * 4000 + 9780 * (finish - 5000) + 2400 * (7200 - finish),
+               1e-2);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
