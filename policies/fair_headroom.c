@@ -28,29 +28,40 @@ pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *flo
     return rc;
 }
 
+int
+pfs__fair_headroom(const struct pfs_alloc_view *v, const char *policy, double *floor,
+                   struct pfs_alloc_decision *out, double *need, struct pfs_diag *diag)
+{
+    double room = 0, f;
+    int rc;
+
+    *need = 0;
+    if ((rc = pfs__tier_floors(v, policy, floor, diag)) != 0)
+        return rc;
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        *need += v->jobs[i].n_gpus * floor[i];
+        room += v->jobs[i].n_gpus * (v->jobs[i].max_w - floor[i]);
+    }
+    f = room > 0 ? fmin(1, fmax(0, (v->budget_w - *need) / room)) : 1;
+    for (size_t i = 0; i < v->n_jobs; i++)
+        out[i] = (struct pfs_alloc_decision){
+            .cap_w = fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w)};
+    return 0;
+}
+
 static int
 fair_headroom_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                        struct pfs_diag *diag)
 {
-    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0, room = 0, f;
+    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need;
     int rc;
 
     (void)state;
     if (!floor)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = pfs__tier_floors(v, "fair-headroom", floor, diag)) == 0) {
-        for (size_t i = 0; i < v->n_jobs; i++) {
-            need += v->jobs[i].n_gpus * floor[i];
-            room += v->jobs[i].n_gpus * (v->jobs[i].max_w - floor[i]);
-        }
-        if (need > v->budget_w * (1 + 1e-12))
-            rc = pfs__infeasible(diag, "fair-headroom", v->budget_w, need, "the jobs' tier floors");
-    }
-    if (rc == 0) {
-        f = room > 0 ? fmin(1, fmax(0, (v->budget_w - need) / room)) : 1;
-        for (size_t i = 0; i < v->n_jobs; i++)
-            out[i].cap_w = fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w);
-    }
+    rc = pfs__fair_headroom(v, "fair-headroom", floor, out, &need, diag);
+    if (rc == 0 && need > v->budget_w * (1 + 1e-12))
+        rc = pfs__infeasible(diag, "fair-headroom", v->budget_w, need, "the jobs' tier floors");
     free(floor);
     return rc;
 }

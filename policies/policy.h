@@ -78,6 +78,13 @@ double pfs__floor_cap(const struct pfs_pwl *c, double loss);
 int pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *floor,
                      struct pfs_diag *diag);
 
+/* policies/fair_headroom.c: Emerald's "DVFS, Fair" share: each job's tier floor into floor,
+ * their total draw into *need, and into out each job's floor plus one fraction of its headroom
+ * (the budget left over the floors, 0 when they do not fit). Returns 0 or what
+ * pfs__tier_floors returns. The pausing and resizing variants start from it. */
+int pfs__fair_headroom(const struct pfs_alloc_view *v, const char *policy, double *floor,
+                       struct pfs_alloc_decision *out, double *need, struct pfs_diag *diag);
+
 /* c restricted to caps >= lo (a point at lo inserted), for water-filling above a floor. */
 void pfs__pwl_clip(struct pfs_pwl *c, double lo);
 

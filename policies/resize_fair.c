@@ -43,25 +43,15 @@ static int
 resize_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                 struct pfs_diag *diag)
 {
-    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0, room = 0;
+    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0;
     int rc;
 
     (void)state;
     if (!floor)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = pfs__tier_floors(v, "resize-fair", floor, diag)) != 0)
+    if ((rc = pfs__fair_headroom(v, "resize-fair", floor, out, &need, diag)) != 0)
         goto out;
-    for (size_t i = 0; i < v->n_jobs; i++) {
-        need += v->jobs[i].n_gpus * floor[i];
-        room += v->jobs[i].n_gpus * (v->jobs[i].max_w - floor[i]);
-    }
-    if (need <= v->budget_w) {
-        double f = room > 0 ? fmin(1, (v->budget_w - need) / room) : 1;
-
-        for (size_t i = 0; i < v->n_jobs; i++)
-            out[i] = (struct pfs_alloc_decision){
-                .cap_w = fmin(floor[i] + f * (v->jobs[i].max_w - floor[i]), v->jobs[i].max_w)};
-    } else {
+    if (need > v->budget_w) { /* else the floors fit: fair headroom, as written */
         double deficit = need - v->budget_w, a = 0, b = 1;
 
         if (saved(v, floor, b) < deficit * (1 - 1e-12)) {
