@@ -270,3 +270,53 @@ test_gpu_bad_config(struct test *t)
     pfs_diag_clear(&d);
     CHECK_INT(pfs_gpu_load("/nonexistent.cfg", &g, &d), PFS_EIO);
 }
+
+void
+test_perseus_published_format(struct test *t)
+{
+    /* A Perseus zeus_global file as published for up to 8 pipeline stages (SYNTHETIC rows of
+     * the published shape): a job's GPUs are dp x tp x pp, the limits of stages it does not
+     * have hold 0.0 and are ignored. Before the fix such a file was refused at its first zero
+     * and n_gpus was the number of power_limit columns. */
+    static const char head[] =
+        "model_name,partition_method,batch_size,dp,tp,pp,microbatch_size,num_microbatches,"
+        "power_limit_0,power_limit_1,power_limit_2,power_limit_3,power_limit_4,power_limit_5,"
+        "power_limit_6,power_limit_7,time,energy,optimal_power_limit\n";
+    char text[2048];
+    struct pfs_curveset *cs = NULL;
+    struct pfs_diag d = {0};
+    const struct pfs_job_curve *jc;
+
+    snprintf(text, sizeof text,
+             "%sgpt-a,uniform,64,2,1,4,4,16,300,300,300,300,0.0,0.0,0.0,0.0,2.0,4000.0,300\n"
+             "gpt-a,uniform,64,2,1,4,4,16,200,200,200,200,0.0,0.0,0.0,0.0,2.5,3500.0,300\n"
+             "gpt-b,uniform,64,1,2,8,4,16,250,250,250,250,250,250,250,250,1.0,3200.0,250\n",
+             head);
+    CHECK_INT(pfs_curveset_new(&cs), 0);
+    CHECK_INT(
+        pfs_importer_find("perseus")->read(test_write(t, 0, "p.csv", text), "a100-pcie", cs, &d),
+        0);
+    CHECK_INT(cs->n_jobs, 2);
+    jc = pfs_curveset_find(cs, "gpt-a");
+    CHECK(jc && jc->n_gpus == 8 && jc->n_points == 2);
+    /* 4,000 J in 2 s over 8 GPUs: 250 W each; 3,500 J in 2.5 s: 175 W. */
+    CHECK(jc && fabs(jc->power_w[1] - 250) < 1e-9 && fabs(jc->power_w[0] - 175) < 1e-9);
+    CHECK(jc && fabs(jc->throughput[1] - 0.5) < 1e-12);
+    jc = pfs_curveset_find(cs, "gpt-b");
+    CHECK(jc && jc->n_gpus == 16 && fabs(jc->power_w[0] - 200) < 1e-9);
+    pfs_curveset_free(cs);
+    /* A limit in a stage the row does not have is an error naming the column. */
+    snprintf(text, sizeof text,
+             "%sgpt-a,uniform,64,2,1,4,4,16,300,300,300,300,300,0.0,0.0,0.0,2.0,4000.0,300\n",
+             head);
+    cs = NULL;
+    CHECK_INT(pfs_curveset_new(&cs), 0);
+    d = (struct pfs_diag){0};
+    CHECK_INT(
+        pfs_importer_find("perseus")->read(test_write(t, 0, "p.csv", text), "a100-pcie", cs, &d),
+        PFS_EINVAL);
+    CHECK_STR(d.field, "power_limit_4");
+    CHECK(strstr(d.message, "expected 0 for a stage it does not have") != NULL);
+    CHECK_INT(d.line, 2);
+    pfs_curveset_free(cs);
+}

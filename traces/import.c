@@ -7,7 +7,9 @@
  * - perseus: Perseus (SOSP '24) zeus_csv_*_zeus_global.csv. One job per model; every GPU
  *   of the pipeline has the same limit (a row whose limits differ is rejected: that is the
  *   _local file). throughput = 1 / time [iterations/s]; per-GPU power =
- *   energy / time / n_gpus, n_gpus = the number of power_limit_* columns.
+ *   energy / time / n_gpus, n_gpus = dp x tp x pp as the row gives them. The file has one
+ *   power_limit_<k> column per stage of the widest pipeline it was written for; a row uses
+ *   the first pp of them, and the columns of stages it does not have hold 0.0 (ignored).
  * - zeus: Zeus (NSDI '23) summary_power_<gpu>.csv. One single-GPU job per
  *   (dataset, network, batch size, optimizer); throughput = 1 / time_per_epoch
  *   [epochs/s]; power = average_power. The file name names the GPU.
@@ -51,19 +53,32 @@ non_negative(struct pfs__csv *csv, size_t idx, const char *name, double *v)
     return rc;
 }
 
+/* A whole number in [1, 4096] from column idx. */
+static int
+whole_count(struct pfs__csv *csv, size_t idx, const char *name, long *v)
+{
+    int rc = pfs__csv_long(csv, idx, name, v);
+
+    if (rc == 0 && !(*v >= 1 && *v <= 4096))
+        rc = pfs__csv_error(csv, idx, name, PFS_EINVAL,
+                            "must be a whole number in [1, 4096], got '%s'", csv->fields[idx]);
+    return rc;
+}
+
 static int
 perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct pfs_diag *diag)
 {
-    static const char *const names[] = {"model_name", "time", "energy", "power_limit_0"};
+    static const char *const names[] = {"model_name", "time", "energy", "power_limit_0",
+                                        "dp",         "tp",   "pp"};
     struct pfs__csv csv;
-    size_t idx[4], lim[64], n_lim = 0;
+    size_t idx[7], lim[64], n_lim = 0;
     int rc;
 
     if ((rc = pfs__csv_open(&csv, path, diag)) != 0)
         return rc;
-    if ((rc = pfs__csv_header(&csv, names, 4, idx)) != 0)
+    if ((rc = pfs__csv_header(&csv, names, 7, idx)) != 0)
         goto out;
-    /* n_gpus is the number of power_limit_<k> columns, k = 0, 1, ... */
+    /* power_limit_<k>, k = 0, 1, ...: one column per pipeline stage of the widest row */
     for (size_t k = 0; k < 64; k++) {
         char want[40];
         size_t f;
@@ -78,17 +93,39 @@ perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
     while ((rc = pfs__csv_next(&csv)) == 1) {
         const char *model;
         double t, e, cap0;
+        long dp, tp, pp;
 
         if ((rc = pfs__csv_str(&csv, idx[0], "model_name", &model)) ||
             (rc = positive(&csv, idx[1], "time", &t)) ||
             (rc = non_negative(&csv, idx[2], "energy", &e)) ||
+            (rc = whole_count(&csv, idx[4], "dp", &dp)) ||
+            (rc = whole_count(&csv, idx[5], "tp", &tp)) ||
+            (rc = whole_count(&csv, idx[6], "pp", &pp)) ||
             (rc = positive(&csv, lim[0], "power_limit_0", &cap0)))
             goto out;
+        if ((size_t)pp > n_lim) {
+            rc = pfs__csv_error(&csv, idx[6], "pp", PFS_EINVAL,
+                                "%ld stages, but the file has power_limit columns for %zu", pp,
+                                n_lim);
+            goto out;
+        }
         for (size_t k = 1; k < n_lim; k++) {
             char name[40];
             double cap;
 
             snprintf(name, sizeof name, "power_limit_%zu", k);
+            if (k >= (size_t)pp) { /* a stage this row does not have: 0.0, ignored */
+                if ((rc = non_negative(&csv, lim[k], name, &cap)) != 0)
+                    goto out;
+                if (cap > 0) {
+                    rc = pfs__csv_error(&csv, lim[k], name, PFS_EINVAL,
+                                        "a limit for stage %zu of a %ld-stage pipeline (pp): "
+                                        "expected 0 for a stage it does not have",
+                                        k, pp);
+                    goto out;
+                }
+                continue;
+            }
             if ((rc = positive(&csv, lim[k], name, &cap)) != 0)
                 goto out;
             if (!(fabs(cap - cap0) < 1e-9)) {
@@ -99,8 +136,8 @@ perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
                 goto out;
             }
         }
-        rc = pfs_curveset_add(cs, model, gpu, (int)n_lim, cap0, 1.0 / t, "iter/s",
-                              e / t / (double)n_lim, csv.line, diag);
+        rc = pfs_curveset_add(cs, model, gpu, (int)(dp * tp * pp), cap0, 1.0 / t, "iter/s",
+                              e / t / (double)(dp * tp * pp), csv.line, diag);
         if (rc)
             goto out;
     }
