@@ -98,7 +98,7 @@ struct command {
 static const struct command *find_command(const char *name);
 
 static const char help_fit[] =
-    "usage: pfisim fit CURVES.csv [--csv] [--profile]\n"
+    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--holdout-below FRAC]\n"
     "\n"
     "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
     "the fit error and PFI at 10-50% cuts.\n"
@@ -110,6 +110,11 @@ static const char help_fit[] =
     "v_min,f_knee_mhz\n"
     "  --profile   first fit the GPU's voltage shape (v_min, knee) jointly to all jobs on\n"
     "              that GPU, then fit the jobs with it\n"
+    "  --holdout-below FRAC  prediction, not interpolation: fit each job on its caps at or\n"
+    "              above FRAC of the default limit (0.75: the top quarter) and report the\n"
+    "              error of T/T0 at the caps held out below (per job: points fitted, points\n"
+    "              held out, RMSE and worst absolute error; --csv: job_id,gpu,n_fit,n_held,\n"
+    "              rmse_heldout,max_abs_heldout)\n"
     "\n"
     "rmse_throughput is the RMSE of T/T0 (T0: throughput at the highest measured cap),\n"
     "rmse_power the RMSE of per-GPU power as a fraction of the default limit. In the table a\n"
@@ -595,14 +600,109 @@ print_fit_table(const struct fit_row *rows, size_t n)
     free(rp);
 }
 
+/* --holdout-below: each job fitted on its caps at or above frac x its default limit, the
+ * model then asked for the caps below; T/T0 with T0 the measured throughput at the highest
+ * cap, as in the full fit. A job with fewer than PFS_FIT_MIN_POINTS caps to fit, or none held
+ * out, is listed as such and left out of the summary. */
+static int
+fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_diag *d)
+{
+    double *rmse = malloc((n + 1) * sizeof *rmse), *worst = malloc((n + 1) * sizeof *worst);
+    size_t m = 0, within = 0;
+    int w = 6, rc = 0;
+
+    if (!rmse || !worst) {
+        free(rmse);
+        free(worst);
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(rows[i].jc->job_id) > w)
+            w = (int)strlen(rows[i].jc->job_id);
+    if (csv)
+        puts("job_id,gpu,n_fit,n_held,rmse_heldout,max_abs_heldout");
+    else
+        printf("fitted on caps >= %.0f%% of the default limit, asked for the caps below\n"
+               "%-*s %-9s %5s %6s %12s %15s\n",
+               100 * frac, w, "job_id", "gpu", "n_fit", "n_held", "rmse_heldout",
+               "max_abs_heldout");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct pfs_job_curve *jc = rows[i].jc;
+        const struct pfs_gpu *g = &rows[i].gpu;
+        double lim = frac * g->default_limit_w, t0 = jc->throughput[jc->n_points - 1];
+        double caps[PFS_PWL_MAX], tp[PFS_PWL_MAX], pw[PFS_PWL_MAX], ss = 0, mx = 0;
+        struct pfs_job_curve top = *jc;
+        struct pfs_fit fit;
+        struct pfs_curve *model = NULL;
+        size_t k = 0, held = 0;
+
+        for (size_t p = 0; p < jc->n_points && k < PFS_PWL_MAX; p++)
+            if (jc->cap_w[p] >= lim * (1 - 1e-12)) {
+                caps[k] = jc->cap_w[p];
+                tp[k] = jc->throughput[p];
+                pw[k++] = jc->power_w[p];
+            }
+        top.n_points = k;
+        top.cap_w = caps;
+        top.throughput = tp;
+        top.power_w = pw;
+        if (k < PFS_FIT_MIN_POINTS || k == jc->n_points) {
+            if (!csv)
+                printf("%-*s %-9s %5zu %6zu %12s %15s\n", w, jc->job_id, jc->gpu, k,
+                       jc->n_points - k, "-", k < PFS_FIT_MIN_POINTS ? "(too few to fit)" : "-");
+            continue;
+        }
+        if ((rc = pfs_fit_job(g, &top, &fit, d)) != 0 ||
+            (rc = pfs_curve_model_new(g, &fit.job, &model, d)) != 0)
+            break;
+        for (size_t p = 0; p < jc->n_points; p++) {
+            struct pfs_curve_point pt;
+
+            if (jc->cap_w[p] >= lim * (1 - 1e-12) || pfs_curve_eval(model, jc->cap_w[p], &pt))
+                continue; /* fitted, or below what the profile can set */
+            double e = (pt.throughput - jc->throughput[p]) / t0;
+
+            ss += e * e;
+            mx = fmax(mx, fabs(e));
+            held++;
+        }
+        pfs_curve_free(model);
+        if (held == 0)
+            continue;
+        rmse[m] = sqrt(ss / (double)held);
+        worst[m] = mx;
+        within += rmse[m] <= 0.03;
+        if (csv)
+            printf("%s,%s,%zu,%zu,%.6g,%.6g\n", jc->job_id, jc->gpu, k, held, rmse[m], mx);
+        else
+            printf("%-*s %-9s %5zu %6zu %12.4f %15.4f\n", w, jc->job_id, jc->gpu, k, held, rmse[m],
+                   mx);
+        m++;
+    }
+    if (rc == 0 && !csv && m > 0) {
+        double med = median(rmse, m), wmax = 0;
+
+        for (size_t i = 0; i < m; i++)
+            wmax = fmax(wmax, rmse[i]);
+        printf("\n%zu jobs predicted. Held-out RMSE of T/T0: median %.4f, worst %.4f; %zu of %zu "
+               "within 0.03.\n",
+               m, med, wmax, within, m);
+    }
+    free(rmse);
+    free(worst);
+    return rc;
+}
+
 static int
 cmd_fit(int argc, char **argv)
 {
     static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
                                          {"profile", no_argument, 0, 'p'},
+                                         {"holdout-below", required_argument, 0, 'H'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool csv = false, profile = false;
+    double holdout = 0;
     struct pfs_curveset *cs = NULL;
     struct fit_row *rows = NULL;
     struct pfs_diag d = {0};
@@ -613,7 +713,11 @@ cmd_fit(int argc, char **argv)
             csv = true;
         else if (c == 'p')
             profile = true;
-        else if (c == 'h')
+        else if (c == 'H') {
+            if (!pfs_cli_parse_frac(optarg, &holdout) || !(holdout > 0 && holdout < 1))
+                return pfs_cli_usage("fit", "--holdout-below takes a fraction in (0, 1), got '%s'",
+                                     optarg);
+        } else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
             return pfs_cli_usage("fit", "%s", "bad option");
@@ -638,6 +742,10 @@ cmd_fit(int argc, char **argv)
     }
     if (profile && (rc = fit_profiles(cs, rows, &d)) != 0)
         goto out;
+    if (holdout > 0) {
+        rc = fit_holdout(rows, cs->n_jobs, holdout, csv, &d);
+        goto out;
+    }
     for (size_t i = 0; i < cs->n_jobs; i++) {
         struct fit_row *r = &rows[i];
         struct pfs_curve *measured = NULL, *model = NULL;

@@ -336,3 +336,48 @@ test_fit_too_few_points(struct test *t)
     CHECK_STR(d.message, "job 'tiny': 2 measured points, a fit needs at least 3");
     CHECK_INT(d.line, 7);
 }
+
+void
+test_fit_holdout(struct test *t)
+{
+    /* pfisim fit --holdout-below: the fit sees only the caps at or above the fraction of the
+     * default limit and is scored on the rest. A memory-bound job (SYNTHETIC) that draws
+     * 180 W below every cap and runs 50 tokens/s whatever the cap is predicted exactly (the
+     * cap never binds); its 11 caps of 200-700 W split 4 (550-700 W) / 7 at 75% of 700 W (525 W). A
+     * job with 2 caps above the fraction is too few to fit, and said so. */
+    char text[4096], *out = NULL, *err = NULL, args[700];
+    size_t used =
+        (size_t)snprintf(text, sizeof text, "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+
+    for (int k = 0; k <= 10; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "flat,h100-sxm,1,%d,50,tokens/s,180\n", 200 + 50 * k);
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "short,h100-sxm,1,300,40,tokens/s,280\n"
+                             "short,h100-sxm,1,600,60,tokens/s,500\n"
+                             "short,h100-sxm,1,700,62,tokens/s,520\n");
+    snprintf(args, sizeof args, "fit %s --holdout-below 0.75 --csv",
+             test_write(t, 0, "c.csv", text));
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strncmp(out,
+                         "job_id,gpu,n_fit,n_held,rmse_heldout,max_abs_heldout\n"
+                         "flat,h100-sxm,4,7,",
+                         70) == 0);
+    if (out && strstr(out, "flat,h100-sxm,4,7,")) {
+        char *f = strstr(out, "flat,h100-sxm,4,7,") + 18;
+
+        CHECK(strtod(f, NULL) < 1e-3);
+    }
+    CHECK(out && strstr(out, "short") == NULL); /* not predicted: too few caps to fit */
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "fit %s --holdout-below 0.75", test_write(t, 0, "c.csv", text));
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "(too few to fit)") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "fit %s --holdout-below 1.5", test_write(t, 0, "c.csv", text));
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    free(out);
+    free(err);
+}
