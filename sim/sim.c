@@ -1186,7 +1186,8 @@ static double limit_lifts(const struct sim *s, double t);
 static int
 apply(struct sim *s, uint32_t round)
 {
-    double now = (double)s->now_us / US, lift = limit_lifts(s, now);
+    double now = (double)s->now_us / US;
+    double lift = s->sc->discrete_pauses ? limit_lifts(s, now) : HUGE_VAL;
     size_t m = 0, k = 0;
     int rc = 0;
 
