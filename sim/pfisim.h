@@ -853,6 +853,8 @@ struct pfs_scenario {
     bool discrete_pauses;   /* control.pausing = "discrete": a fractional pause becomes one
                              * whole, staggered pause (docs/simulator.md); else a fluid duty
                              * cycle */
+    bool edf;               /* control.queue = "deadline": the queue in deadline order (EASY
+                             * backfill as before); "fifo" (default): arrival order */
     bool admit_deadlines;   /* control.admission = "deadline": a job about to start whose
                              * deadline even full power from now cannot make is refused, not
                              * run (and counted as refused, not as a miss) */

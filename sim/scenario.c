@@ -446,12 +446,13 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 static int
 read_control(const struct reader *r, const config_setting_t *c, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {
-        "cadence_s",    "event_cadence_s", "actuation_s", "resume_s", "track_power",
-        "checkpoint_s", "admission",       "margin",      "pausing",  NULL};
+    static const char *const names[] = {"cadence_s",   "event_cadence_s", "actuation_s", "resume_s",
+                                        "track_power", "checkpoint_s",    "admission",   "margin",
+                                        "pausing",     "queue",           NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
     config_setting_t *ad = config_setting_get_member(c, "admission");
     config_setting_t *pz = config_setting_get_member(c, "pausing");
+    config_setting_t *qu = config_setting_get_member(c, "queue");
     int rc;
 
     if (tp) {
@@ -472,6 +473,13 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
         if (!v || (strcmp(v, "fluid") != 0 && strcmp(v, "discrete") != 0))
             return bad(r, pz, "scenario.control.pausing", "expected \"fluid\" or \"discrete\"");
         sc->discrete_pauses = strcmp(v, "discrete") == 0;
+    }
+    if (qu) {
+        const char *v = config_setting_get_string(qu);
+
+        if (!v || (strcmp(v, "fifo") != 0 && strcmp(v, "deadline") != 0))
+            return bad(r, qu, "scenario.control.queue", "expected \"fifo\" or \"deadline\"");
+        sc->edf = strcmp(v, "deadline") == 0;
     }
 
     if ((rc = only(r, c, "scenario.control", names)) ||
@@ -967,7 +975,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; checkpoint_s = %s;\n"
             "                track_power = %s; admission = \"%s\"; margin = %s;\n"
-            "                pausing = \"%s\"; };\n"
+            "                pausing = \"%s\"; queue = \"%s\"; };\n"
             "    predictor = \"%s\";\n"
             "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
             "                dr_energy_usd_per_mwh = %s; };\n"
@@ -976,9 +984,9 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[2], 40, sc->actuation_s), num(b[3], 40, sc->resume_s),
             num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
             sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin),
-            sc->discrete_pauses ? "discrete" : "fluid", sc->predictor,
-            num(b[5], 40, sc->price.gpu_hour_usd), num(b[6], 40, sc->price.capacity_usd_kw_year),
-            num(b[7], 40, sc->price.energy_usd_mwh));
+            sc->discrete_pauses ? "discrete" : "fluid", sc->edf ? "deadline" : "fifo",
+            sc->predictor, num(b[5], 40, sc->price.gpu_hour_usd),
+            num(b[6], 40, sc->price.capacity_usd_kw_year), num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {
         static const char *const bl[] = {"instant", "average", "given"};
         const struct pfs_dr_event *e = &sc->dr[k];

@@ -1659,6 +1659,18 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         switch (ev.type) {
         case PFS__EV_ARRIVAL:
             s.queue[s.q_head + s.q_len++] = ev.job;
+            /* control.queue = "deadline": the queue in order of deadline (ties: arrival), so
+             * that the head (and its reservation) is the most urgent job. */
+            for (size_t q = s.q_len - 1; sc->edf && q > 0; q--) {
+                size_t *a = &s.queue[s.q_head + q - 1], *b = a + 1;
+
+                if (!(in->wl->jobs[*b].deadline_s < in->wl->jobs[*a].deadline_s))
+                    break;
+                size_t tmp = *a;
+
+                *a = *b;
+                *b = tmp;
+            }
             rc = control(&s);
             break;
         case PFS__EV_FINISH:

@@ -692,6 +692,26 @@ test_sim_admission(struct test *t)
                   PFS_EINVAL);
         CHECK_STR(d.message, "scenario.control.admission: expected \"none\" or \"deadline\"");
     }
+    /* control.queue = "deadline" (EDF): c (deadline 5,500 s) arrives after b (none to speak
+     * of) and starts first when a frees the GPUs: c at 3,600 s to 5,400 s, on time; b after. */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,8,5760000,1e9,firm\n"
+          "b,100,c1,8,2880000,1e9,firm\n"
+          "c,200,c1,8,2880000,5500,firm\n",
+          &sc);
+    sc.days = 2.5 / 24;
+    sc.edf = true;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[2].start_s, 3600, 1e-5);
+    CHECK_NEAR(j[1].start_s, 5400, 1e-5);
+    CHECK_INT(r.deadline_misses, 0);
+    sc.edf = false; /* FIFO: b first, c late */
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[1].start_s, 3600, 1e-5);
+    CHECK_INT(r.deadline_misses, 1);
 }
 
 /* A stepped event with its own ramps (docs/scenarios.md). Job a alone draws 3,322.5 W (the
