@@ -98,7 +98,7 @@ struct command {
 static const struct command *find_command(const char *name);
 
 static const char help_fit[] =
-    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--holdout-below FRAC]\n"
+    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--holdout-below FRAC] [--save FIT.cfg]\n"
     "\n"
     "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
     "the fit error and PFI at 10-50% cuts.\n"
@@ -115,6 +115,8 @@ static const char help_fit[] =
     "              error of T/T0 at the caps held out below (per job: points fitted, points\n"
     "              held out, RMSE and worst absolute error; --csv: job_id,gpu,n_fit,n_held,\n"
     "              rmse_heldout,max_abs_heldout)\n"
+    "  --save FIT.cfg  write the fitted models (with --holdout-below: those fitted on the\n"
+    "              top caps) for pfisim model --fit\n"
     "\n"
     "rmse_throughput is the RMSE of T/T0 (T0: throughput at the highest measured cap),\n"
     "rmse_power the RMSE of per-GPU power as a fraction of the default limit. In the table a\n"
@@ -142,7 +144,8 @@ static const char help_import_tail[] =
 
 static const char help_model[] =
     "usage: pfisim model GPU [--alpha A] [--activity A] [--mem-w W] [--t-max T]\n"
-    "                        [--step W] [--csv]\n"
+    "                        [--step W] [--caps W,W,...] [--csv]\n"
+    "       pfisim model --fit FIT.cfg --job ID [--step W] [--caps W,W,...] [--csv]\n"
     "\n"
     "Prints the DVFS model's curve for one job on one GPU profile: per cap, the SM clock,\n"
     "the per-GPU draw and the throughput, then PFI at 10-50% cuts.\n"
@@ -151,7 +154,11 @@ static const char help_model[] =
     "  --activity A  dynamic-power activity factor, 0..1.5 (default 0.9)\n"
     "  --mem-w W     per-GPU draw above idle that does not scale with the clock (default 40)\n"
     "  --t-max T     throughput at f_max (default 1, i.e. relative)\n"
-    "  --step W      cap step in W (default 50)\n";
+    "  --step W      cap step in W (default 50)\n"
+    "  --caps LIST   these caps (W, comma-separated) instead of the profile's range by --step\n"
+    "  --fit FIT.cfg a model fitted by pfisim fit --save: job ID's parameters on its GPU\n"
+    "                profile with the voltage shape it was fitted with\n"
+    "  --job ID      the fitted job to evaluate\n";
 
 static const char help_gpus[] = "usage: pfisim gpus [--csv]\n"
                                 "\n"
@@ -215,11 +222,21 @@ static const double cuts[] = {0.1, 0.2, 0.3, 0.4, 0.5};
 static int
 cmd_model(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"alpha", required_argument, 0, 'a'}, {"activity", required_argument, 0, 'A'},
-        {"mem-w", required_argument, 0, 'm'}, {"t-max", required_argument, 0, 't'},
-        {"step", required_argument, 0, 's'},  {"csv", no_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"alpha", required_argument, 0, 'a'},
+                                         {"activity", required_argument, 0, 'A'},
+                                         {"mem-w", required_argument, 0, 'm'},
+                                         {"t-max", required_argument, 0, 't'},
+                                         {"step", required_argument, 0, 's'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"caps", required_argument, 0, 'C'},
+                                         {"fit", required_argument, 0, 'F'},
+                                         {"job", required_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *fit_path = NULL, *job_id = NULL, *caps_arg = NULL;
+    double caps[1024];
+    size_t n_caps = 0;
+    struct pfs_fitset *fs = NULL;
     struct pfs_dvfs_job j = {
         .t_max = 1.0, .alpha = 0.8, .activity = 0.9, .mem_w = 40.0, .cap_fill = 1.0};
     struct pfs_diag d = {0};
@@ -247,18 +264,64 @@ cmd_model(int argc, char **argv)
         case 'c':
             csv = true;
             break;
+        case 'C':
+            caps_arg = optarg;
+            break;
+        case 'F':
+            fit_path = optarg;
+            break;
+        case 'J':
+            job_id = optarg;
+            break;
         case 'h':
             return fputs(help_model, stdout), EXIT_OK;
         default:
             return pfs_cli_usage("model", "%s", "bad option");
         }
     }
-    if (optind + 1 != argc)
-        return pfs_cli_usage("model", "%s", "expected one GPU profile name");
+    if (caps_arg) {
+        char buf[4096];
+
+        if (!pfs__strlcpy(buf, caps_arg, sizeof buf))
+            return pfs_cli_usage("model", "%s", "--caps: too long");
+        for (char *tok = buf, *comma; tok; tok = comma ? comma + 1 : NULL) {
+            if ((comma = strchr(tok, ',')) != NULL)
+                *comma = '\0';
+            if (n_caps == 1024 || !pfs__parse_double(tok, &caps[n_caps++]) ||
+                !(caps[n_caps - 1] > 0))
+                return pfs_cli_usage("model", "--caps takes positive watts, W,W,..., got '%s'",
+                                     caps_arg);
+        }
+    }
     if (!(step > 0))
         return pfs_cli_usage("model", "%s", "--step must be positive");
-    if ((rc = pfs_gpu_find(argv[optind], &g, &d)) != 0)
-        return pfs_cli_report(&d, rc);
+    if (fit_path) {
+        const struct pfs_fitted_job *fj;
+
+        if (!job_id || optind != argc)
+            return pfs_cli_usage("model", "%s", "--fit takes --job ID and no GPU name");
+        if ((rc = pfs_fitset_load(fit_path, &fs, &d)) != 0)
+            return pfs_cli_report(&d, rc);
+        if (!(fj = pfs_fitset_find(fs, job_id))) {
+            rc = pfs__diag_set(&d, PFS_ENOTFOUND, fit_path, 0, 0, "job",
+                               "no fitted job '%s' in the file", job_id);
+            pfs_fitset_free(fs);
+            return pfs_cli_report(&d, rc);
+        }
+        if ((rc = pfs_gpu_find(fj->gpu, &g, &d)) != 0) {
+            pfs_fitset_free(fs);
+            return pfs_cli_report(&d, rc);
+        }
+        g.v_min = fj->v_min;
+        g.f_knee_mhz = fj->f_knee_mhz;
+        j = fj->job;
+        pfs_fitset_free(fs);
+    } else {
+        if (job_id || optind + 1 != argc)
+            return pfs_cli_usage("model", "%s", "expected one GPU profile name");
+        if ((rc = pfs_gpu_find(argv[optind], &g, &d)) != 0)
+            return pfs_cli_report(&d, rc);
+    }
     if (j.activity > PFS_DVFS_ACTIVITY_MAX)
         return pfs_cli_usage("model", "%s", "--activity must be at most 1.5");
     if ((rc = pfs_curve_model_new(&g, &j, &curve, &d)) != 0)
@@ -271,7 +334,11 @@ cmd_model(int argc, char **argv)
                "%8s %8s %9s %12s %8s\n",
                g.name, j.alpha, j.activity, j.mem_w, pfs_dvfs_power_w(&g, &j, g.f_max_mhz), "cap_w",
                "f_mhz", "power_w", "throughput", "T/T0");
-    for (double cap = g.min_limit_w; cap <= g.max_limit_w + 1e-9; cap += step) {
+    if (n_caps == 0)
+        for (double cap = g.min_limit_w; cap <= g.max_limit_w + 1e-9 && n_caps < 1024; cap += step)
+            caps[n_caps++] = cap;
+    for (size_t k = 0; k < n_caps; k++) {
+        double cap = caps[k];
         struct pfs_dvfs_point pt, top;
 
         pfs_dvfs_eval(&g, &j, cap, &pt);
@@ -469,6 +536,7 @@ cmd_import(int argc, char **argv)
  */
 
 struct fit_row {
+    bool fitted; /* fit holds this job's model (a job too short for --holdout-below has none) */
     const struct pfs_job_curve *jc;
     struct pfs_gpu gpu; /* the profile used, with a fitted shape under --profile */
     struct pfs_fit fit;
@@ -655,6 +723,8 @@ fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
         if ((rc = pfs_fit_job(g, &top, &fit, d)) != 0 ||
             (rc = pfs_curve_model_new(g, &fit.job, &model, d)) != 0)
             break;
+        rows[i].fit = fit;
+        rows[i].fitted = true;
         for (size_t p = 0; p < jc->n_points; p++) {
             struct pfs_curve_point pt;
 
@@ -694,15 +764,23 @@ fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
 }
 
 static int
+write_fitset(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_fitset_write(obj, fp, d);
+}
+
+static int
 cmd_fit(int argc, char **argv)
 {
     static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
                                          {"profile", no_argument, 0, 'p'},
                                          {"holdout-below", required_argument, 0, 'H'},
+                                         {"save", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool csv = false, profile = false;
     double holdout = 0;
+    const char *save = NULL;
     struct pfs_curveset *cs = NULL;
     struct fit_row *rows = NULL;
     struct pfs_diag d = {0};
@@ -717,7 +795,9 @@ cmd_fit(int argc, char **argv)
             if (!pfs_cli_parse_frac(optarg, &holdout) || !(holdout > 0 && holdout < 1))
                 return pfs_cli_usage("fit", "--holdout-below takes a fraction in (0, 1), got '%s'",
                                      optarg);
-        } else if (c == 'h')
+        } else if (c == 'S')
+            save = optarg;
+        else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
             return pfs_cli_usage("fit", "%s", "bad option");
@@ -744,7 +824,7 @@ cmd_fit(int argc, char **argv)
         goto out;
     if (holdout > 0) {
         rc = fit_holdout(rows, cs->n_jobs, holdout, csv, &d);
-        goto out;
+        goto saved;
     }
     for (size_t i = 0; i < cs->n_jobs; i++) {
         struct fit_row *r = &rows[i];
@@ -752,6 +832,7 @@ cmd_fit(int argc, char **argv)
 
         if ((rc = pfs_fit_job(&r->gpu, r->jc, &r->fit, &d)) != 0)
             goto out_job;
+        r->fitted = true;
         if ((rc = pfs_curve_sampled_new(r->jc->cap_w, r->jc->throughput, r->jc->power_w,
                                         r->jc->n_points, &measured, &d)) != 0 ||
             (rc = pfs_curve_model_new(&r->gpu, &r->fit.job, &model, &d)) != 0)
@@ -775,6 +856,33 @@ cmd_fit(int argc, char **argv)
         print_fit_csv(rows, cs->n_jobs);
     else
         print_fit_table(rows, cs->n_jobs);
+saved:
+    if (rc == 0 && save) {
+        struct pfs_fitset fs = {.holdout_below = holdout};
+
+        pfs__strlcpy(fs.source, cs->path, sizeof fs.source);
+        if (!(fs.jobs = calloc(cs->n_jobs + 1, sizeof *fs.jobs))) {
+            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < cs->n_jobs; i++) {
+            struct pfs_fitted_job *f = &fs.jobs[fs.n_jobs];
+
+            if (!rows[i].fitted)
+                continue;
+            pfs__strlcpy(f->job_id, rows[i].jc->job_id, sizeof f->job_id);
+            pfs__strlcpy(f->gpu, rows[i].jc->gpu, sizeof f->gpu);
+            pfs__strlcpy(f->unit, rows[i].jc->unit, sizeof f->unit);
+            f->n_gpus = rows[i].jc->n_gpus;
+            f->job = rows[i].fit.job;
+            f->v_min = rows[i].gpu.v_min;
+            f->f_knee_mhz = rows[i].gpu.f_knee_mhz;
+            f->rmse_throughput = rows[i].fit.rmse_throughput;
+            fs.n_jobs++;
+        }
+        rc = pfs_cli_write_output(save, write_fitset, &fs, &d);
+        free(fs.jobs);
+    }
 out:
     if (rc && !d.file[0] && cs)
         pfs__strlcpy(d.file, cs->path, sizeof d.file);

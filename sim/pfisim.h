@@ -277,6 +277,38 @@ struct pfs_profile_fit {
 int pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
                     struct pfs_profile_fit *out, struct pfs_diag *diag);
 
+/* Fitted models saved and read back (models/fitfile.c; pfisim fit --save, pfisim model --fit):
+ * per job its GPU profile's name and voltage shape and its job parameters. */
+struct pfs_fitted_job {
+    char job_id[64];
+    char gpu[32];
+    int n_gpus;
+    char unit[32];
+    struct pfs_dvfs_job job;  /* the fitted job parameters */
+    double v_min, f_knee_mhz; /* the voltage shape it was fitted with */
+    double rmse_throughput;   /* of T/T0 over the caps it was fitted on */
+};
+
+struct pfs_fitset {
+    char source[256];     /* the curves it was fitted to */
+    double holdout_below; /* fitted on caps >= this fraction of the default limit (0: all) */
+    size_t n_jobs;
+    struct pfs_fitted_job *jobs;
+};
+
+/* Writes the set as libconfig with 17 significant digits (read back bit for bit). Returns 0
+ * or PFS_EIO. */
+int pfs_fitset_write(const struct pfs_fitset *fs, FILE *fp, struct pfs_diag *diag);
+
+/* Reads a fit file, every setting checked (file:line: fit.path: message). Returns 0, PFS_EIO,
+ * PFS_EINVAL, PFS_ENOMEM. */
+int pfs_fitset_load(const char *path, struct pfs_fitset **out, struct pfs_diag *diag);
+
+/* The job called job_id, or NULL. */
+const struct pfs_fitted_job *pfs_fitset_find(const struct pfs_fitset *fs, const char *job_id);
+
+void pfs_fitset_free(struct pfs_fitset *fs);
+
 /* ---------------------------------------------------------------------------------------
  * Importers of real power-cap data (traces/import.c): each appends to a curve set.
  */

@@ -381,3 +381,93 @@ test_fit_holdout(struct test *t)
     free(out);
     free(err);
 }
+
+void
+test_fit_save_and_model(struct test *t)
+{
+    /* pfisim fit --save writes the fitted models; reading them back gives the parameters of
+     * the same fit done here bit for bit, and pfisim model --fit evaluates them at any caps.
+     * The curve is the model's own (SYNTHETIC): a job of alpha 0.7, activity 0.8, mem_w 60 W on
+     * the H100 profile, sampled at 200-700 W. */
+    struct pfs_gpu g = gpu(t, "h100-sxm");
+    struct pfs_dvfs_job truth = {
+        .t_max = 1000, .alpha = 0.7, .activity = 0.8, .mem_w = 60, .cap_fill = 1};
+    double cap[11], tp[11], pw[11];
+    struct pfs_job_curve jc = {.job_id = (char *)"m", .n_gpus = 2, .n_points = 11};
+    char text[4096], args[1024], *out = NULL, *err = NULL;
+    size_t used =
+        (size_t)snprintf(text, sizeof text, "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+    struct pfs_fitset *fs = NULL;
+    struct pfs_diag d = {0};
+    struct pfs_fit f;
+
+    for (int k = 0; k <= 10; k++) {
+        struct pfs_dvfs_point pt;
+
+        cap[k] = 200 + 50.0 * k;
+        pfs_dvfs_eval(&g, &truth, cap[k], &pt);
+        tp[k] = pt.throughput;
+        pw[k] = pt.power_w;
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "m,h100-sxm,2,%.17g,%.17g,tokens/s,%.17g\n", cap[k], tp[k], pw[k]);
+    }
+    pfs__strlcpy(jc.gpu, "h100-sxm", sizeof jc.gpu);
+    pfs__strlcpy(jc.unit, "tokens/s", sizeof jc.unit);
+    jc.cap_w = cap;
+    jc.throughput = tp;
+    jc.power_w = pw;
+    CHECK_INT(pfs_fit_job(&g, &jc, &f, &d), 0);
+    snprintf(args, sizeof args, "fit %s --save %s/m.fit.cfg --csv", test_write(t, 0, "m.csv", text),
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/m.fit.cfg", t->tmpdir);
+    CHECK_INT(pfs_fitset_load(args, &fs, &d), 0);
+    if (fs) {
+        const struct pfs_fitted_job *j = pfs_fitset_find(fs, "m");
+
+        CHECK(j != NULL);
+        if (j) {
+            CHECK(memcmp(&j->job, &f.job, sizeof f.job) == 0);
+            CHECK_INT(j->n_gpus, 2);
+            CHECK_NEAR(j->v_min, g.v_min, 0);
+        }
+    }
+    pfs_fitset_free(fs);
+    /* pfisim model --fit at two caps: the fitted model's throughput there. */
+    snprintf(args, sizeof args, "model --fit %s/m.fit.cfg --job m --caps 250,450 --csv", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    {
+        struct pfs_dvfs_point p250, p450;
+        char want[256];
+
+        pfs_dvfs_eval(&g, &f.job, 250, &p250);
+        pfs_dvfs_eval(&g, &f.job, 450, &p450);
+        snprintf(want, sizeof want, "250,%.6g,%.6g,%.6g,", p250.f_mhz, p250.power_w,
+                 p250.throughput);
+        CHECK(out && strstr(out, want) != NULL);
+        snprintf(want, sizeof want, "450,%.6g,%.6g,%.6g,", p450.f_mhz, p450.power_w,
+                 p450.throughput);
+        CHECK(out && strstr(out, want) != NULL);
+    }
+    free(out);
+    free(err);
+    /* A broken fit file: the setting, its line, exit 3; an unknown job: exit 3 too. */
+    snprintf(args, sizeof args, "model --fit %s --job m",
+             test_write(t, 1, "bad.cfg",
+                        "fit = { source = \"x\"; holdout_below = 0.0; jobs = (\n"
+                        "  { job_id = \"m\"; gpu = \"h100-sxm\"; n_gpus = 1; unit = \"u\";\n"
+                        "    t_max = 1.0; alpha = 2.0; activity = 0.5; mem_w = 10.0;\n"
+                        "    cap_fill = 1.0; v_min = 0.7; f_knee_mhz = 900.0;\n"
+                        "    rmse_throughput = 0.0; } ); };\n"));
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "bad.cfg:3: error: fit.jobs.[0].alpha: 2 is outside [0, 1]") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "model --fit %s/m.fit.cfg --job nosuch", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "no fitted job 'nosuch'") != NULL);
+    free(out);
+    free(err);
+}
