@@ -285,3 +285,205 @@ pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size
     g->f_knee_mhz = out->f_knee_mhz;
     return 0;
 }
+
+/* ----- shared GPU physics, two parameters per job (issue 15) ----- */
+
+/* The shared fit: the GPU's voltage shape (v_min, f_knee), one clock-independent draw and one
+ * cap fill for every job of the GPU, and per job only alpha and activity; each job's
+ * throughput scale t_max is not a parameter but the least-squares scale of its shape
+ * (variable projection: t_max = sum r T / sum r^2 over its points, r the model's throughput
+ * at t_max = 1), its unit of work. Parameters: 4 shared + 2 per job, on the logistic box of
+ * the single-job fit. Only points with cap >= min_cap_w count (0: all). */
+#define N_SHARED 4
+
+struct shared_data {
+    const struct pfs_gpu *g;
+    const struct pfs_job_curve *const *jobs;
+    size_t n_jobs, n_res;
+    double min_cap_w;
+};
+
+static void
+theta_to_shared(const struct shared_data *d, const double *th, struct pfs_gpu *g, double *mem_w,
+                double *fill)
+{
+    *g = *d->g;
+    g->v_min = 0.4 + 0.6 * logistic(th[0]);
+    g->f_knee_mhz = d->g->f_min_mhz + (d->g->f_max_mhz - d->g->f_min_mhz) * logistic(th[1]);
+    *mem_w = (d->g->max_limit_w - d->g->idle_w) * logistic(th[2]);
+    *fill = PFS_DVFS_FILL_MIN + (1.0 - PFS_DVFS_FILL_MIN) * logistic(th[3]);
+}
+
+/* Job k's parameters from theta, its scale projected onto its points. */
+static void
+shared_job(const struct shared_data *d, const double *th, const struct pfs_gpu *g, double mem_w,
+           double fill, size_t k, struct pfs_dvfs_job *j)
+{
+    const struct pfs_job_curve *jc = d->jobs[k];
+    double num = 0, den = 0;
+
+    *j = (struct pfs_dvfs_job){.t_max = 1,
+                               .alpha = logistic(th[N_SHARED + 2 * k]),
+                               .activity =
+                                   PFS_DVFS_ACTIVITY_MAX * logistic(th[N_SHARED + 2 * k + 1]),
+                               .mem_w = mem_w,
+                               .cap_fill = fill};
+    for (size_t i = 0; i < jc->n_points; i++) {
+        struct pfs_dvfs_point pt;
+
+        if (jc->cap_w[i] < d->min_cap_w * (1 - 1e-12))
+            continue;
+        pfs_dvfs_eval(g, j, jc->cap_w[i], &pt);
+        num += pt.throughput * jc->throughput[i];
+        den += pt.throughput * pt.throughput;
+    }
+    j->t_max = den > 0 ? num / den : 1;
+}
+
+static int
+shared_residuals(const gsl_vector *theta, void *params, gsl_vector *f)
+{
+    const struct shared_data *d = params;
+    const double *th = gsl_vector_const_ptr(theta, 0);
+    double mem_w, fill;
+    struct pfs_gpu g;
+    size_t r = 0;
+
+    theta_to_shared(d, th, &g, &mem_w, &fill);
+    for (size_t k = 0; k < d->n_jobs; k++) {
+        const struct pfs_job_curve *jc = d->jobs[k];
+        double t0 = jc->throughput[jc->n_points - 1];
+        struct pfs_dvfs_job j;
+
+        shared_job(d, th, &g, mem_w, fill, k, &j);
+        for (size_t i = 0; i < jc->n_points; i++) {
+            struct pfs_dvfs_point pt;
+
+            if (jc->cap_w[i] < d->min_cap_w * (1 - 1e-12))
+                continue;
+            pfs_dvfs_eval(&g, &j, jc->cap_w[i], &pt);
+            gsl_vector_set(f, r++, (pt.throughput - jc->throughput[i]) / t0);
+            gsl_vector_set(f, r++, (pt.power_w - jc->power_w[i]) / g.default_limit_w);
+        }
+    }
+    return GSL_SUCCESS;
+}
+
+int
+pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
+               double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out, struct pfs_diag *diag)
+{
+    static const double vmin0[] = {0.6, 0.85}, knee0[] = {0.3, 0.6}, mem0[] = {0.05, 0.25};
+    struct shared_data d = {g, jobs, n_jobs, 0, min_cap_w};
+    size_t p = N_SHARED + 2 * n_jobs;
+    double *start = malloc(p * sizeof *start), *best = malloc(p * sizeof *best);
+    double best_cost = HUGE_VAL;
+    int rc = 0;
+
+    if (!start || !best) {
+        free(start);
+        free(best);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (size_t k = 0; k < n_jobs && rc == 0; k++) {
+        size_t used = 0;
+
+        for (size_t i = 0; i < jobs[k]->n_points; i++)
+            used += jobs[k]->cap_w[i] >= min_cap_w * (1 - 1e-12);
+        if (used < 2)
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jobs[k]->line, 0, "job_id",
+                               "job '%s': %zu points at or above %.0f W, the shared fit needs 2",
+                               jobs[k]->job_id, used, min_cap_w);
+        if (!(jobs[k]->throughput[jobs[k]->n_points - 1] > 0))
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jobs[k]->line, 0, "throughput",
+                               "job '%s': zero throughput at the highest cap", jobs[k]->job_id);
+        d.n_res += 2 * used;
+    }
+    if (rc == 0 && d.n_res < p)
+        rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                           "the shared fit has %zu residuals for %zu parameters", d.n_res, p);
+    for (int s = 0; rc == 0 && s < 8; s++) {
+        gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+        gsl_multifit_nlinear_fdf fdf = {0};
+        gsl_multifit_nlinear_workspace *w =
+            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d.n_res, p);
+        double budget = g->max_limit_w - g->idle_w;
+        gsl_vector_view x0;
+        int info;
+
+        if (!w) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        start[0] = logit((vmin0[s & 1] - 0.4) / 0.6);
+        start[1] = logit((knee0[(s >> 1) & 1] * g->f_max_mhz - g->f_min_mhz) /
+                         (g->f_max_mhz - g->f_min_mhz));
+        start[2] = logit(mem0[(s >> 2) & 1]);
+        start[3] = logit((0.97 - PFS_DVFS_FILL_MIN) / (1.0 - PFS_DVFS_FILL_MIN));
+        for (size_t k = 0; k < n_jobs; k++) {
+            const struct pfs_job_curve *jc = jobs[k];
+            double above =
+                fmax(jc->power_w[jc->n_points - 1] - g->idle_w - mem0[(s >> 2) & 1] * budget,
+                     0.05 * budget);
+
+            start[N_SHARED + 2 * k] = logit(0.7);
+            start[N_SHARED + 2 * k + 1] =
+                logit(fmin(fmax(above / g->dyn_w, 0.02), 0.98 * PFS_DVFS_ACTIVITY_MAX) /
+                      PFS_DVFS_ACTIVITY_MAX);
+        }
+        fdf.f = shared_residuals;
+        fdf.n = d.n_res;
+        fdf.p = p;
+        fdf.params = &d;
+        x0 = gsl_vector_view_array(start, p);
+        if (gsl_multifit_nlinear_init(&x0.vector, &fdf, w) == GSL_SUCCESS) {
+            const gsl_vector *x, *f;
+            double norm;
+
+            gsl_multifit_nlinear_driver(300, 1e-10, 1e-10, 1e-12, NULL, NULL, &info, w);
+            x = gsl_multifit_nlinear_position(w);
+            f = gsl_multifit_nlinear_residual(w);
+            norm = gsl_blas_dnrm2(f);
+            if (isfinite(norm) && 0.5 * norm * norm < best_cost) {
+                best_cost = 0.5 * norm * norm;
+                for (size_t i = 0; i < p; i++)
+                    best[i] = gsl_vector_get(x, i);
+            }
+        }
+        gsl_multifit_nlinear_free(w);
+    }
+    if (rc == 0 && !isfinite(best_cost))
+        rc = pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                           "the shared fit did not converge from any start");
+    if (rc == 0) {
+        double mem_w, fill;
+
+        theta_to_shared(&d, best, g_out, &mem_w, &fill);
+        for (size_t k = 0; k < n_jobs; k++) {
+            const struct pfs_job_curve *jc = jobs[k];
+            double t0 = jc->throughput[jc->n_points - 1], st = 0, sp = 0;
+            size_t n = 0;
+
+            memset(&out[k], 0, sizeof out[k]);
+            shared_job(&d, best, g_out, mem_w, fill, k, &out[k].job);
+            for (size_t i = 0; i < jc->n_points; i++) {
+                struct pfs_dvfs_point pt;
+
+                if (jc->cap_w[i] < min_cap_w * (1 - 1e-12))
+                    continue;
+                pfs_dvfs_eval(g_out, &out[k].job, jc->cap_w[i], &pt);
+                st += pow((pt.throughput - jc->throughput[i]) / t0, 2);
+                sp += pow((pt.power_w - jc->power_w[i]) / g_out->default_limit_w, 2);
+                n++;
+            }
+            out[k].t0 = t0;
+            out[k].n_points = n;
+            out[k].rmse_throughput = sqrt(st / (double)n);
+            out[k].rmse_power = sqrt(sp / (double)n);
+            out[k].uncapped_w = pfs_dvfs_power_w(g_out, &out[k].job, g_out->f_max_mhz);
+        }
+    }
+    free(start);
+    free(best);
+    return rc;
+}

@@ -98,7 +98,8 @@ struct command {
 static const struct command *find_command(const char *name);
 
 static const char help_fit[] =
-    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--holdout-below FRAC] [--save FIT.cfg]\n"
+    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--shared] [--holdout-below FRAC]\n"
+    "                  [--save FIT.cfg]\n"
     "\n"
     "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
     "the fit error and PFI at 10-50% cuts.\n"
@@ -115,6 +116,11 @@ static const char help_fit[] =
     "              error of T/T0 at the caps held out below (per job: points fitted, points\n"
     "              held out, RMSE and worst absolute error; --csv: job_id,gpu,n_fit,n_held,\n"
     "              rmse_heldout,max_abs_heldout)\n"
+    "  --shared    shared GPU physics: the voltage shape, one clock-independent draw and one\n"
+    "              cap fill for all jobs of a GPU, two parameters (alpha, activity) per job,\n"
+    "              fitted jointly (with --holdout-below: on the top caps, scored below;\n"
+    "              --csv: job_id,gpu,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,\n"
+    "              mem_w,cap_fill,v_min,f_knee_mhz)\n"
     "  --save FIT.cfg  write the fitted models (with --holdout-below: those fitted on the\n"
     "              top caps) for pfisim model --fit\n"
     "\n"
@@ -763,6 +769,120 @@ fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
     return rc;
 }
 
+/* --shared: the jobs of each GPU fitted together with shared physics (pfs_fit_shared), on
+ * every cap, or with --holdout-below on the top caps and scored on the caps below. */
+static int
+fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_diag *d)
+{
+    const struct pfs_job_curve **jobs = malloc((n + 1) * sizeof *jobs);
+    struct pfs_fit *fits = malloc((n + 1) * sizeof *fits);
+    size_t *at = malloc((n + 1) * sizeof *at);
+    double *all = malloc((n + 1) * sizeof *all), *held = malloc((n + 1) * sizeof *held);
+    size_t n_all = 0, n_held = 0;
+    int rc = 0, w = 6;
+
+    if (!jobs || !fits || !at || !all || !held) {
+        rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(rows[i].jc->job_id) > w)
+            w = (int)strlen(rows[i].jc->job_id);
+    if (csv)
+        puts("job_id,gpu,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,"
+             "f_knee_mhz");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct pfs_gpu shared;
+        size_t m = 0;
+        bool seen = false;
+        double lim = frac * rows[i].gpu.default_limit_w;
+
+        for (size_t k = 0; k < i; k++)
+            seen = seen || strcmp(rows[k].jc->gpu, rows[i].jc->gpu) == 0;
+        if (seen)
+            continue;
+        for (size_t k = i; k < n; k++)
+            if (strcmp(rows[k].jc->gpu, rows[i].jc->gpu) == 0) {
+                size_t used = 0;
+
+                for (size_t p = 0; p < rows[k].jc->n_points; p++)
+                    used += rows[k].jc->cap_w[p] >= lim * (1 - 1e-12);
+                if (used >= 2) { /* a job with fewer caps to fit is left out */
+                    at[m] = k;
+                    jobs[m++] = rows[k].jc;
+                }
+            }
+        if (m == 0)
+            continue;
+        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, lim, &shared, fits, d)) != 0)
+            break;
+        if (!csv)
+            printf("%s, %zu jobs, fitted on caps >= %.0f W: shared v_min %.3f, knee %.0f MHz, "
+                   "mem_w %.1f W, cap_fill %.3f\n%-*s %5s %8s %6s %12s %6s %8s\n",
+                   shared.name, m, lim, shared.v_min, shared.f_knee_mhz, fits[0].job.mem_w,
+                   fits[0].job.cap_fill, w, "job_id", "n_fit", "rmse_fit", "n_held", "rmse_heldout",
+                   "alpha", "activity");
+        for (size_t q = 0; q < m; q++) {
+            const struct pfs_job_curve *jc = jobs[q];
+            double ss = 0, t0 = jc->throughput[jc->n_points - 1];
+            size_t h = 0;
+
+            for (size_t p = 0; p < jc->n_points; p++) {
+                struct pfs_dvfs_point pt;
+
+                if (jc->cap_w[p] >= lim * (1 - 1e-12) || jc->cap_w[p] < shared.min_limit_w)
+                    continue;
+                pfs_dvfs_eval(&shared, &fits[q].job, jc->cap_w[p], &pt);
+                ss += pow((pt.throughput - jc->throughput[p]) / t0, 2);
+                h++;
+            }
+            all[n_all++] = fits[q].rmse_throughput;
+            if (h)
+                held[n_held++] = sqrt(ss / (double)h);
+            rows[at[q]].fit = fits[q];
+            rows[at[q]].gpu = shared;
+            rows[at[q]].fitted = true;
+            if (csv) {
+                printf("%s,%s,%zu,%.6g,%zu,", jc->job_id, jc->gpu, fits[q].n_points,
+                       fits[q].rmse_throughput, h);
+                if (h)
+                    printf("%.6g", held[n_held - 1]);
+                printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", fits[q].job.alpha, fits[q].job.activity,
+                       fits[q].job.mem_w, fits[q].job.cap_fill, shared.v_min, shared.f_knee_mhz);
+            } else {
+                char hb[32] = "-";
+
+                if (h)
+                    snprintf(hb, sizeof hb, "%.4f", held[n_held - 1]);
+                printf("%-*s %5zu %8.4f %6zu %12s %6.3f %8.3f\n", w, jc->job_id, fits[q].n_points,
+                       fits[q].rmse_throughput, h, hb, fits[q].job.alpha, fits[q].job.activity);
+            }
+        }
+    }
+    if (rc == 0 && !csv && n_all) {
+        double worst = 0;
+
+        for (size_t i = 0; i < n_all; i++)
+            worst = fmax(worst, all[i]);
+        printf("\n%zu jobs. RMSE of T/T0 on the fitted caps: median %.4f, worst %.4f.", n_all,
+               median(all, n_all), worst);
+        if (n_held) {
+            worst = 0;
+            for (size_t i = 0; i < n_held; i++)
+                worst = fmax(worst, held[i]);
+            printf(" Held out: median %.4f, worst %.4f.", median(held, n_held), worst);
+        }
+        putchar('\n');
+    }
+out:
+    free(jobs);
+    free(fits);
+    free(at);
+    free(all);
+    free(held);
+    return rc;
+}
+
 static int
 write_fitset(const void *obj, FILE *fp, struct pfs_diag *d)
 {
@@ -776,11 +896,13 @@ cmd_fit(int argc, char **argv)
                                          {"profile", no_argument, 0, 'p'},
                                          {"holdout-below", required_argument, 0, 'H'},
                                          {"save", required_argument, 0, 'S'},
+                                         {"shared", no_argument, 0, 'X'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool csv = false, profile = false;
     double holdout = 0;
     const char *save = NULL;
+    bool shared = false;
     struct pfs_curveset *cs = NULL;
     struct fit_row *rows = NULL;
     struct pfs_diag d = {0};
@@ -797,6 +919,8 @@ cmd_fit(int argc, char **argv)
                                      optarg);
         } else if (c == 'S')
             save = optarg;
+        else if (c == 'X')
+            shared = true;
         else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
@@ -822,6 +946,10 @@ cmd_fit(int argc, char **argv)
     }
     if (profile && (rc = fit_profiles(cs, rows, &d)) != 0)
         goto out;
+    if (shared) {
+        rc = fit_shared_cli(rows, cs->n_jobs, holdout, csv, &d);
+        goto saved;
+    }
     if (holdout > 0) {
         rc = fit_holdout(rows, cs->n_jobs, holdout, csv, &d);
         goto saved;

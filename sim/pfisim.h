@@ -277,6 +277,17 @@ struct pfs_profile_fit {
 int pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
                     struct pfs_profile_fit *out, struct pfs_diag *diag);
 
+/* Shared GPU physics (issue 15, docs/model.md): the voltage shape, one clock-independent draw
+ * and one cap fill for all n_jobs jobs of profile g, and per job only alpha and activity (its
+ * throughput scale is projected, not fitted), jointly by GSL's nonlinear least squares on the
+ * points with cap >= min_cap_w (0: all). Writes the fitted profile to *g_out and each job's
+ * parameters and RMSEs (over the points used) to out[n_jobs]. Returns 0, PFS_EINVAL (a job
+ * with fewer than 2 points to use, more parameters than residuals), PFS_ENUMERIC,
+ * PFS_ENOMEM. */
+int pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
+                   double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
+                   struct pfs_diag *diag);
+
 /* Fitted models saved and read back (models/fitfile.c; pfisim fit --save, pfisim model --fit):
  * per job its GPU profile's name and voltage shape and its job parameters. */
 struct pfs_fitted_job {

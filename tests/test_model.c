@@ -471,3 +471,55 @@ test_fit_save_and_model(struct test *t)
     free(out);
     free(err);
 }
+
+void
+test_fit_shared_recovers(struct test *t)
+{
+    /* Shared GPU physics recovered from noise-free SYNTHETIC jobs made with known shared
+     * parameters (v_min 0.7, knee 900 MHz, clock-independent draw 40 W, cap fill 0.95 on the
+     * A100 PCIe profile) and per-job alpha and activity: every T/T0 reproduced and the
+     * parameters found again. */
+    static const double alpha[4] = {0.9, 0.7, 0.45, 0.25}, act[4] = {0.95, 0.8, 0.6, 0.5};
+    struct pfs_gpu g = gpu(t, "a100-pcie"), truth_g = g, fitted;
+    struct pfs_job_curve jc[4];
+    const struct pfs_job_curve *jobs[4];
+    double cap[4][9], tp[4][9], pw[4][9];
+    struct pfs_fit fits[4];
+    struct pfs_diag d = {0};
+
+    truth_g.v_min = 0.7;
+    truth_g.f_knee_mhz = 900;
+    for (int k = 0; k < 4; k++) {
+        struct pfs_dvfs_job j = {.t_max = 100.0 * (k + 1),
+                                 .alpha = alpha[k],
+                                 .activity = act[k],
+                                 .mem_w = 40,
+                                 .cap_fill = 0.95};
+
+        for (int i = 0; i < 9; i++) {
+            struct pfs_dvfs_point pt;
+
+            cap[k][i] = 100 + 25.0 * i;
+            pfs_dvfs_eval(&truth_g, &j, cap[k][i], &pt);
+            tp[k][i] = pt.throughput;
+            pw[k][i] = pt.power_w;
+        }
+        jc[k] = (struct pfs_job_curve){.job_id = (char *)"s",
+                                       .n_gpus = 1,
+                                       .n_points = 9,
+                                       .cap_w = cap[k],
+                                       .throughput = tp[k],
+                                       .power_w = pw[k]};
+        jobs[k] = &jc[k];
+    }
+    CHECK_INT(pfs_fit_shared(&g, jobs, 4, 0, &fitted, fits, &d), 0);
+    CHECK_NEAR(fitted.v_min, 0.7, 0.01);
+    CHECK_NEAR(fitted.f_knee_mhz, 900, 20);
+    for (int k = 0; k < 4; k++) {
+        CHECK(fits[k].rmse_throughput < 1e-3);
+        CHECK_NEAR(fits[k].job.alpha, alpha[k], 0.01);
+        CHECK_NEAR(fits[k].job.activity, act[k], 0.01);
+        CHECK_NEAR(fits[k].job.mem_w, 40, 1);
+        CHECK_NEAR(fits[k].job.t_max, 100.0 * (k + 1), 0.1 * (k + 1));
+    }
+}
