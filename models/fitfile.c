@@ -116,20 +116,7 @@ static int
 known(const struct reader *r, const config_setting_t *g, const char *prefix,
       const char *const *names)
 {
-    for (int i = 0; i < config_setting_length(g); i++) {
-        const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
-        const char *n = config_setting_name(m);
-        bool ok = false;
-        char path[96];
-
-        for (size_t k = 0; names[k] && n; k++)
-            ok = ok || strcmp(n, names[k]) == 0;
-        if (!ok) {
-            snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
-            return bad(r, m, path, "unknown setting");
-        }
-    }
-    return 0;
+    return pfs__config_only(g, prefix, names, r->file, r->diag);
 }
 
 static int

@@ -117,6 +117,12 @@ int pfs__scenario_read(const struct config_setting_t *root, const char *file,
  * 0, PFS_EIO or PFS_EINVAL (file:line: libconfig's message). */
 int pfs__config_read(struct config_t *cfg, const char *path, struct pfs_diag *diag);
 
+/* Rejects a member of the libconfig group g not in names (NULL-terminated): PFS_EINVAL,
+ * "prefix.name: unknown setting" at its line of file. Returns 0 or PFS_EINVAL. */
+struct config_setting_t;
+int pfs__config_only(const struct config_setting_t *g, const char *prefix, const char *const *names,
+                     const char *file, struct pfs_diag *diag);
+
 /* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters and its
  * GPUs' own profile (unit variation) in truth[] and truth_gpu[] (caller-allocated, n_jobs
  * each; either may be NULL), for tests and validation. */

@@ -121,10 +121,9 @@ string(const struct reader *r, const config_setting_t *g, const char *name, cons
     return 0;
 }
 
-/* Rejects members of g not in names (a NULL-terminated list). */
-static int
-only(const struct reader *r, const config_setting_t *g, const char *prefix,
-     const char *const *names)
+int
+pfs__config_only(const config_setting_t *g, const char *prefix, const char *const *names,
+                 const char *file, struct pfs_diag *diag)
 {
     for (int i = 0; i < config_setting_length(g); i++) {
         const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
@@ -136,10 +135,19 @@ only(const struct reader *r, const config_setting_t *g, const char *prefix,
             known = known || strcmp(n, names[k]) == 0;
         if (!known) {
             snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
-            return bad(r, m, path, "unknown setting");
+            return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
+                                 "%s: unknown setting", path);
         }
     }
     return 0;
+}
+
+/* Rejects members of g not in names (a NULL-terminated list). */
+static int
+only(const struct reader *r, const config_setting_t *g, const char *prefix,
+     const char *const *names)
+{
+    return pfs__config_only(g, prefix, names, r->file, r->diag);
 }
 
 size_t
