@@ -369,9 +369,67 @@ shared_residuals(const gsl_vector *theta, void *params, gsl_vector *f)
     return GSL_SUCCESS;
 }
 
+/* Standard errors at the solution th (pfs_shared_se): the Jacobian of the residuals by GSL's
+ * finite differences, cov = sigma^2 (J'J)^-1 with sigma^2 = SSE / dof, each parameter's
+ * variance carried through its logistic map, d/dx logistic(x) = l (1 - l); an error wider
+ * than the parameter's whole range is reported as infinite (not identified). The projected
+ * scales are exact (variable projection), so the reduced J'J is the Schur complement of the
+ * full one and its inverse the right marginal covariance. */
+static int
+shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
+          struct pfs_shared_se *se)
+{
+    gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_fdf fdf = {.f = shared_residuals, .n = d->n_res, .p = p, .params = d};
+    gsl_multifit_nlinear_workspace *w =
+        gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d->n_res, p);
+    gsl_matrix *cov = gsl_matrix_alloc(p, p);
+    gsl_vector_view x = gsl_vector_view_array(th, p);
+    size_t dof = d->n_res > p + d->n_jobs ? d->n_res - p - d->n_jobs : 0;
+    double s2 = NAN, v[N_SHARED];
+    int rc = 0;
+
+    if (!w || !cov) {
+        rc = PFS_ENOMEM;
+        goto out;
+    }
+    if (dof > 0 && gsl_multifit_nlinear_init(&x.vector, &fdf, w) == GSL_SUCCESS) {
+        double norm = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
+
+        if (gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 1e-12, cov) == GSL_SUCCESS)
+            s2 = norm * norm / (double)dof;
+    }
+    for (size_t i = 0; i < p; i++) {
+        double l = logistic(th[i]), c = isfinite(s2) ? gsl_matrix_get(cov, i, i) : 0;
+        double sd = c > 0 ? sqrt(s2 * c) * l * (1 - l) : (double)NAN;
+
+        if (sd > 1) /* wider than the whole bounded range: the data do not identify it */
+            sd = INFINITY;
+
+        if (i < N_SHARED)
+            v[i] = sd;
+        else if ((i - N_SHARED) % 2 == 0)
+            out[(i - N_SHARED) / 2].se_alpha = sd;
+        else
+            out[(i - N_SHARED) / 2].se_activity = PFS_DVFS_ACTIVITY_MAX * sd;
+    }
+    if (se)
+        *se = (struct pfs_shared_se){.v_min = 0.6 * v[0],
+                                     .f_knee_mhz = (d->g->f_max_mhz - d->g->f_min_mhz) * v[1],
+                                     .mem_w = (d->g->max_limit_w - d->g->idle_w) * v[2],
+                                     .cap_fill = (1.0 - PFS_DVFS_FILL_MIN) * v[3],
+                                     .sigma = sqrt(s2),
+                                     .dof = dof};
+out:
+    gsl_matrix_free(cov);
+    gsl_multifit_nlinear_free(w);
+    return rc;
+}
+
 int
 pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
-               double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out, struct pfs_diag *diag)
+               double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
+               struct pfs_shared_se *se, struct pfs_diag *diag)
 {
     static const double vmin0[] = {0.6, 0.85}, knee0[] = {0.3, 0.6}, mem0[] = {0.05, 0.25};
     struct shared_data d = {g, jobs, n_jobs, 0, min_cap_w};
@@ -482,6 +540,8 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
             out[k].rmse_power = sqrt(sp / (double)n);
             out[k].uncapped_w = pfs_dvfs_power_w(g_out, &out[k].job, g_out->f_max_mhz);
         }
+        if (shared_se(&d, best, p, out, se) != 0)
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     free(start);
     free(best);

@@ -118,9 +118,11 @@ static const char help_fit[] =
     "              rmse_heldout,max_abs_heldout)\n"
     "  --shared    shared GPU physics: the voltage shape, one clock-independent draw and one\n"
     "              cap fill for all jobs of a GPU, two parameters (alpha, activity) per job,\n"
-    "              fitted jointly (with --holdout-below: on the top caps, scored below;\n"
-    "              --csv: job_id,gpu,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,\n"
-    "              mem_w,cap_fill,v_min,f_knee_mhz)\n"
+    "              fitted jointly (with --holdout-below: on the top caps, scored below),\n"
+    "              each parameter with its standard error from the Jacobian (inf: not\n"
+    "              identified by the caps fitted); --csv: job_id,gpu,n_fit,rmse_fit,n_held,\n"
+    "              rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,f_knee_mhz, then se_ of\n"
+    "              alpha,activity,mem_w,cap_fill,v_min,f_knee_mhz\n"
     "  --save FIT.cfg  write the fitted models (with --holdout-below: those fitted on the\n"
     "              top caps) for pfisim model --fit\n"
     "\n"
@@ -790,9 +792,10 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
             w = (int)strlen(rows[i].jc->job_id);
     if (csv)
         puts("job_id,gpu,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,"
-             "f_knee_mhz");
+             "f_knee_mhz,se_alpha,se_activity,se_mem_w,se_cap_fill,se_v_min,se_f_knee_mhz");
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct pfs_gpu shared;
+        struct pfs_shared_se sse;
         size_t m = 0;
         bool seen = false;
         double lim = frac * rows[i].gpu.default_limit_w;
@@ -814,14 +817,16 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
             }
         if (m == 0)
             continue;
-        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, lim, &shared, fits, d)) != 0)
+        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, lim, &shared, fits, &sse, d)) != 0)
             break;
         if (!csv)
-            printf("%s, %zu jobs, fitted on caps >= %.0f W: shared v_min %.3f, knee %.0f MHz, "
-                   "mem_w %.1f W, cap_fill %.3f\n%-*s %5s %8s %6s %12s %6s %8s\n",
-                   shared.name, m, lim, shared.v_min, shared.f_knee_mhz, fits[0].job.mem_w,
-                   fits[0].job.cap_fill, w, "job_id", "n_fit", "rmse_fit", "n_held", "rmse_heldout",
-                   "alpha", "activity");
+            printf("%s, %zu jobs, fitted on caps >= %.0f W (residual sd %.4f, %zu dof), shared "
+                   "+/- standard error:\n  v_min %.3f +/- %.3f, knee %.0f +/- %.0f MHz, mem_w %.1f "
+                   "+/- %.1f W, cap_fill %.3f +/- %.3f\n%-*s %5s %8s %6s %12s %6s %6s %8s %6s\n",
+                   shared.name, m, lim, sse.sigma, sse.dof, shared.v_min, sse.v_min,
+                   shared.f_knee_mhz, sse.f_knee_mhz, fits[0].job.mem_w, sse.mem_w,
+                   fits[0].job.cap_fill, sse.cap_fill, w, "job_id", "n_fit", "rmse_fit", "n_held",
+                   "rmse_heldout", "alpha", "se", "activity", "se");
         for (size_t q = 0; q < m; q++) {
             const struct pfs_job_curve *jc = jobs[q];
             double ss = 0, t0 = jc->throughput[jc->n_points - 1];
@@ -847,15 +852,18 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
                        fits[q].rmse_throughput, h);
                 if (h)
                     printf("%.6g", held[n_held - 1]);
-                printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", fits[q].job.alpha, fits[q].job.activity,
-                       fits[q].job.mem_w, fits[q].job.cap_fill, shared.v_min, shared.f_knee_mhz);
+                printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                       fits[q].job.alpha, fits[q].job.activity, fits[q].job.mem_w,
+                       fits[q].job.cap_fill, shared.v_min, shared.f_knee_mhz, fits[q].se_alpha,
+                       fits[q].se_activity, sse.mem_w, sse.cap_fill, sse.v_min, sse.f_knee_mhz);
             } else {
                 char hb[32] = "-";
 
                 if (h)
                     snprintf(hb, sizeof hb, "%.4f", held[n_held - 1]);
-                printf("%-*s %5zu %8.4f %6zu %12s %6.3f %8.3f\n", w, jc->job_id, fits[q].n_points,
-                       fits[q].rmse_throughput, h, hb, fits[q].job.alpha, fits[q].job.activity);
+                printf("%-*s %5zu %8.4f %6zu %12s %6.3f %6.3f %8.3f %6.3f\n", w, jc->job_id,
+                       fits[q].n_points, fits[q].rmse_throughput, h, hb, fits[q].job.alpha,
+                       fits[q].se_alpha, fits[q].job.activity, fits[q].se_activity);
             }
         }
     }

@@ -253,7 +253,8 @@ struct pfs_fit {
     double rmse_power;       /* RMSE of per-GPU power / default limit */
     double uncapped_w;       /* fitted per-GPU draw at f_max, W */
     size_t n_points;
-    size_t n_iter; /* solver iterations of the best start */
+    size_t n_iter;                /* solver iterations of the best start */
+    double se_alpha, se_activity; /* standard errors (pfs_fit_shared only; else 0) */
 };
 
 #define PFS_FIT_MIN_POINTS 3
@@ -277,16 +278,28 @@ struct pfs_profile_fit {
 int pfs_fit_profile(struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
                     struct pfs_profile_fit *out, struct pfs_diag *diag);
 
+/* Standard errors of the shared parameters of a pfs_fit_shared fit, from the Jacobian at the
+ * solution (docs/model.md): sigma^2 (J'J)^-1 in the solver's unbounded coordinates, carried to
+ * each parameter through its bounding map (delta method). sigma is the residual standard
+ * deviation of the normalised residuals (T/T0 and power / default limit alike). */
+struct pfs_shared_se {
+    double v_min, f_knee_mhz, mem_w, cap_fill;
+    double sigma;
+    size_t dof; /* residuals less parameters, the projected scales counted */
+};
+
 /* Shared GPU physics (issue 15, docs/model.md): the voltage shape, one clock-independent draw
  * and one cap fill for all n_jobs jobs of profile g, and per job only alpha and activity (its
  * throughput scale is projected, not fitted), jointly by GSL's nonlinear least squares on the
  * points with cap >= min_cap_w (0: all). Writes the fitted profile to *g_out and each job's
- * parameters and RMSEs (over the points used) to out[n_jobs]. Returns 0, PFS_EINVAL (a job
- * with fewer than 2 points to use, more parameters than residuals), PFS_ENUMERIC,
- * PFS_ENOMEM. */
+ * parameters, standard errors and RMSEs (over the points used) to out[n_jobs], and the shared
+ * parameters' standard errors to *se unless it is NULL (NaN where no degree of freedom is
+ * left or J'J is singular in a parameter's direction, infinite where its error is wider than
+ * its whole bounded range: the data do not identify it). Returns 0, PFS_EINVAL (a job with fewer
+ * than 2 points to use, more parameters than residuals), PFS_ENUMERIC, PFS_ENOMEM. */
 int pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
                    double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
-                   struct pfs_diag *diag);
+                   struct pfs_shared_se *se, struct pfs_diag *diag);
 
 /* Fitted models saved and read back (models/fitfile.c; pfisim fit --save, pfisim model --fit):
  * per job its GPU profile's name and voltage shape and its job parameters. */

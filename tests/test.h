@@ -101,6 +101,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_fit_holdout)                                                                            \
     X(test_fit_save_and_model)                                                                     \
     X(test_fit_shared_recovers)                                                                    \
+    X(test_fit_shared_coverage)                                                                    \
     X(test_fit_too_few_points)                                                                     \
     X(test_real_emerald_pfi)                                                                       \
     X(test_real_import_errors)                                                                     \
