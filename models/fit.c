@@ -301,17 +301,38 @@ struct shared_data {
     const struct pfs_job_curve *const *jobs;
     size_t n_jobs, n_res;
     double min_cap_w;
+    /* pfs_fit_shared_job: the shared parameters given (g's voltage shape, mem_w, fill), not
+     * fitted; theta holds the job parameters only */
+    bool fixed;
+    double mem_w, fill;
 };
+
+static size_t
+job_base(const struct shared_data *d)
+{
+    return d->fixed ? 0 : N_SHARED;
+}
 
 static void
 theta_to_shared(const struct shared_data *d, const double *th, struct pfs_gpu *g, double *mem_w,
                 double *fill)
 {
     *g = *d->g;
+    if (d->fixed) {
+        *mem_w = d->mem_w;
+        *fill = d->fill;
+        return;
+    }
     g->v_min = 0.4 + 0.6 * logistic(th[0]);
     g->f_knee_mhz = d->g->f_min_mhz + (d->g->f_max_mhz - d->g->f_min_mhz) * logistic(th[1]);
     *mem_w = (d->g->max_limit_w - d->g->idle_w) * logistic(th[2]);
     *fill = PFS_DVFS_FILL_MIN + (1.0 - PFS_DVFS_FILL_MIN) * logistic(th[3]);
+}
+
+static bool
+shared_uses(const struct shared_data *d, double cap_w)
+{
+    return cap_w >= d->min_cap_w * (1 - 1e-12);
 }
 
 /* Job k's parameters from theta, its scale projected onto its points. */
@@ -320,18 +341,18 @@ shared_job(const struct shared_data *d, const double *th, const struct pfs_gpu *
            double fill, size_t k, struct pfs_dvfs_job *j)
 {
     const struct pfs_job_curve *jc = d->jobs[k];
+    const double *tj = th + job_base(d) + 2 * k;
     double num = 0, den = 0;
 
     *j = (struct pfs_dvfs_job){.t_max = 1,
-                               .alpha = logistic(th[N_SHARED + 2 * k]),
-                               .activity =
-                                   PFS_DVFS_ACTIVITY_MAX * logistic(th[N_SHARED + 2 * k + 1]),
+                               .alpha = logistic(tj[0]),
+                               .activity = PFS_DVFS_ACTIVITY_MAX * logistic(tj[1]),
                                .mem_w = mem_w,
                                .cap_fill = fill};
     for (size_t i = 0; i < jc->n_points; i++) {
         struct pfs_dvfs_point pt;
 
-        if (jc->cap_w[i] < d->min_cap_w * (1 - 1e-12))
+        if (!shared_uses(d, jc->cap_w[i]))
             continue;
         pfs_dvfs_eval(g, j, jc->cap_w[i], &pt);
         num += pt.throughput * jc->throughput[i];
@@ -359,7 +380,7 @@ shared_residuals(const gsl_vector *theta, void *params, gsl_vector *f)
         for (size_t i = 0; i < jc->n_points; i++) {
             struct pfs_dvfs_point pt;
 
-            if (jc->cap_w[i] < d->min_cap_w * (1 - 1e-12))
+            if (!shared_uses(d, jc->cap_w[i]))
                 continue;
             pfs_dvfs_eval(&g, &j, jc->cap_w[i], &pt);
             gsl_vector_set(f, r++, (pt.throughput - jc->throughput[i]) / t0);
@@ -386,7 +407,8 @@ shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
     gsl_matrix *cov = gsl_matrix_alloc(p, p);
     gsl_vector_view x = gsl_vector_view_array(th, p);
     size_t dof = d->n_res > p + d->n_jobs ? d->n_res - p - d->n_jobs : 0;
-    double s2 = NAN, v[N_SHARED];
+    size_t base = job_base(d);
+    double s2 = NAN, v[N_SHARED] = {NAN, NAN, NAN, NAN};
     int rc = 0;
 
     if (!w || !cov) {
@@ -405,13 +427,12 @@ shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
 
         if (sd > 1) /* wider than the whole bounded range: the data do not identify it */
             sd = INFINITY;
-
-        if (i < N_SHARED)
+        if (i < base)
             v[i] = sd;
-        else if ((i - N_SHARED) % 2 == 0)
-            out[(i - N_SHARED) / 2].se_alpha = sd;
+        else if ((i - base) % 2 == 0)
+            out[(i - base) / 2].se_alpha = sd;
         else
-            out[(i - N_SHARED) / 2].se_activity = PFS_DVFS_ACTIVITY_MAX * sd;
+            out[(i - base) / 2].se_activity = PFS_DVFS_ACTIVITY_MAX * sd;
     }
     if (se)
         *se = (struct pfs_shared_se){.v_min = 0.6 * v[0],
@@ -426,14 +447,44 @@ out:
     return rc;
 }
 
-int
-pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
-               double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
-               struct pfs_shared_se *se, struct pfs_diag *diag)
+/* The starting point of start s (0-7): the shared parameters from a 2 x 2 x 2 grid of v_min,
+ * knee and clock-independent draw (fitted mode), the jobs' alpha from a grid of 4 (given
+ * mode) or 0.7, and each job's activity from its draw at the highest cap. */
+static void
+shared_start(const struct shared_data *d, int s, double *start)
 {
     static const double vmin0[] = {0.6, 0.85}, knee0[] = {0.3, 0.6}, mem0[] = {0.05, 0.25};
-    struct shared_data d = {g, jobs, n_jobs, 0, min_cap_w};
-    size_t p = N_SHARED + 2 * n_jobs;
+    static const double alpha0[] = {0.2, 0.5, 0.8, 0.95};
+    const struct pfs_gpu *g = d->g;
+    double budget = g->max_limit_w - g->idle_w;
+    double mem = d->fixed ? d->mem_w : mem0[(s >> 2) & 1] * budget;
+    size_t base = job_base(d);
+
+    if (!d->fixed) {
+        start[0] = logit((vmin0[s & 1] - 0.4) / 0.6);
+        start[1] = logit((knee0[(s >> 1) & 1] * g->f_max_mhz - g->f_min_mhz) /
+                         (g->f_max_mhz - g->f_min_mhz));
+        start[2] = logit(mem0[(s >> 2) & 1]);
+        start[3] = logit((0.97 - PFS_DVFS_FILL_MIN) / (1.0 - PFS_DVFS_FILL_MIN));
+    }
+    for (size_t k = 0; k < d->n_jobs; k++) {
+        const struct pfs_job_curve *jc = d->jobs[k];
+        double above = fmax(jc->power_w[jc->n_points - 1] - g->idle_w - mem, 0.05 * budget);
+
+        start[base + 2 * k] = logit(d->fixed ? alpha0[s & 3] : 0.7);
+        start[base + 2 * k + 1] =
+            logit(fmin(fmax(above / g->dyn_w, 0.02), 0.98 * PFS_DVFS_ACTIVITY_MAX) /
+                  PFS_DVFS_ACTIVITY_MAX);
+    }
+}
+
+/* Checks the jobs, solves from the 8 starts (4 with the shared parameters given) and writes the
+ * best fit to *g_out, out[] and *se: the work of pfs_fit_shared and pfs_fit_shared_job. */
+static int
+shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
+             struct pfs_shared_se *se, struct pfs_diag *diag)
+{
+    size_t p = job_base(d) + 2 * d->n_jobs;
     double *start = malloc(p * sizeof *start), *best = malloc(p * sizeof *best);
     double best_cost = HUGE_VAL;
     int rc = 0;
@@ -443,29 +494,30 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
         free(best);
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
-    for (size_t k = 0; k < n_jobs && rc == 0; k++) {
+    d->n_res = 0;
+    for (size_t k = 0; k < d->n_jobs && rc == 0; k++) {
+        const struct pfs_job_curve *jc = d->jobs[k];
         size_t used = 0;
 
-        for (size_t i = 0; i < jobs[k]->n_points; i++)
-            used += jobs[k]->cap_w[i] >= min_cap_w * (1 - 1e-12);
+        for (size_t i = 0; i < jc->n_points; i++)
+            used += shared_uses(d, jc->cap_w[i]);
         if (used < 2)
-            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jobs[k]->line, 0, "job_id",
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "job_id",
                                "job '%s': %zu points at or above %.0f W, the shared fit needs 2",
-                               jobs[k]->job_id, used, min_cap_w);
-        if (!(jobs[k]->throughput[jobs[k]->n_points - 1] > 0))
-            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jobs[k]->line, 0, "throughput",
-                               "job '%s': zero throughput at the highest cap", jobs[k]->job_id);
-        d.n_res += 2 * used;
+                               jc->job_id, used, d->min_cap_w);
+        if (!(jc->throughput[jc->n_points - 1] > 0))
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "throughput",
+                               "job '%s': zero throughput at the highest cap", jc->job_id);
+        d->n_res += 2 * used;
     }
-    if (rc == 0 && d.n_res < p)
+    if (rc == 0 && d->n_res < p)
         rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
-                           "the shared fit has %zu residuals for %zu parameters", d.n_res, p);
-    for (int s = 0; rc == 0 && s < 8; s++) {
+                           "the shared fit has %zu residuals for %zu parameters", d->n_res, p);
+    for (int s = 0; rc == 0 && s < (d->fixed ? 4 : 8); s++) {
         gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
-        gsl_multifit_nlinear_fdf fdf = {0};
+        gsl_multifit_nlinear_fdf fdf = {.f = shared_residuals, .n = d->n_res, .p = p, .params = d};
         gsl_multifit_nlinear_workspace *w =
-            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d.n_res, p);
-        double budget = g->max_limit_w - g->idle_w;
+            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d->n_res, p);
         gsl_vector_view x0;
         int info;
 
@@ -473,26 +525,7 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
             rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
             break;
         }
-        start[0] = logit((vmin0[s & 1] - 0.4) / 0.6);
-        start[1] = logit((knee0[(s >> 1) & 1] * g->f_max_mhz - g->f_min_mhz) /
-                         (g->f_max_mhz - g->f_min_mhz));
-        start[2] = logit(mem0[(s >> 2) & 1]);
-        start[3] = logit((0.97 - PFS_DVFS_FILL_MIN) / (1.0 - PFS_DVFS_FILL_MIN));
-        for (size_t k = 0; k < n_jobs; k++) {
-            const struct pfs_job_curve *jc = jobs[k];
-            double above =
-                fmax(jc->power_w[jc->n_points - 1] - g->idle_w - mem0[(s >> 2) & 1] * budget,
-                     0.05 * budget);
-
-            start[N_SHARED + 2 * k] = logit(0.7);
-            start[N_SHARED + 2 * k + 1] =
-                logit(fmin(fmax(above / g->dyn_w, 0.02), 0.98 * PFS_DVFS_ACTIVITY_MAX) /
-                      PFS_DVFS_ACTIVITY_MAX);
-        }
-        fdf.f = shared_residuals;
-        fdf.n = d.n_res;
-        fdf.p = p;
-        fdf.params = &d;
+        shared_start(d, s, start);
         x0 = gsl_vector_view_array(start, p);
         if (gsl_multifit_nlinear_init(&x0.vector, &fdf, w) == GSL_SUCCESS) {
             const gsl_vector *x, *f;
@@ -516,18 +549,18 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
     if (rc == 0) {
         double mem_w, fill;
 
-        theta_to_shared(&d, best, g_out, &mem_w, &fill);
-        for (size_t k = 0; k < n_jobs; k++) {
-            const struct pfs_job_curve *jc = jobs[k];
+        theta_to_shared(d, best, g_out, &mem_w, &fill);
+        for (size_t k = 0; k < d->n_jobs; k++) {
+            const struct pfs_job_curve *jc = d->jobs[k];
             double t0 = jc->throughput[jc->n_points - 1], st = 0, sp = 0;
             size_t n = 0;
 
             memset(&out[k], 0, sizeof out[k]);
-            shared_job(&d, best, g_out, mem_w, fill, k, &out[k].job);
+            shared_job(d, best, g_out, mem_w, fill, k, &out[k].job);
             for (size_t i = 0; i < jc->n_points; i++) {
                 struct pfs_dvfs_point pt;
 
-                if (jc->cap_w[i] < min_cap_w * (1 - 1e-12))
+                if (!shared_uses(d, jc->cap_w[i]))
                     continue;
                 pfs_dvfs_eval(g_out, &out[k].job, jc->cap_w[i], &pt);
                 st += pow((pt.throughput - jc->throughput[i]) / t0, 2);
@@ -540,10 +573,38 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
             out[k].rmse_power = sqrt(sp / (double)n);
             out[k].uncapped_w = pfs_dvfs_power_w(g_out, &out[k].job, g_out->f_max_mhz);
         }
-        if (shared_se(&d, best, p, out, se) != 0)
+        if (shared_se(d, best, p, out, se) != 0)
             rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     free(start);
     free(best);
     return rc;
+}
+
+int
+pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs, size_t n_jobs,
+               double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
+               struct pfs_shared_se *se, struct pfs_diag *diag)
+{
+    struct shared_data d = {.g = g, .jobs = jobs, .n_jobs = n_jobs, .min_cap_w = min_cap_w};
+
+    return shared_solve(&d, g_out, out, se, diag);
+}
+
+int
+pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill,
+                   const struct pfs_job_curve *jc, double min_cap_w, struct pfs_fit *out,
+                   struct pfs_diag *diag)
+{
+    const struct pfs_job_curve *jobs[1] = {jc};
+    struct shared_data d = {.g = g_shared,
+                            .jobs = jobs,
+                            .n_jobs = 1,
+                            .min_cap_w = min_cap_w,
+                            .fixed = true,
+                            .mem_w = mem_w,
+                            .fill = cap_fill};
+    struct pfs_gpu ignored;
+
+    return shared_solve(&d, &ignored, out, NULL, diag);
 }

@@ -98,7 +98,7 @@ struct command {
 static const struct command *find_command(const char *name);
 
 static const char help_fit[] =
-    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--shared] [--holdout-below FRAC]\n"
+    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--shared | --loo] [--holdout-below FRAC]\n"
     "                  [--save FIT.cfg]\n"
     "\n"
     "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
@@ -123,6 +123,12 @@ static const char help_fit[] =
     "              identified by the caps fitted); --csv: job_id,gpu,n_fit,rmse_fit,n_held,\n"
     "              rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,f_knee_mhz, then se_ of\n"
     "              alpha,activity,mem_w,cap_fill,v_min,f_knee_mhz\n"
+    "  --loo       leave one job out: for each job, the shared physics fitted on every cap\n"
+    "              of the other jobs of its GPU, the job's alpha and activity on its caps at\n"
+    "              or above FRAC of the default limit (--holdout-below, default 0.75), and\n"
+    "              the error of T/T0 at its caps below (--csv: job_id,gpu,n_others,n_fit,\n"
+    "              rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,\n"
+    "              f_knee_mhz,se_alpha,se_activity; inf: not identified by its caps)\n"
     "  --save FIT.cfg  write the fitted models (with --holdout-below: those fitted on the\n"
     "              top caps) for pfisim model --fit\n"
     "\n"
@@ -567,6 +573,39 @@ median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The width of the widest job id of rows[n], at least 6 (the "job_id" header). */
+static int
+id_width(const struct fit_row *rows, size_t n)
+{
+    int w = 6;
+
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(rows[i].jc->job_id) > w)
+            w = (int)strlen(rows[i].jc->job_id);
+    return w;
+}
+
+/* RMSE of T/T0 at job jc's caps below lim (and at or above the profile's minimum limit), on
+ * profile g with parameters j; *h: the number of such caps. */
+static double
+heldout_rmse(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const struct pfs_job_curve *jc,
+             double lim, size_t *h)
+{
+    double ss = 0, t0 = jc->throughput[jc->n_points - 1];
+
+    *h = 0;
+    for (size_t p = 0; p < jc->n_points; p++) {
+        struct pfs_dvfs_point pt;
+
+        if (jc->cap_w[p] >= lim * (1 - 1e-12) || jc->cap_w[p] < g->min_limit_w)
+            continue;
+        pfs_dvfs_eval(g, j, jc->cap_w[p], &pt);
+        ss += pow((pt.throughput - jc->throughput[p]) / t0, 2);
+        (*h)++;
+    }
+    return *h ? sqrt(ss / (double)*h) : (double)NAN;
+}
+
 /* Fits the voltage shape of every GPU named in the set, jointly over its jobs. */
 static int
 fit_profiles(struct pfs_curveset *cs, struct fit_row *rows, struct pfs_diag *d)
@@ -637,11 +676,8 @@ print_fit_table(const struct fit_row *rows, size_t n)
     double *rt = malloc(n * sizeof *rt), *rp = malloc(n * sizeof *rp);
     size_t worst = 0;
 
-    int w = 6; /* the job_id column is as wide as the longest id */
+    int w = id_width(rows, n); /* the job_id column is as wide as the longest id */
 
-    for (size_t i = 0; i < n; i++)
-        if ((int)strlen(rows[i].jc->job_id) > w)
-            w = (int)strlen(rows[i].jc->job_id);
     printf("%-*s %-9s %4s %3s %7s %7s %7s %7s %7s %7s %7s %6s %6s %6s %5s\n", w, "job_id", "gpu",
            "gpus", "pts", "rmse_T", "rmse_P", "pfi_10", "pfi_20", "pfi_30", "pfi_40", "pfi_50",
            "alpha", "activ", "mem_w", "fill");
@@ -685,16 +721,13 @@ fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
 {
     double *rmse = malloc((n + 1) * sizeof *rmse), *worst = malloc((n + 1) * sizeof *worst);
     size_t m = 0, within = 0;
-    int w = 6, rc = 0;
+    int w = id_width(rows, n), rc = 0;
 
     if (!rmse || !worst) {
         free(rmse);
         free(worst);
         return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
-    for (size_t i = 0; i < n; i++)
-        if ((int)strlen(rows[i].jc->job_id) > w)
-            w = (int)strlen(rows[i].jc->job_id);
     if (csv)
         puts("job_id,gpu,n_fit,n_held,rmse_heldout,max_abs_heldout");
     else
@@ -781,15 +814,12 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
     size_t *at = malloc((n + 1) * sizeof *at);
     double *all = malloc((n + 1) * sizeof *all), *held = malloc((n + 1) * sizeof *held);
     size_t n_all = 0, n_held = 0;
-    int rc = 0, w = 6;
+    int rc = 0, w = id_width(rows, n);
 
     if (!jobs || !fits || !at || !all || !held) {
         rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        if ((int)strlen(rows[i].jc->job_id) > w)
-            w = (int)strlen(rows[i].jc->job_id);
     if (csv)
         puts("job_id,gpu,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,"
              "f_knee_mhz,se_alpha,se_activity,se_mem_w,se_cap_fill,se_v_min,se_f_knee_mhz");
@@ -829,21 +859,12 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
                    "rmse_heldout", "alpha", "se", "activity", "se");
         for (size_t q = 0; q < m; q++) {
             const struct pfs_job_curve *jc = jobs[q];
-            double ss = 0, t0 = jc->throughput[jc->n_points - 1];
-            size_t h = 0;
+            size_t h;
+            double rmse = heldout_rmse(&shared, &fits[q].job, jc, lim, &h);
 
-            for (size_t p = 0; p < jc->n_points; p++) {
-                struct pfs_dvfs_point pt;
-
-                if (jc->cap_w[p] >= lim * (1 - 1e-12) || jc->cap_w[p] < shared.min_limit_w)
-                    continue;
-                pfs_dvfs_eval(&shared, &fits[q].job, jc->cap_w[p], &pt);
-                ss += pow((pt.throughput - jc->throughput[p]) / t0, 2);
-                h++;
-            }
             all[n_all++] = fits[q].rmse_throughput;
             if (h)
-                held[n_held++] = sqrt(ss / (double)h);
+                held[n_held++] = rmse;
             rows[at[q]].fit = fits[q];
             rows[at[q]].gpu = shared;
             rows[at[q]].fitted = true;
@@ -891,6 +912,93 @@ out:
     return rc;
 }
 
+/* --loo: leave one job out. For each job of a GPU with at least one other job, the shared
+ * physics fitted on every cap of the other jobs, then the job's own alpha and activity on its
+ * caps at or above frac of the default limit, and the error at its caps below. */
+static int
+fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_diag *d)
+{
+    const struct pfs_job_curve **jobs = malloc((n + 1) * sizeof *jobs);
+    struct pfs_fit *fits = malloc((n + 1) * sizeof *fits);
+    double *held = malloc((n + 1) * sizeof *held);
+    size_t n_held = 0, skipped = 0;
+    int rc = 0, w = id_width(rows, n);
+
+    if (!jobs || !fits || !held) {
+        rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    if (csv)
+        puts("job_id,gpu,n_others,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,"
+             "cap_fill,v_min,f_knee_mhz,se_alpha,se_activity");
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct pfs_job_curve *jc = rows[i].jc;
+        double lim = frac * rows[i].gpu.default_limit_w, rmse;
+        struct pfs_gpu shared;
+        struct pfs_fit own;
+        size_t m = 0, used = 0, h;
+
+        for (size_t k = 0; k < n; k++)
+            if (k != i && strcmp(rows[k].jc->gpu, jc->gpu) == 0 && rows[k].jc->n_points >= 2)
+                jobs[m++] = rows[k].jc;
+        for (size_t p = 0; p < jc->n_points; p++)
+            used += jc->cap_w[p] >= lim * (1 - 1e-12);
+        if (m == 0 || used < 2) { /* no other job, or too few top caps of its own */
+            skipped++;
+            continue;
+        }
+        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, 0, &shared, fits, NULL, d)) != 0 ||
+            (rc = pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, jc, lim,
+                                     &own, d)) != 0)
+            break;
+        rmse = heldout_rmse(&shared, &own.job, jc, lim, &h);
+        if (h)
+            held[n_held++] = rmse;
+        if (csv) {
+            printf("%s,%s,%zu,%zu,%.6g,%zu,", jc->job_id, jc->gpu, m, own.n_points,
+                   own.rmse_throughput, h);
+            if (h)
+                printf("%.6g", rmse);
+            printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", own.job.alpha, own.job.activity,
+                   own.job.mem_w, own.job.cap_fill, shared.v_min, shared.f_knee_mhz, own.se_alpha,
+                   own.se_activity);
+        } else {
+            char hb[32] = "-";
+
+            if (n_held == 1 && h)
+                printf("Leave one job out: shared physics from every cap of the GPU's other "
+                       "jobs,\nthe job's alpha and activity from its caps >= %.0f%% of the "
+                       "default limit.\n%-*s %-10s %6s %5s %8s %6s %12s %6s %6s %6s %6s %6s\n",
+                       100 * frac, w, "job_id", "gpu", "others", "n_fit", "rmse_fit", "n_held",
+                       "rmse_heldout", "v_min", "knee", "mem_w", "alpha", "se");
+            if (h)
+                snprintf(hb, sizeof hb, "%.4f", rmse);
+            printf("%-*s %-10s %6zu %5zu %8.4f %6zu %12s %6.3f %6.0f %6.1f %6.3f %6.3f\n", w,
+                   jc->job_id, jc->gpu, m, own.n_points, own.rmse_throughput, h, hb, shared.v_min,
+                   shared.f_knee_mhz, own.job.mem_w, own.job.alpha, own.se_alpha);
+        }
+    }
+    if (rc == 0 && !csv) {
+        double worst = 0;
+
+        for (size_t i = 0; i < n_held; i++)
+            worst = fmax(worst, held[i]);
+        if (n_held)
+            printf("\n%zu jobs held out. RMSE of T/T0 below the fitted caps: median %.4f, worst "
+                   "%.4f.",
+                   n_held, median(held, n_held), worst);
+        if (skipped)
+            printf(" %zu jobs left out (no other job on their GPU, or under 2 caps to fit).",
+                   skipped);
+        putchar('\n');
+    }
+out:
+    free(jobs);
+    free(fits);
+    free(held);
+    return rc;
+}
+
 static int
 write_fitset(const void *obj, FILE *fp, struct pfs_diag *d)
 {
@@ -905,12 +1013,13 @@ cmd_fit(int argc, char **argv)
                                          {"holdout-below", required_argument, 0, 'H'},
                                          {"save", required_argument, 0, 'S'},
                                          {"shared", no_argument, 0, 'X'},
+                                         {"loo", no_argument, 0, 'L'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool csv = false, profile = false;
     double holdout = 0;
     const char *save = NULL;
-    bool shared = false;
+    bool shared = false, loo = false;
     struct pfs_curveset *cs = NULL;
     struct fit_row *rows = NULL;
     struct pfs_diag d = {0};
@@ -929,6 +1038,8 @@ cmd_fit(int argc, char **argv)
             save = optarg;
         else if (c == 'X')
             shared = true;
+        else if (c == 'L')
+            loo = true;
         else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
@@ -936,6 +1047,8 @@ cmd_fit(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return pfs_cli_usage("fit", "%s", "expected one curves file");
+    if (loo && save)
+        return pfs_cli_usage("fit", "%s", "--loo fits one model per job left out: no --save");
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
         return pfs_cli_report(&d, rc);
     rows = calloc(cs->n_jobs, sizeof *rows);
@@ -954,6 +1067,10 @@ cmd_fit(int argc, char **argv)
     }
     if (profile && (rc = fit_profiles(cs, rows, &d)) != 0)
         goto out;
+    if (loo) {
+        rc = fit_loo_cli(rows, cs->n_jobs, holdout > 0 ? holdout : 0.75, csv, &d);
+        goto saved;
+    }
     if (shared) {
         rc = fit_shared_cli(rows, cs->n_jobs, holdout, csv, &d);
         goto saved;

@@ -301,6 +301,14 @@ int pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *j
                    double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
                    struct pfs_shared_se *se, struct pfs_diag *diag);
 
+/* One job on given shared physics (leave-one-job-out, docs/model.md): profile g_shared with
+ * its voltage shape, the clock-independent draw mem_w and cap fill cap_fill held fixed, only
+ * the job's alpha and activity fitted (its scale projected) on its points with cap >=
+ * min_cap_w. Writes *out (with standard errors). Returns as pfs_fit_shared. */
+int pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill,
+                       const struct pfs_job_curve *jc, double min_cap_w, struct pfs_fit *out,
+                       struct pfs_diag *diag);
+
 /* Fitted models saved and read back (models/fitfile.c; pfisim fit --save, pfisim model --fit):
  * per job its GPU profile's name and voltage shape and its job parameters. */
 struct pfs_fitted_job {

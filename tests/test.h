@@ -102,10 +102,12 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_fit_save_and_model)                                                                     \
     X(test_fit_shared_recovers)                                                                    \
     X(test_fit_shared_coverage)                                                                    \
+    X(test_fit_shared_loo)                                                                         \
     X(test_fit_too_few_points)                                                                     \
     X(test_real_emerald_pfi)                                                                       \
     X(test_real_import_errors)                                                                     \
     X(test_real_fit_quality)                                                                       \
+    X(test_real_loo)                                                                               \
     X(test_cli_frame)                                                                              \
     X(test_cli_bad_input)                                                                          \
     X(test_synth_deterministic)                                                                    \

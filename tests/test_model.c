@@ -549,6 +549,88 @@ test_fit_shared_recovers(struct test *t)
 }
 
 void
+test_fit_shared_loo(struct test *t)
+{
+    /* Leave one job out, noise-free SYNTHETIC jobs: the shared physics from jobs 0-2 on every
+     * cap, then job 3 (alpha 0.25, activity 0.5) on its caps at or above 200 W only. Its two
+     * parameters are found again and its caps below 200 W predicted as the truth has them. */
+    struct pfs_gpu g = gpu(t, "a100-pcie"), shared;
+    struct syn_set s;
+    struct pfs_fit fits[SYN_JOBS], own;
+    struct pfs_diag d = {0};
+
+    syn_make(&s, &g, NULL, 0);
+    CHECK(fabs(s.pw[3][5] - s.pw[3][8]) < 1e-9); /* job 3 uncapped at 225-300 W (used below) */
+    CHECK(s.pw[3][4] < s.pw[3][8]);              /* and capped at 200 W */
+    CHECK_INT(pfs_fit_shared(&g, s.jobs, 3, 0, &shared, fits, NULL, &d), 0);
+    CHECK_INT(pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, s.jobs[3], 200,
+                                 &own, &d),
+              0);
+    CHECK_INT((int)own.n_points, 5); /* 200, 225, 250, 275, 300 W */
+    CHECK_NEAR(own.job.alpha, syn_alpha[3], 0.01);
+    CHECK_NEAR(own.job.activity, syn_act[3], 0.01);
+    CHECK(own.se_alpha >= 0 && own.se_activity >= 0);
+    for (int i = 0; i < 4; i++) { /* 100-175 W, never fitted */
+        struct pfs_dvfs_point pt;
+
+        pfs_dvfs_eval(&shared, &own.job, s.cap[3][i], &pt);
+        CHECK_NEAR(pt.throughput / s.tp[3][SYN_CAPS - 1], s.tp[3][i] / s.tp[3][SYN_CAPS - 1], 1e-3);
+    }
+    /* Too few caps of its own is refused, naming the job. */
+    CHECK_INT(pfs_fit_shared_job(&shared, 40, 0.95, s.jobs[3], 290, &own, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "1 points at or above 290 W") != NULL);
+
+    /* pfisim fit --loo does the same for every job: at 75% of the 300 W default limit each
+     * job fits 4 caps (225-300 W) and predicts 3 (150-200 W; 100 and 125 W are below the
+     * profile's 150 W minimum limit), noise-free to within 1e-3, except job 3: it draws the
+     * same power at all 4 of its top caps, so no cap binds there and its alpha is not
+     * identified; the fit says so (standard error NaN: J'J singular in alpha). */
+    {
+        char text[8192], args[700], *out = NULL, *err = NULL, *line;
+        size_t used = (size_t)snprintf(text, sizeof text,
+                                       "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+        int rows = 0;
+
+        for (int k = 0; k < SYN_JOBS; k++)
+            for (int i = 0; i < SYN_CAPS; i++)
+                used += (size_t)snprintf(text + used, sizeof text - used,
+                                         "s%d,a100-pcie,1,%.17g,%.17g,tokens/s,%.17g\n", k,
+                                         s.cap[k][i], s.tp[k][i], s.pw[k][i]);
+        snprintf(args, sizeof args, "fit %s --loo --csv", test_write(t, 0, "c.csv", text));
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        for (line = out ? strchr(out, '\n') : NULL; line && line[1];
+             line = strchr(line + 1, '\n')) {
+            char id[8];
+            size_t others, n_fit, n_held;
+            double rmse_fit, rmse_held, v[8];
+
+            CHECK_INT(sscanf(line + 1,
+                             "%2s,a100-pcie,%zu,%zu,%lf,%zu,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+                             id, &others, &n_fit, &rmse_fit, &n_held, &rmse_held, &v[0], &v[1],
+                             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]),
+                      14);
+            CHECK_INT((int)others, 3);
+            CHECK_INT((int)n_fit, 4);
+            CHECK_INT((int)n_held, 3);
+            if (strcmp(id, "s3") != 0) {
+                CHECK(rmse_held < 1e-3);
+                CHECK(v[6] > 0 && isfinite(v[6]));
+            } else
+                CHECK(isnan(v[6]));
+            rows++;
+        }
+        CHECK_INT(rows, SYN_JOBS);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "fit %s --loo --save x.cfg", test_write(t, 0, "c.csv", text));
+        CHECK_INT(test_run(t, args, &out, &err), 2);
+        CHECK(err && strstr(err, "--loo") != NULL);
+        free(out);
+        free(err);
+    }
+}
+
+void
 test_fit_shared_coverage(struct test *t)
 {
     /* The standard errors mean what they say where the linearisation they rest on holds: over

@@ -192,3 +192,90 @@ test_real_fit_quality(struct test *t)
     CHECK(q.median <= 0.03);
     pfs_curveset_free(cs);
 }
+
+/* Leave one job out on a real data set (issue 15): each job's error of T/T0 at its caps below
+ * 75% of the default limit, the shared physics fitted on every cap of the other jobs and the
+ * job's alpha and activity on its own caps at or above 75%. Writes the median and worst. */
+static void
+loo(struct test *t, const struct pfs_curveset *cs, const char *gpu_name, double *med, double *worst)
+{
+    struct pfs_gpu g;
+    struct pfs_diag d = {0};
+    const struct pfs_job_curve **others = calloc(cs->n_jobs, sizeof *others);
+    struct pfs_fit *fits = calloc(cs->n_jobs, sizeof *fits);
+    double *e = calloc(cs->n_jobs, sizeof *e);
+    size_t n = 0;
+
+    *med = *worst = NAN;
+    if (!others || !fits || !e || pfs_gpu_find(gpu_name, &g, &d) != 0)
+        goto out;
+    for (size_t i = 0; i < cs->n_jobs; i++) {
+        const struct pfs_job_curve *jc = &cs->jobs[i];
+        double lim = 0.75 * g.default_limit_w, ss = 0;
+        struct pfs_gpu shared;
+        struct pfs_fit own;
+        size_t m = 0, h = 0;
+
+        for (size_t k = 0; k < cs->n_jobs; k++)
+            if (k != i)
+                others[m++] = &cs->jobs[k];
+        if (pfs_fit_shared(&g, others, m, 0, &shared, fits, NULL, &d) != 0 ||
+            pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, jc, lim, &own,
+                               &d) != 0) {
+            test_fail(t, __FILE__, __LINE__, "job %s: %s", jc->job_id, d.message);
+            goto out;
+        }
+        for (size_t p = 0; p < jc->n_points; p++) {
+            struct pfs_dvfs_point pt;
+
+            if (jc->cap_w[p] >= lim)
+                continue;
+            pfs_dvfs_eval(&shared, &own.job, jc->cap_w[p], &pt);
+            ss += pow((pt.throughput - jc->throughput[p]) / jc->throughput[jc->n_points - 1], 2);
+            h++;
+        }
+        if (h)
+            e[n++] = sqrt(ss / (double)h);
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
+        for (size_t k = i; k > 0 && e[k] < e[k - 1]; k--) {
+            double x = e[k];
+
+            e[k] = e[k - 1];
+            e[k - 1] = x;
+        }
+    if (n) {
+        *med = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+        *worst = e[n - 1];
+    }
+out:
+    free(others);
+    free(fits);
+    free(e);
+}
+
+void
+test_real_loo(struct test *t)
+{
+    /* Issue 15's held-out bar, 4% median and 8% worst, met by leave-one-job-out on the two
+     * LLM data sets (docs/validation.md has the numbers; Zeus A40 is not asserted: it
+     * misses, reported there). */
+    struct pfs_curveset *cs;
+    double med, worst;
+
+    cs = import(t, "perseus", "power/perseus-sosp24/zeus_csv_A100_zeus_global.csv", "a100-pcie");
+    if (!cs)
+        SKIP("no Perseus file");
+    loo(t, cs, "a100-pcie", &med, &worst);
+    CHECK(med <= 0.04);
+    CHECK(worst <= 0.08);
+    pfs_curveset_free(cs);
+
+    cs = import(t, "emerald", "emerald-phoenix/dvfs_sweep.csv", "a100-sxm");
+    if (!cs)
+        SKIP("no Emerald sweep");
+    loo(t, cs, "a100-sxm", &med, &worst);
+    CHECK(med <= 0.04);
+    CHECK(worst <= 0.08);
+    pfs_curveset_free(cs);
+}
