@@ -988,8 +988,8 @@ fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
                    "%.4f.",
                    n_held, median(held, n_held), worst);
         if (skipped)
-            printf(" %zu jobs left out (no other job on their GPU, or under 2 caps to fit).",
-                   skipped);
+            printf("%s%zu jobs left out (no other job on their GPU, or under 2 caps to fit).",
+                   n_held ? " " : "", skipped);
         putchar('\n');
     }
 out:
