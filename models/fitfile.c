@@ -73,26 +73,11 @@ number(const struct reader *r, const config_setting_t *g, const char *name, cons
 {
     const config_setting_t *s = config_setting_get_member(g, name);
     char path[96];
-    double v;
 
     snprintf(path, sizeof path, "%s.%s", prefix, name);
     if (!s)
         return bad(r, g, path, "missing");
-    if (config_setting_type(s) == CONFIG_TYPE_FLOAT)
-        v = config_setting_get_float(s);
-    else if (config_setting_type(s) == CONFIG_TYPE_INT ||
-             config_setting_type(s) == CONFIG_TYPE_INT64)
-        v = (double)config_setting_get_int64(s);
-    else
-        return bad(r, s, path, "expected a number");
-    if (!(v >= lo && v <= hi)) {
-        char msg[96];
-
-        snprintf(msg, sizeof msg, "%g is outside [%g, %g]", v, lo, hi);
-        return bad(r, s, path, msg);
-    }
-    *out = v;
-    return 0;
+    return pfs__config_number(s, path, lo, hi, out, r->file, r->diag);
 }
 
 static int

@@ -123,6 +123,12 @@ struct config_setting_t;
 int pfs__config_only(const struct config_setting_t *g, const char *prefix, const char *const *names,
                      const char *file, struct pfs_diag *diag);
 
+/* The value of the present number setting s (int or float) at path into *out, when within
+ * [lo, hi]; else PFS_EINVAL "path: expected a number" or "path: V is outside [lo, hi]" at
+ * its line of file. */
+int pfs__config_number(const struct config_setting_t *s, const char *path, double lo, double hi,
+                       double *out, const char *file, struct pfs_diag *diag);
+
 /* traces/synth.c: pfs_synth that also returns each job's hidden DVFS parameters and its
  * GPUs' own profile (unit variation) in truth[] and truth_gpu[] (caller-allocated, n_jobs
  * each; either may be NULL), for tests and validation. */

@@ -81,29 +81,8 @@ number(const struct reader *r, const config_setting_t *g, const char *name, cons
        double lo, double hi, double *out)
 {
     config_setting_t *s = config_setting_get_member(g, name);
-    double v;
 
-    if (!s)
-        return 0;
-    switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64:
-        v = (double)config_setting_get_int64(s);
-        break;
-    case CONFIG_TYPE_FLOAT:
-        v = config_setting_get_float(s);
-        break;
-    default:
-        return bad(r, s, path, "expected a number");
-    }
-    if (!(v >= lo && v <= hi)) {
-        char msg[96];
-
-        snprintf(msg, sizeof msg, "%g is outside [%g, %g]", v, lo, hi);
-        return bad(r, s, path, msg);
-    }
-    *out = v;
-    return 0;
+    return s ? pfs__config_number(s, path, lo, hi, out, r->file, r->diag) : 0;
 }
 
 static int
@@ -118,6 +97,31 @@ string(const struct reader *r, const config_setting_t *g, const char *name, cons
         return bad(r, s, path, "expected a string");
     if (!pfs__strlcpy(dst, config_setting_get_string(s), size))
         return bad(r, s, path, "too long");
+    return 0;
+}
+
+int
+pfs__config_number(const config_setting_t *s, const char *path, double lo, double hi, double *out,
+                   const char *file, struct pfs_diag *diag)
+{
+    int line = config_setting_source_line(s);
+    double v;
+
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        v = (double)config_setting_get_int64(s);
+        break;
+    case CONFIG_TYPE_FLOAT:
+        v = config_setting_get_float(s);
+        break;
+    default:
+        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: expected a number", path);
+    }
+    if (!(v >= lo && v <= hi))
+        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: %g is outside [%g, %g]",
+                             path, v, lo, hi);
+    *out = v;
     return 0;
 }
 
