@@ -49,6 +49,27 @@ pfs__fair_headroom(const struct pfs_alloc_view *v, const char *policy, double *f
     return 0;
 }
 
+int
+pfs__shed_fraction(const struct pfs_alloc_view *v, const double *floor, double need, double hi,
+                   pfs__saved_fn saved, const char *policy, const char *what, double *p,
+                   struct pfs_diag *diag)
+{
+    double deficit = need - v->budget_w, a = 0, b = hi;
+
+    if (saved(v, floor, b) < deficit * (1 - 1e-12))
+        return pfs__infeasible(diag, policy, v->budget_w, need - saved(v, floor, b), what);
+    for (int it = 0; it < 200; it++) {
+        double mid = 0.5 * (a + b);
+
+        if (saved(v, floor, mid) >= deficit)
+            b = mid;
+        else
+            a = mid;
+    }
+    *p = b;
+    return 0;
+}
+
 static int
 fair_headroom_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                        struct pfs_diag *diag)

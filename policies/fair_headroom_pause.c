@@ -40,23 +40,12 @@ fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
     if ((rc = pfs__fair_headroom(v, "fair-headroom-pause", floor, out, &need, diag)) != 0)
         goto out;
     if (need > v->budget_w) { /* else the floors fit: fair headroom, as written */
-        double deficit = need - v->budget_w, a = 0, b = 0.5, p;
+        double p;
 
-        if (saved(v, floor, b) < deficit * (1 - 1e-12)) {
-            rc =
-                pfs__infeasible(diag, "fair-headroom-pause", v->budget_w, need - saved(v, floor, b),
-                                "the tier floors with every Flex job paused for its allowance");
+        if ((rc = pfs__shed_fraction(v, floor, need, 0.5, saved, "fair-headroom-pause",
+                                     "the tier floors with every Flex job paused for its allowance",
+                                     &p, diag)) != 0)
             goto out;
-        }
-        for (int it = 0; it < 200; it++) {
-            double mid = 0.5 * (a + b);
-
-            if (saved(v, floor, mid) >= deficit)
-                b = mid;
-            else
-                a = mid;
-        }
-        p = b;
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
                 .cap_w = floor[i],

@@ -85,6 +85,15 @@ int pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double 
 int pfs__fair_headroom(const struct pfs_alloc_view *v, const char *policy, double *floor,
                        struct pfs_alloc_decision *out, double *need, struct pfs_diag *diag);
 
+/* policies/fair_headroom.c: what the pausing and resizing variants shed when the floors do
+ * not fit (need > budget): the least fraction *p in [0, hi] at which saved(v, floor, p), the
+ * power saved beyond the floors, covers need - budget (bisection, 200 steps). Returns 0, or
+ * PFS_EINVAL (pfs__infeasible, naming what) when even saved(hi) does not. */
+typedef double (*pfs__saved_fn)(const struct pfs_alloc_view *v, const double *floor, double p);
+int pfs__shed_fraction(const struct pfs_alloc_view *v, const double *floor, double need, double hi,
+                       pfs__saved_fn saved, const char *policy, const char *what, double *p,
+                       struct pfs_diag *diag);
+
 /* c restricted to caps >= lo (a point at lo inserted), for water-filling above a floor. */
 void pfs__pwl_clip(struct pfs_pwl *c, double lo);
 

@@ -52,24 +52,15 @@ resize_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_de
     if ((rc = pfs__fair_headroom(v, "resize-fair", floor, out, &need, diag)) != 0)
         goto out;
     if (need > v->budget_w) { /* else the floors fit: fair headroom, as written */
-        double deficit = need - v->budget_w, a = 0, b = 1;
+        double p;
 
-        if (saved(v, floor, b) < deficit * (1 - 1e-12)) {
-            rc = pfs__infeasible(diag, "resize-fair", v->budget_w, need - saved(v, floor, b),
-                                 "the tier floors with every Flex job resized to its allowance");
+        if ((rc = pfs__shed_fraction(v, floor, need, 1, saved, "resize-fair",
+                                     "the tier floors with every Flex job resized to its allowance",
+                                     &p, diag)) != 0)
             goto out;
-        }
-        for (int it = 0; it < 200; it++) {
-            double mid = 0.5 * (a + b);
-
-            if (saved(v, floor, mid) >= deficit)
-                b = mid;
-            else
-                a = mid;
-        }
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
-                .cap_w = floor[i], .n_gpus = v->jobs[i].n_gpus - freed(&v->jobs[i], b)};
+                .cap_w = floor[i], .n_gpus = v->jobs[i].n_gpus - freed(&v->jobs[i], p)};
     }
 out:
     free(floor);
