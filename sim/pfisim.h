@@ -860,11 +860,6 @@ struct pfs_pricing {
     double energy_usd_mwh;       /* DR energy payment per MWh shed during events */
 };
 
-/* The tracking controller's safety margin below a DR target, calibrated once on the Phoenix
- * SRP event replayed from its announcement (docs/validation.md): the margin in 1-point steps
- * from 0 to 15% that minimises fair-headroom's power error during the hold. */
-#define PFS_TRACK_MARGIN 0.09
-
 #define PFS_MAX_DR       4096
 #define PFS_MAX_POLICIES 16
 #define PFS_MAX_SEEDS    256
@@ -912,8 +907,8 @@ struct pfs_scenario {
     bool track_power;       /* scale the caps' budget so that metered power meets the limit
                              * (an integral controller, docs/simulator.md); else budget caps */
     double margin;          /* control.margin: aim this fraction below a DR event's target
-                             * (0..0.5; read from a file, it defaults to PFS_TRACK_MARGIN when
-                             * track_power is on and to 0 otherwise, docs/validation.md) */
+                             * (0..0.5, default 0: an operator's written rule, never fitted
+                             * to a measured response, docs/validation.md) */
     bool discrete_pauses;   /* control.pausing = "discrete": a fractional pause becomes one
                              * whole, staggered pause (docs/simulator.md); else a fluid duty
                              * cycle */

@@ -505,10 +505,6 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
                      &sc->checkpoint_s)) ||
         (rc = number(r, c, "margin", "scenario.control.margin", 0, 0.5, &sc->margin)))
         return rc;
-    /* A controller tracking metered power aims the calibrated margin below a DR target
-     * unless told otherwise; budgeting caps leaves the caps' own headroom and no margin. */
-    if (!config_setting_get_member(c, "margin"))
-        sc->margin = sc->track_power ? PFS_TRACK_MARGIN : 0;
     return 0;
 }
 
