@@ -193,6 +193,19 @@ test_real_fit_quality(struct test *t)
     pfs_curveset_free(cs);
 }
 
+/* Sorts e[n] ascending (insertion sort: n is small). */
+static void
+sort_small(double *e, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && e[k] < e[k - 1]; k--) {
+            double x = e[k];
+
+            e[k] = e[k - 1];
+            e[k - 1] = x;
+        }
+}
+
 /* Leave one job out on a real data set (issue 15): each job's error of T/T0 at its caps below
  * 75% of the default limit, the shared physics fitted on every cap of the other jobs and the
  * job's alpha and activity on its own caps at or above 75%. Writes the median and worst. */
@@ -237,13 +250,7 @@ loo(struct test *t, const struct pfs_curveset *cs, const char *gpu_name, double 
         if (h)
             e[n++] = sqrt(ss / (double)h);
     }
-    for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
-        for (size_t k = i; k > 0 && e[k] < e[k - 1]; k--) {
-            double x = e[k];
-
-            e[k] = e[k - 1];
-            e[k - 1] = x;
-        }
+    sort_small(e, n);
     if (n) {
         *med = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
         *worst = e[n - 1];
@@ -266,6 +273,44 @@ test_real_loo(struct test *t)
     cs = import(t, "perseus", "power/perseus-sosp24/zeus_csv_A100_zeus_global.csv", "a100-pcie");
     if (!cs)
         SKIP("no Perseus file");
+    /* The finding reproduced first: the per-job model fitted on each job's own top caps alone
+     * misses the caps below by far more than the bar (issue 15 measured a median of 0.275);
+     * the median is asserted above twice the 4% bar. */
+    {
+        struct pfs_gpu g;
+        double e[8];
+        size_t n = 0;
+
+        CHECK_INT(pfs_gpu_find("a100-pcie", &g, &(struct pfs_diag){0}), 0);
+        for (size_t i = 0; i < cs->n_jobs && n < 8; i++) {
+            const struct pfs_job_curve *jc = &cs->jobs[i];
+            struct pfs_job_curve top = *jc;
+            struct pfs_fit fit;
+            struct pfs_diag d = {0};
+            double lim = 0.75 * g.default_limit_w, ss = 0;
+            size_t k = 0, h = 0;
+
+            while (k < jc->n_points && jc->cap_w[k] < lim)
+                k++;
+            top.cap_w += k, top.throughput += k, top.power_w += k;
+            top.n_points -= k;
+            if (pfs_fit_job(&g, &top, &fit, &d) != 0)
+                continue;
+            for (size_t p = 0; p < k; p++) {
+                struct pfs_dvfs_point pt;
+
+                pfs_dvfs_eval(&g, &fit.job, jc->cap_w[p], &pt);
+                ss +=
+                    pow((pt.throughput - jc->throughput[p]) / jc->throughput[jc->n_points - 1], 2);
+                h++;
+            }
+            if (h)
+                e[n++] = sqrt(ss / (double)h);
+        }
+        CHECK_INT((int)n, 5);
+        sort_small(e, n);
+        CHECK(n == 5 && e[2] > 0.08);
+    }
     loo(t, cs, "a100-pcie", &med, &worst);
     CHECK(med <= 0.04);
     CHECK(worst <= 0.08);
