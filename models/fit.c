@@ -302,9 +302,11 @@ struct shared_data {
     size_t n_jobs, n_res;
     double min_cap_w;
     /* pfs_fit_shared_job: the shared parameters given (g's voltage shape, mem_w, fill), not
-     * fitted; theta holds the job parameters only */
+     * fitted; theta holds the job parameters only; prior (or NULL): one more residual,
+     * sigma (alpha - mean) / sd, after the job's own */
     bool fixed;
     double mem_w, fill;
+    const struct pfs_alpha_prior *prior;
 };
 
 static size_t
@@ -386,6 +388,8 @@ shared_residuals(const gsl_vector *theta, void *params, gsl_vector *f)
             gsl_vector_set(f, r++, (pt.throughput - jc->throughput[i]) / t0);
             gsl_vector_set(f, r++, (pt.power_w - jc->power_w[i]) / g.default_limit_w);
         }
+        if (d->prior) /* fixed mode: one job */
+            gsl_vector_set(f, r++, d->prior->sigma * (j.alpha - d->prior->mean) / d->prior->sd);
     }
     return GSL_SUCCESS;
 }
@@ -413,7 +417,7 @@ shared_jacobian(const gsl_vector *x, void *params, gsl_matrix *J)
     for (size_t k = 0; k < d->n_jobs; k++) {
         const struct pfs_job_curve *jc = d->jobs[k];
 
-        row[k + 1] = row[k];
+        row[k + 1] = row[k] + (d->prior != NULL);
         for (size_t i = 0; i < jc->n_points; i++)
             row[k + 1] += 2 * shared_uses(d, jc->cap_w[i]);
     }
@@ -569,7 +573,7 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
         if (!(jc->throughput[jc->n_points - 1] > 0))
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "throughput",
                                "job '%s': zero throughput at the highest cap", jc->job_id);
-        d->n_res += 2 * used;
+        d->n_res += 2 * used + (d->prior != NULL);
     }
     if (rc == 0 && d->n_res < p)
         rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
@@ -655,8 +659,8 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
 
 int
 pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill,
-                   const struct pfs_job_curve *jc, double min_cap_w, struct pfs_fit *out,
-                   struct pfs_diag *diag)
+                   const struct pfs_alpha_prior *prior, const struct pfs_job_curve *jc,
+                   double min_cap_w, struct pfs_fit *out, struct pfs_diag *diag)
 {
     const struct pfs_job_curve *jobs[1] = {jc};
     struct shared_data d = {.g = g_shared,
@@ -665,8 +669,32 @@ pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill
                             .min_cap_w = min_cap_w,
                             .fixed = true,
                             .mem_w = mem_w,
-                            .fill = cap_fill};
+                            .fill = cap_fill,
+                            .prior = prior};
+
+    if (prior && !(isfinite(prior->mean) && prior->sd > 0 && isfinite(prior->sd) &&
+                   prior->sigma > 0 && isfinite(prior->sigma)))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "alpha prior: mean %g, sd %g, sigma %g: need finite, sd and sigma > 0",
+                             prior->mean, prior->sd, prior->sigma);
     struct pfs_gpu ignored;
 
     return shared_solve(&d, &ignored, out, NULL, diag);
+}
+
+int
+pfs_alpha_prior_from(const struct pfs_fit *fits, size_t n, double sigma,
+                     struct pfs_alpha_prior *out)
+{
+    double sum = 0, ss = 0;
+
+    if (n < 2 || !(sigma > 0) || !isfinite(sigma))
+        return PFS_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        sum += fits[i].job.alpha;
+    for (size_t i = 0; i < n; i++)
+        ss += pow(fits[i].job.alpha - sum / (double)n, 2);
+    *out = (struct pfs_alpha_prior){
+        .mean = sum / (double)n, .sd = sqrt(ss / (double)(n - 1)), .sigma = sigma};
+    return out->sd > 0 ? 0 : PFS_EINVAL;
 }

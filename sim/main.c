@@ -98,8 +98,8 @@ struct command {
 static const struct command *find_command(const char *name);
 
 static const char help_fit[] =
-    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--shared | --loo] [--holdout-below FRAC]\n"
-    "                  [--save FIT.cfg]\n"
+    "usage: pfisim fit CURVES.csv [--csv] [--profile] [--shared | --loo [--prior]]\n"
+    "                  [--holdout-below FRAC] [--save FIT.cfg]\n"
     "\n"
     "Fits the DVFS model (docs/model.md) to every job of a curves CSV and reports, per job,\n"
     "the fit error and PFI at 10-50% cuts.\n"
@@ -129,6 +129,8 @@ static const char help_fit[] =
     "              the error of T/T0 at its caps below (--csv: job_id,gpu,n_others,n_fit,\n"
     "              rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,cap_fill,v_min,\n"
     "              f_knee_mhz,se_alpha,se_activity; inf: not identified by its caps)\n"
+    "  --prior     with --loo: a prior on the job's alpha from the other jobs' alphas\n"
+    "              (their mean and sd; docs/model.md)\n"
     "  --save FIT.cfg  write the fitted models (with --holdout-below: those fitted on the\n"
     "              top caps) for pfisim model --fit\n"
     "\n"
@@ -916,7 +918,7 @@ out:
  * physics fitted on every cap of the other jobs, then the job's own alpha and activity on its
  * caps at or above frac of the default limit, and the error at its caps below. */
 static int
-fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_diag *d)
+fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool prior, bool csv, struct pfs_diag *d)
 {
     const struct pfs_job_curve **jobs = malloc((n + 1) * sizeof *jobs);
     struct pfs_fit *fits = malloc((n + 1) * sizeof *fits);
@@ -936,6 +938,9 @@ fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
         double lim = frac * rows[i].gpu.default_limit_w, rmse;
         struct pfs_gpu shared;
         struct pfs_fit own;
+        struct pfs_shared_se se;
+        struct pfs_alpha_prior ap;
+        bool has_prior;
         size_t m = 0, used = 0, h;
 
         for (size_t k = 0; k < n; k++)
@@ -947,9 +952,11 @@ fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
             skipped++;
             continue;
         }
-        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, 0, &shared, fits, NULL, d)) != 0 ||
-            (rc = pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, jc, lim,
-                                     &own, d)) != 0)
+        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, 0, &shared, fits, &se, d)) != 0)
+            break;
+        has_prior = prior && pfs_alpha_prior_from(fits, m, se.sigma, &ap) == 0;
+        if ((rc = pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill,
+                                     has_prior ? &ap : NULL, jc, lim, &own, d)) != 0)
             break;
         rmse = heldout_rmse(&shared, &own.job, jc, lim, &h);
         if (h)
@@ -1014,12 +1021,13 @@ cmd_fit(int argc, char **argv)
                                          {"save", required_argument, 0, 'S'},
                                          {"shared", no_argument, 0, 'X'},
                                          {"loo", no_argument, 0, 'L'},
+                                         {"prior", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     bool csv = false, profile = false;
     double holdout = 0;
     const char *save = NULL;
-    bool shared = false, loo = false;
+    bool shared = false, loo = false, prior = false;
     struct pfs_curveset *cs = NULL;
     struct fit_row *rows = NULL;
     struct pfs_diag d = {0};
@@ -1040,6 +1048,8 @@ cmd_fit(int argc, char **argv)
             shared = true;
         else if (c == 'L')
             loo = true;
+        else if (c == 'N')
+            prior = true;
         else if (c == 'h')
             return fputs(help_fit, stdout), EXIT_OK;
         else
@@ -1049,6 +1059,8 @@ cmd_fit(int argc, char **argv)
         return pfs_cli_usage("fit", "%s", "expected one curves file");
     if (loo && save)
         return pfs_cli_usage("fit", "%s", "--loo fits one model per job left out: no --save");
+    if (prior && !loo)
+        return pfs_cli_usage("fit", "%s", "--prior goes with --loo");
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
         return pfs_cli_report(&d, rc);
     rows = calloc(cs->n_jobs, sizeof *rows);
@@ -1068,7 +1080,7 @@ cmd_fit(int argc, char **argv)
     if (profile && (rc = fit_profiles(cs, rows, &d)) != 0)
         goto out;
     if (loo) {
-        rc = fit_loo_cli(rows, cs->n_jobs, holdout > 0 ? holdout : 0.75, csv, &d);
+        rc = fit_loo_cli(rows, cs->n_jobs, holdout > 0 ? holdout : 0.75, prior, csv, &d);
         goto saved;
     }
     if (shared) {

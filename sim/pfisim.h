@@ -301,13 +301,28 @@ int pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *j
                    double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
                    struct pfs_shared_se *se, struct pfs_diag *diag);
 
+/* A Gaussian prior on a job's alpha from the other jobs of its GPU (empirical Bayes,
+ * docs/model.md): their alphas' mean and sd, and sigma the residual sd of their shared fit.
+ * Given to pfs_fit_shared_job it adds one residual, sigma (alpha - mean) / sd, so that caps
+ * that do not identify alpha leave it near the GPU's typical job instead of where the solver
+ * started, and caps that do outweigh it. pfs_alpha_prior_from fills it from n fits; it returns
+ * PFS_EINVAL (and no prior is to be used) for n < 2, a sigma that is not positive, or alphas
+ * that do not vary. */
+struct pfs_alpha_prior {
+    double mean, sd, sigma;
+};
+int pfs_alpha_prior_from(const struct pfs_fit *fits, size_t n, double sigma,
+                         struct pfs_alpha_prior *out);
+
 /* One job on given shared physics (leave-one-job-out, docs/model.md): profile g_shared with
  * its voltage shape, the clock-independent draw mem_w and cap fill cap_fill held fixed, only
  * the job's alpha and activity fitted (its scale projected) on its points with cap >=
- * min_cap_w. Writes *out (with standard errors). Returns as pfs_fit_shared. */
+ * min_cap_w, with the prior on alpha unless prior is NULL. Writes *out (with standard
+ * errors). Returns as pfs_fit_shared (PFS_EINVAL also for a prior not finite or with sd or
+ * sigma not positive). */
 int pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill,
-                       const struct pfs_job_curve *jc, double min_cap_w, struct pfs_fit *out,
-                       struct pfs_diag *diag);
+                       const struct pfs_alpha_prior *prior, const struct pfs_job_curve *jc,
+                       double min_cap_w, struct pfs_fit *out, struct pfs_diag *diag);
 
 /* Fitted models saved and read back (models/fitfile.c; pfisim fit --save, pfisim model --fit):
  * per job its GPU profile's name and voltage shape and its job parameters. */

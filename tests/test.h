@@ -102,6 +102,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_fit_save_and_model)                                                                     \
     X(test_fit_shared_recovers)                                                                    \
     X(test_fit_shared_coverage)                                                                    \
+    X(test_fit_alpha_prior)                                                                        \
     X(test_fit_shared_loo)                                                                         \
     X(test_fit_too_few_points)                                                                     \
     X(test_real_emerald_pfi)                                                                       \

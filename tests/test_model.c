@@ -549,6 +549,48 @@ test_fit_shared_recovers(struct test *t)
 }
 
 void
+test_fit_alpha_prior(struct test *t)
+{
+    /* The prior on alpha (pfs_alpha_prior_from, pfs_fit_shared_job), noise-free SYNTHETIC
+     * jobs. Its mean and sd are the other jobs' alphas' (worked out by hand). */
+    struct pfs_gpu g = gpu(t, "a100-pcie"), shared;
+    struct syn_set s;
+    struct pfs_fit fits[SYN_JOBS], own;
+    struct pfs_alpha_prior ap, bad;
+    struct pfs_diag d = {0};
+    double mean = (0.9 + 0.7 + 0.45) / 3;
+    double sd = sqrt((pow(0.9 - mean, 2) + pow(0.7 - mean, 2) + pow(0.45 - mean, 2)) / 2);
+
+    syn_make(&s, &g, NULL, 0);
+    CHECK_INT(pfs_fit_shared(&g, s.jobs, 3, 0, &shared, fits, NULL, &d), 0);
+    CHECK_INT(pfs_alpha_prior_from(fits, 3, 0.01, &ap), 0);
+    CHECK_NEAR(ap.mean, mean, 0.01); /* the fitted alphas are within 0.01 of the truth */
+    CHECK_NEAR(ap.sd, sd, 0.01);
+    CHECK_NEAR(ap.sigma, 0.01, 0);
+    CHECK_INT(pfs_alpha_prior_from(fits, 1, 0.01, &bad), PFS_EINVAL); /* one job: no sd */
+    CHECK_INT(pfs_alpha_prior_from(fits, 3, 0, &bad), PFS_EINVAL);
+    /* Job 3 on its caps >= 225 W, where no cap binds: its throughput there does not depend on
+     * alpha, so with the prior alpha is the prior's mean exactly (the one residual that
+     * depends on it is zero there); the activity is still its own. */
+    CHECK_INT(pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, &ap, s.jobs[3],
+                                 225, &own, &d),
+              0);
+    CHECK_NEAR(own.job.alpha, ap.mean, 1e-4);
+    CHECK_NEAR(own.job.activity, syn_act[3], 0.01);
+    /* From 200 W a cap binds and identifies alpha: with a prior a hundred times weaker than
+     * the data's noise-free fit error could notice, the job's own alpha wins. */
+    ap.sigma = 1e-6;
+    CHECK_INT(pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, &ap, s.jobs[3],
+                                 200, &own, &d),
+              0);
+    CHECK_NEAR(own.job.alpha, syn_alpha[3], 0.01);
+    /* A prior that is not one is refused. */
+    bad = (struct pfs_alpha_prior){.mean = NAN, .sd = 0.1, .sigma = 0.01};
+    CHECK_INT(pfs_fit_shared_job(&shared, 40, 0.95, &bad, s.jobs[3], 200, &own, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "alpha prior") != NULL);
+}
+
+void
 test_fit_shared_loo(struct test *t)
 {
     /* Leave one job out, noise-free SYNTHETIC jobs: the shared physics from jobs 0-2 on every
@@ -563,8 +605,8 @@ test_fit_shared_loo(struct test *t)
     CHECK(fabs(s.pw[3][5] - s.pw[3][8]) < 1e-9); /* job 3 uncapped at 225-300 W (used below) */
     CHECK(s.pw[3][4] < s.pw[3][8]);              /* and capped at 200 W */
     CHECK_INT(pfs_fit_shared(&g, s.jobs, 3, 0, &shared, fits, NULL, &d), 0);
-    CHECK_INT(pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, s.jobs[3], 200,
-                                 &own, &d),
+    CHECK_INT(pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, NULL, s.jobs[3],
+                                 200, &own, &d),
               0);
     CHECK_INT((int)own.n_points, 5); /* 200, 225, 250, 275, 300 W */
     CHECK_NEAR(own.job.alpha, syn_alpha[3], 0.01);
@@ -577,7 +619,7 @@ test_fit_shared_loo(struct test *t)
         CHECK_NEAR(pt.throughput / s.tp[3][SYN_CAPS - 1], s.tp[3][i] / s.tp[3][SYN_CAPS - 1], 1e-3);
     }
     /* Too few caps of its own is refused, naming the job. */
-    CHECK_INT(pfs_fit_shared_job(&shared, 40, 0.95, s.jobs[3], 290, &own, &d), PFS_EINVAL);
+    CHECK_INT(pfs_fit_shared_job(&shared, 40, 0.95, NULL, s.jobs[3], 290, &own, &d), PFS_EINVAL);
     CHECK(strstr(d.message, "1 points at or above 290 W") != NULL);
 
     /* pfisim fit --loo does the same for every job: at 75% of the 300 W default limit each

@@ -233,8 +233,8 @@ loo(struct test *t, const struct pfs_curveset *cs, const char *gpu_name, double 
             if (k != i)
                 others[m++] = &cs->jobs[k];
         if (pfs_fit_shared(&g, others, m, 0, &shared, fits, NULL, &d) != 0 ||
-            pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, jc, lim, &own,
-                               &d) != 0) {
+            pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill, NULL, jc, lim,
+                               &own, &d) != 0) {
             test_fail(t, __FILE__, __LINE__, "job %s: %s", jc->job_id, d.message);
             goto out;
         }
