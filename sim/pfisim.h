@@ -929,6 +929,10 @@ struct pfs_scenario {
                              * cycle */
     bool edf;               /* control.queue = "deadline": the queue in deadline order (EASY
                              * backfill as before); "fifo" (default): arrival order */
+    bool scan_backfill;     /* not a setting (no part of the scenario's text or hash): run EASY
+                             * backfill by scanning the whole queue, the straightforward
+                             * scheduler the indexed one must match (tests, and the
+                             * environment variable PFISIM_SCAN_BACKFILL=1; docs/simulator.md) */
     bool admit_deadlines;   /* control.admission = "deadline": a job about to start whose
                              * deadline even full power from now cannot make is refused, not
                              * run (and counted as refused, not as a miss) */
@@ -1025,6 +1029,7 @@ struct pfs_run_result {
     double dr_energy_shed_j; /* energy without events less energy with them, J */
     double dr_cost_per_mwh;  /* tokens lost per MWh shed */
     char gap_note[96];       /* why gap_recovered is NAN, "" when it is defined */
+    bool indexed_queue;      /* the indexed scheduler ran (else the scan: docs/simulator.md) */
 };
 
 /* One row per simulated minute. */

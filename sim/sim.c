@@ -114,7 +114,8 @@ struct sim {
     struct pfs__heap heap;
     struct job *jobs;
     size_t n_jobs;
-    size_t *queue, q_head, q_len; /* queued job indices, FIFO */
+    size_t *queue, q_head, q_len; /* queued job indices, FIFO (the scanning scheduler) */
+    struct pfs__queue *iq;        /* the indexed queue, or NULL: scan (indexed_ok) */
     size_t *running, n_running;
     int free_gpus[PFS_MAX_POOLS];
     int64_t now_us, end_us;
@@ -134,6 +135,7 @@ struct sim {
     double dr_baseline_w[PFS_MAX_DR];
     double floor_gpu_w; /* what the running jobs' GPUs draw at their minimum caps */
     /* the planner's summary */
+    double *fin;      /* reserve()'s scratch: (finish, GPUs) of every running job */
     double *minute_w; /* every minute's mean facility power */
     size_t n_minutes;
     double *ev_over_min;   /* per event: minutes over target */
@@ -968,30 +970,69 @@ est_finish_s(const struct sim *s, size_t j)
     return (double)s->now_us / US + fmax(0, w->tokens - jb->done) / rate;
 }
 
-static int
-cmp_finish(const void *a, const void *b)
+/* The smallest finish time v among the n (finish, GPUs) pairs fin[] such that the GPUs of
+ * the jobs finishing at or before v reach `want` (> 0), HUGE_VAL if all of them do not:
+ * weighted quickselect, expected O(n), reordering fin[]. */
+static double
+weighted_select(double *fin, size_t n, double want)
 {
-    const double *x = a, *y = b;
+    while (n > 0) {
+        double pivot = fin[2 * (n / 2)], below = 0, equal = 0;
+        size_t lo = 0, hi = n;
 
-    return (x[0] > y[0]) - (x[0] < y[0]);
+        /* Three-way partition: [0, lo) below the pivot, [hi, n) above, the rest equal. */
+        for (size_t i = 0; i < hi;) {
+            double v = fin[2 * i], g = fin[2 * i + 1];
+
+            if (v < pivot) {
+                fin[2 * i] = fin[2 * lo];
+                fin[2 * i + 1] = fin[2 * lo + 1];
+                fin[2 * lo] = v;
+                fin[2 * lo + 1] = g;
+                below += g;
+                lo++;
+                i++;
+            } else if (v > pivot) {
+                hi--;
+                fin[2 * i] = fin[2 * hi];
+                fin[2 * i + 1] = fin[2 * hi + 1];
+                fin[2 * hi] = v;
+                fin[2 * hi + 1] = g;
+            } else {
+                equal += g;
+                i++;
+            }
+        }
+        if (below >= want)
+            n = lo;
+        else if (below + equal >= want)
+            return pivot;
+        else {
+            want -= below + equal;
+            memmove(fin, fin + 2 * hi, 2 * (n - hi) * sizeof *fin);
+            n -= hi;
+        }
+    }
+    return HUGE_VAL;
 }
 
 /* The head job's reservation: the pool where enough GPUs come free soonest (by the running
- * jobs' estimated finishes), that time, and the GPUs it leaves over then. */
+ * jobs' estimated finishes), that time, and the GPUs it leaves over then. Taking the running
+ * jobs in order of finish (ties in the running list's order), the shadow time is the finish
+ * of the job that brings the free GPUs to the head's need: found by selection, not by
+ * sorting them all (issue 16), with the same answer as a stable sort's. */
 static int
-reserve(const struct sim *s, size_t head, int *pool, double *shadow, int *extra)
+reserve(struct sim *s, size_t head, int *pool, double *shadow, int *extra)
 {
     int need = s->in->wl->jobs[head].n_gpus;
-    double *fin = malloc(2 * (s->n_running + 1) * sizeof *fin);
+    double *fin = s->fin;
 
-    if (!fin)
-        return PFS_ENOMEM;
     *pool = -1;
     *shadow = HUGE_VAL;
     *extra = 0;
     for (size_t p = 0; p < s->in->n_pools; p++) {
-        int avail = s->free_gpus[p];
-        size_t m = 0, n = 0;
+        int avail = s->free_gpus[p], total = avail;
+        size_t n = 0;
         double sh = HUGE_VAL;
 
         if (curve_on(s, head, p) == SIZE_MAX)
@@ -1003,20 +1044,35 @@ reserve(const struct sim *s, size_t head, int *pool, double *shadow, int *extra)
                 continue;
             fin[2 * n] = est_finish_s(s, j);
             fin[2 * n + 1] = s->in->wl->jobs[j].n_gpus;
+            total += s->in->wl->jobs[j].n_gpus;
             n++;
         }
-        qsort(fin, n, 2 * sizeof *fin, cmp_finish);
-        for (; m < n && avail < need; m++)
-            avail += (int)fin[2 * m + 1];
-        if (avail >= need && m > 0)
-            sh = fin[2 * (m - 1)];
+        if (avail < need && total >= need) {
+            /* The finish v that reaches the need; then the jobs finishing before v and, in
+             * running order, those finishing at v until the need is met. */
+            sh = weighted_select(fin, n, need - avail);
+            for (size_t r = 0; r < s->n_running; r++) {
+                size_t j = s->running[r];
+
+                if (s->jobs[j].pool == (int)p && est_finish_s(s, j) < sh)
+                    avail += s->in->wl->jobs[j].n_gpus;
+            }
+            for (size_t r = 0; r < s->n_running && avail < need; r++) {
+                size_t j = s->running[r];
+
+                double f = est_finish_s(s, j);
+
+                if (s->jobs[j].pool == (int)p && !(f < sh) && !(f > sh)) /* f == sh */
+                    avail += s->in->wl->jobs[j].n_gpus;
+            }
+        } else if (avail < need)
+            avail = total; /* even when all have finished the head does not fit here */
         if (*pool < 0 || sh < *shadow) {
             *pool = (int)p;
             *shadow = sh;
             *extra = avail - need;
         }
     }
-    free(fin);
     return 0;
 }
 
@@ -1050,12 +1106,61 @@ refuse(struct sim *s, size_t j)
  * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
  * before it only where it cannot delay that reservation. With one pool this is EASY as
  * usual. */
+/* EASY backfill as schedule() below, on the indexed queue (sim/queue.c): the same jobs
+ * started in the same order, without a scan of the queue. Used where schedule_ok() holds:
+ * one pool (a job's run time then does not depend on where it runs) and no admission (no
+ * queued job to refuse on the way). */
+static int
+schedule_indexed(struct sim *s)
+{
+    int rc = 0, p, res_pool, extra;
+    double shadow, now;
+    size_t head, after, j;
+
+    if (s->free_gpus[0] <= 0 || pfs__queue_len(s->iq) == 0)
+        return 0;
+    while ((head = pfs__queue_head(s->iq)) != SIZE_MAX) {
+        if ((p = fit_now(s, head)) < 0)
+            break;
+        pfs__queue_remove(s->iq, head);
+        if ((rc = start_job(s, head, (size_t)p)))
+            return rc;
+    }
+    if (pfs__queue_len(s->iq) < 2 || !pfs__queue_any_within(s->iq, s->free_gpus[0], head))
+        return 0; /* nothing to backfill: no later job fits in the free GPUs now */
+    if ((rc = reserve(s, head, &res_pool, &shadow, &extra)))
+        return rc;
+    now = (double)s->now_us / US;
+    after = pfs__queue_rank(s->iq, head);
+    /* The candidates in queue order: every later job that fits now and either fits in the
+     * GPUs the head will not need (extra) or may end before the shadow time. The index
+     * finds them with a bound a little wider than the scheduler's test, which is then made
+     * exactly as schedule() makes it. */
+    while (rc == 0 && (j = pfs__queue_next(s->iq, after, s->free_gpus[0], extra,
+                                           (shadow - now) * (1 + 1e-12) + 1e-6)) != SIZE_MAX) {
+        const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+        bool ends_before = now + duration_on(s, j, curve_on(s, j, 0), 0) <= shadow;
+
+        after = pfs__queue_rank(s->iq, j);
+        if (!ends_before && w->n_gpus > extra)
+            continue;
+        if (!ends_before)
+            extra -= w->n_gpus;
+        pfs__queue_remove(s->iq, j);
+        rc = start_job(s, j, 0);
+    }
+    return rc;
+}
+
 static int
 schedule(struct sim *s)
 {
     int rc = 0, p, res_pool, extra;
     double shadow;
     bool any_free = false;
+
+    if (s->iq)
+        return schedule_indexed(s);
 
     for (size_t q = 0; q < s->in->n_pools; q++)
         any_free = any_free || s->free_gpus[q] > 0;
@@ -1570,6 +1675,86 @@ summarise(struct sim *s)
     return 0;
 }
 
+/* Queue order, for the indexed queue: arrival order is the order of the arrival events,
+ * by time and then job index (the event heap's order for events pushed in job order);
+ * control.queue = "deadline" sorts by deadline, ties in arrival order. */
+struct order_key {
+    double deadline;
+    int64_t t_us;
+    size_t job;
+};
+
+static int
+cmp_arrival(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+
+    if (x->t_us != y->t_us)
+        return x->t_us < y->t_us ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
+
+static int
+cmp_deadline(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+
+    if (x->deadline < y->deadline || x->deadline > y->deadline)
+        return x->deadline < y->deadline ? -1 : 1;
+    return cmp_arrival(a, b);
+}
+
+/* Builds s->iq where the indexed scheduler gives what the scanning one does: one pool, no
+ * admission, every job able to run on that pool, and (for the deadline queue) no NaN
+ * deadline; otherwise leaves it NULL. Returns 0 or PFS_ENOMEM. */
+static int
+indexed_queue(struct sim *s)
+{
+    size_t n = s->n_jobs, *rank_job = NULL;
+    struct order_key *key = NULL;
+    int *gpus = NULL, rc = 0;
+    double *dur = NULL;
+
+    const char *env = getenv("PFISIM_SCAN_BACKFILL");
+
+    if (s->sc->scan_backfill || (env && strcmp(env, "1") == 0) || s->in->n_pools != 1 ||
+        s->sc->admit_deadlines || n == 0)
+        return 0;
+    for (size_t j = 0; j < n; j++)
+        if (curve_on(s, j, 0) == SIZE_MAX || (s->sc->edf && isnan(s->in->wl->jobs[j].deadline_s)))
+            return 0;
+    key = malloc(n * sizeof *key);
+    rank_job = malloc(n * sizeof *rank_job);
+    gpus = malloc(n * sizeof *gpus);
+    dur = malloc(n * sizeof *dur);
+    if (!key || !rank_job || !gpus || !dur) {
+        rc = PFS_ENOMEM;
+        goto out;
+    }
+    for (size_t j = 0; j < n; j++) {
+        const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+
+        key[j] = (struct order_key){w->deadline_s, (int64_t)(w->submit_s * US), j};
+        gpus[j] = w->n_gpus;
+        dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
+    }
+    qsort(key, n, sizeof *key, cmp_arrival);
+    if (s->sc->edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
+        for (size_t r = 0; r < n; r++)
+            key[r].t_us = (int64_t)r;
+        qsort(key, n, sizeof *key, cmp_deadline);
+    }
+    for (size_t r = 0; r < n; r++)
+        rank_job[r] = key[r].job;
+    rc = pfs__queue_new(&s->iq, n, rank_job, gpus, dur);
+out:
+    free(key);
+    free(rank_job);
+    free(gpus);
+    free(dur);
+    return rc;
+}
+
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
@@ -1596,16 +1781,26 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.n_jobs = n;
     s.jobs = calloc(n + 1, sizeof *s.jobs);
     s.queue = calloc(n + 1, sizeof *s.queue);
-    s.running = calloc(n + 1, sizeof *s.running);
-    s.aj = calloc(n + 1, sizeof *s.aj);
-    s.at = calloc(n + 1, sizeof *s.at);
-    s.ad = calloc(n + 1, sizeof *s.ad);
-    s.truth.hull = calloc(n + 1, sizeof *s.truth.hull);
-    s.truth.power = calloc(n + 1, sizeof *s.truth.power);
+    /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
+     * the workload (memory proportional to what can be live at once). */
+    {
+        size_t most = 0;
+
+        for (size_t p = 0; p < in->n_pools; p++)
+            most += (size_t)in->pools[p].gpus;
+        most = most < n ? most : n;
+        s.running = calloc(most + 1, sizeof *s.running);
+        s.aj = calloc(most + 1, sizeof *s.aj);
+        s.at = calloc(most + 1, sizeof *s.at);
+        s.ad = calloc(most + 1, sizeof *s.ad);
+        s.fin = calloc(2 * (most + 1), sizeof *s.fin);
+        s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
+        s.truth.power = calloc(most + 1, sizeof *s.truth.power);
+    }
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
-    if (!s.jobs || !s.queue || !s.running || !s.aj || !s.at || !s.ad || !s.truth.hull ||
+    if (!s.jobs || !s.queue || !s.running || !s.aj || !s.at || !s.ad || !s.fin || !s.truth.hull ||
         !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
@@ -1619,6 +1814,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
     s.end_us = (int64_t)(sc->days * 86400 * US);
+    if ((rc = indexed_queue(&s)) != 0) {
+        rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    out->indexed_queue = s.iq != NULL;
     out->jobs_submitted = n;
     /* The schedule of everything known in advance, in a fixed order. */
     for (size_t j = 0; j < n && rc == 0; j++)
@@ -1658,6 +1858,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         out->events++;
         switch (ev.type) {
         case PFS__EV_ARRIVAL:
+            if (s.iq) {
+                pfs__queue_push(s.iq, ev.job); /* its place in queue order is its rank */
+                rc = control(&s);
+                break;
+            }
             s.queue[s.q_head + s.q_len++] = ev.job;
             /* control.queue = "deadline": the queue in order of deadline (ties: arrival), so
              * that the head (and its reservation) is the most urgent job. */
@@ -1744,6 +1949,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
     }
 out:
+    pfs__queue_free(s.iq);
     free(s.minute_w);
     free(s.ev_over_min);
     free(s.ev_floor_over);
@@ -1754,6 +1960,7 @@ out:
     free(s.aj);
     free(s.at);
     free(s.ad);
+    free(s.fin);
     free(s.truth.hull);
     free(s.truth.power);
     return rc;

@@ -36,4 +36,24 @@ int pfs__heap_push(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, ui
 bool pfs__heap_pop(struct pfs__heap *h, struct pfs__event *out);
 void pfs__heap_fini(struct pfs__heap *h);
 
+/* sim/queue.c: the scheduler's queue indexed for EASY backfill. Job j (of n) has the fixed
+ * rank job_rank[j] in queue order (rank_job is its inverse), n_gpus[j] GPUs and the run time
+ * dur[j]. pfs__queue_head is the queued job of lowest rank (SIZE_MAX: none);
+ * pfs__queue_any_within says whether a queued job other than `except` (SIZE_MAX: none) has at
+ * most max_gpus GPUs; pfs__queue_next is the queued job of lowest rank above `after`
+ * (SIZE_MAX: from the start) with at most max_gpus GPUs and either at most any_gpus GPUs or a
+ * run time of at most max_dur, SIZE_MAX if none. */
+struct pfs__queue;
+int pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const int *n_gpus,
+                   const double *dur);
+void pfs__queue_free(struct pfs__queue *q);
+void pfs__queue_push(struct pfs__queue *q, size_t j);
+void pfs__queue_remove(struct pfs__queue *q, size_t j);
+size_t pfs__queue_len(const struct pfs__queue *q);
+size_t pfs__queue_head(const struct pfs__queue *q);
+size_t pfs__queue_rank(const struct pfs__queue *q, size_t j);
+bool pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except);
+size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
+                       double max_dur);
+
 #endif

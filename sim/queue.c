@@ -1,0 +1,293 @@
+/*
+ * sim/queue.c - the scheduler's queue, indexed for EASY backfill (issue 16, docs/simulator.md).
+ *
+ * Every job that can ever queue has a fixed rank, its place in queue order (arrival order, or
+ * deadline then arrival order); the queue is the set of ranks queued now. Besides the head
+ * (the lowest rank), backfill asks one question: the first queued job after a rank that has
+ * at most F GPUs and either at most E GPUs or a run time of at most D. Jobs are bucketed by
+ * their GPU count; each bucket keeps its jobs in rank order under a segment tree of their run
+ * times (+inf while not queued), so the question costs O(log n) per bucket, not a scan of the
+ * queue. Adding and removing a job, anywhere in the queue, is O(log n).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+struct bucket {
+    int n_gpus;
+    size_t n;      /* its jobs, queued or not */
+    size_t queued; /* of which queued now */
+    size_t size;   /* leaves of the tree: a power of two >= n */
+    size_t *job;   /* [n] its jobs in rank order */
+    size_t *rank;  /* [n] their ranks */
+    double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
+};
+
+struct pfs__queue {
+    size_t n_jobs, n_queued;
+    size_t *rank_job;   /* [n_jobs] the job of each rank */
+    size_t *job_rank;   /* [n_jobs] the rank of each job */
+    size_t *job_bucket; /* [n_jobs] its bucket */
+    size_t *job_leaf;   /* [n_jobs] its index in its bucket */
+    double *dur;        /* [n_jobs] its run time */
+    uint64_t *word;     /* queued ranks, one bit each */
+    uint64_t *summary;  /* bit w: word w is not zero */
+    size_t n_words, n_summary;
+    struct bucket *b;
+    size_t n_buckets;
+};
+
+static int
+cmp_size(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+int
+pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const int *n_gpus,
+               const double *dur)
+{
+    struct pfs__queue *q = calloc(1, sizeof *q);
+    int *sizes = NULL;
+    size_t n_sizes = 0;
+
+    *out = NULL;
+    if (!q)
+        return PFS_ENOMEM;
+    q->n_jobs = n;
+    q->n_words = n / 64 + 1;
+    q->n_summary = q->n_words / 64 + 1;
+    q->rank_job = malloc((n + 1) * sizeof *q->rank_job);
+    q->job_rank = malloc((n + 1) * sizeof *q->job_rank);
+    q->job_bucket = malloc((n + 1) * sizeof *q->job_bucket);
+    q->job_leaf = malloc((n + 1) * sizeof *q->job_leaf);
+    q->dur = malloc((n + 1) * sizeof *q->dur);
+    q->word = calloc(q->n_words, sizeof *q->word);
+    q->summary = calloc(q->n_summary, sizeof *q->summary);
+    sizes = malloc((n + 1) * sizeof *sizes);
+    if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur || !q->word ||
+        !q->summary || !sizes)
+        goto fail;
+    for (size_t r = 0; r < n; r++) {
+        q->rank_job[r] = rank_job[r];
+        q->job_rank[rank_job[r]] = r;
+    }
+    memcpy(q->dur, dur, n * sizeof *dur);
+    memcpy(sizes, n_gpus, n * sizeof *sizes);
+    qsort(sizes, n, sizeof *sizes, cmp_size);
+    for (size_t i = 0; i < n; i++)
+        if (n_sizes == 0 || sizes[i] != sizes[n_sizes - 1])
+            sizes[n_sizes++] = sizes[i];
+    q->b = calloc(n_sizes + 1, sizeof *q->b);
+    if (!q->b)
+        goto fail;
+    q->n_buckets = n_sizes;
+    for (size_t k = 0; k < n_sizes; k++)
+        q->b[k].n_gpus = sizes[k];
+    /* Each job's bucket by binary search; the buckets filled in rank order. */
+    for (size_t j = 0; j < n; j++) {
+        size_t lo = 0, hi = n_sizes;
+
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+
+            if (q->b[mid].n_gpus <= n_gpus[j])
+                lo = mid;
+            else
+                hi = mid;
+        }
+        q->job_bucket[j] = lo;
+        q->b[lo].n++;
+    }
+    for (size_t k = 0; k < n_sizes; k++) {
+        struct bucket *b = &q->b[k];
+
+        for (b->size = 1; b->size < b->n; b->size *= 2)
+            ;
+        b->job = malloc(b->n * sizeof *b->job);
+        b->rank = malloc(b->n * sizeof *b->rank);
+        b->tree = malloc(2 * b->size * sizeof *b->tree);
+        if (!b->job || !b->rank || !b->tree)
+            goto fail;
+        for (size_t i = 0; i < 2 * b->size; i++)
+            b->tree[i] = HUGE_VAL;
+        b->n = 0;
+    }
+    for (size_t r = 0; r < n; r++) {
+        size_t j = rank_job[r];
+        struct bucket *b = &q->b[q->job_bucket[j]];
+
+        q->job_leaf[j] = b->n;
+        b->job[b->n] = j;
+        b->rank[b->n++] = r;
+    }
+    free(sizes);
+    *out = q;
+    return 0;
+fail:
+    free(sizes);
+    pfs__queue_free(q);
+    return PFS_ENOMEM;
+}
+
+void
+pfs__queue_free(struct pfs__queue *q)
+{
+    if (!q)
+        return;
+    for (size_t k = 0; q->b && k < q->n_buckets; k++) {
+        free(q->b[k].job);
+        free(q->b[k].rank);
+        free(q->b[k].tree);
+    }
+    free(q->b);
+    free(q->rank_job);
+    free(q->job_rank);
+    free(q->job_bucket);
+    free(q->job_leaf);
+    free(q->dur);
+    free(q->word);
+    free(q->summary);
+    free(q);
+}
+
+static void
+tree_set(struct bucket *b, size_t leaf, double v)
+{
+    size_t i = b->size + leaf;
+
+    b->tree[i] = v;
+    for (i /= 2; i >= 1; i /= 2)
+        b->tree[i] = fmin(b->tree[2 * i], b->tree[2 * i + 1]);
+}
+
+static void
+mark(struct pfs__queue *q, size_t r, bool on)
+{
+    size_t w = r / 64;
+
+    if (on)
+        q->word[w] |= (uint64_t)1 << (r % 64);
+    else
+        q->word[w] &= ~((uint64_t)1 << (r % 64));
+    if (q->word[w])
+        q->summary[w / 64] |= (uint64_t)1 << (w % 64);
+    else
+        q->summary[w / 64] &= ~((uint64_t)1 << (w % 64));
+}
+
+void
+pfs__queue_push(struct pfs__queue *q, size_t j)
+{
+    struct bucket *b = &q->b[q->job_bucket[j]];
+
+    tree_set(b, q->job_leaf[j], q->dur[j]);
+    b->queued++;
+    q->n_queued++;
+    mark(q, q->job_rank[j], true);
+}
+
+void
+pfs__queue_remove(struct pfs__queue *q, size_t j)
+{
+    struct bucket *b = &q->b[q->job_bucket[j]];
+
+    tree_set(b, q->job_leaf[j], HUGE_VAL);
+    b->queued--;
+    q->n_queued--;
+    mark(q, q->job_rank[j], false);
+}
+
+size_t
+pfs__queue_len(const struct pfs__queue *q)
+{
+    return q->n_queued;
+}
+
+size_t
+pfs__queue_head(const struct pfs__queue *q)
+{
+    for (size_t s = 0; s < q->n_summary; s++)
+        if (q->summary[s]) {
+            size_t w = 64 * s + (size_t)__builtin_ctzll(q->summary[s]);
+
+            return q->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
+        }
+    return SIZE_MAX;
+}
+
+size_t
+pfs__queue_rank(const struct pfs__queue *q, size_t j)
+{
+    return q->job_rank[j];
+}
+
+/* The first leaf >= lo of bucket b whose value is <= x, or SIZE_MAX: descend from the root,
+ * left first, into the nodes that overlap [lo, size) and hold a value <= x. */
+static size_t
+first_at_most(const struct bucket *b, size_t node, size_t node_lo, size_t node_len, size_t lo,
+              double x)
+{
+    if (node_lo + node_len <= lo || !(b->tree[node] <= x))
+        return SIZE_MAX;
+    if (node_len == 1)
+        return node_lo;
+    {
+        size_t half = node_len / 2;
+        size_t left = first_at_most(b, 2 * node, node_lo, half, lo, x);
+
+        return left != SIZE_MAX ? left
+                                : first_at_most(b, 2 * node + 1, node_lo + half, half, lo, x);
+    }
+}
+
+bool
+pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except)
+{
+    for (size_t k = 0; k < q->n_buckets && q->b[k].n_gpus <= max_gpus; k++) {
+        size_t others = q->b[k].queued;
+
+        if (except != SIZE_MAX && q->job_bucket[except] == k)
+            others--;
+        if (others > 0)
+            return true;
+    }
+    return false;
+}
+
+size_t
+pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
+                double max_dur)
+{
+    size_t best = SIZE_MAX, best_rank = SIZE_MAX;
+
+    for (size_t k = 0; k < q->n_buckets && q->b[k].n_gpus <= max_gpus; k++) {
+        const struct bucket *b = &q->b[k];
+        size_t lo = 0, hi = b->n, leaf;
+
+        if (b->queued == 0)
+            continue;
+        /* The first of its jobs ranked after `after` (ranks ascend along the bucket). */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+
+            if (after != SIZE_MAX && b->rank[mid] <= after)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        /* (a finite bound: a job not queued holds +inf) */
+        leaf = first_at_most(b, 1, 0, b->size, lo,
+                             b->n_gpus <= any_gpus ? DBL_MAX : fmin(max_dur, DBL_MAX));
+        if (leaf != SIZE_MAX && leaf < b->n && b->rank[leaf] < best_rank) {
+            best_rank = b->rank[leaf];
+            best = b->job[leaf];
+        }
+    }
+    return best;
+}
