@@ -324,7 +324,8 @@ test_sim_indexed_queue(struct test *t)
         indexed += b.indexed_queue;
         b.indexed_queue = false;
         if (!(a.jobs_started > 0 && a.jobs_started < a.jobs_submitted))
-            test_fail(t, __FILE__, __LINE__, "case %d: %zu of %zu jobs started", k, a.jobs_started, a.jobs_submitted);
+            test_fail(t, __FILE__, __LINE__, "case %d: %zu of %zu jobs started", k, a.jobs_started,
+                      a.jobs_submitted);
         CHECK(memcmp(&a, &b, sizeof a) == 0);
         CHECK(memcmp(ja, jb, n * sizeof *ja) == 0);
         free(ja);
