@@ -20,6 +20,13 @@ before(const struct pfs__event *a, const struct pfs__event *b)
 int
 pfs__heap_push(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32_t version)
 {
+    return pfs__heap_push_seq(h, t_us, type, job, version, h->next_seq++);
+}
+
+int
+pfs__heap_push_seq(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32_t version,
+                   uint64_t seq)
+{
     size_t i;
 
     void *grown = pfs__grow(h->v, &h->cap, h->n, sizeof *h->v, 1024);
@@ -28,7 +35,7 @@ pfs__heap_push(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32
         return PFS_ENOMEM;
     h->v = grown;
     i = h->n++;
-    h->v[i] = (struct pfs__event){t_us, h->next_seq++, type, job, version};
+    h->v[i] = (struct pfs__event){t_us, seq, type, job, version};
     while (i > 0) {
         size_t parent = (i - 1) / 2;
         struct pfs__event tmp;

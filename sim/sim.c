@@ -115,7 +115,12 @@ struct sim {
     struct job *jobs;
     size_t n_jobs;
     size_t *queue, q_head, q_len; /* queued job indices, FIFO (the scanning scheduler) */
-    struct pfs__queue *iq;        /* the indexed queue, or NULL: scan (indexed_ok) */
+    struct pfs__queue *iq;        /* the indexed queue, or NULL: scan (indexed_queue) */
+    struct pfs__order *ord;       /* running jobs in order of estimated finish, per pool */
+    struct order_key *arrival;    /* the jobs in order of arrival (the arrival stream) */
+    size_t n_arrived;
+    uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
+    bool reference;      /* the straightforward scheduler (scan_backfill) */
     size_t *running, n_running;
     int free_gpus[PFS_MAX_POOLS];
     int64_t now_us, end_us;
@@ -135,7 +140,7 @@ struct sim {
     double dr_baseline_w[PFS_MAX_DR];
     double floor_gpu_w; /* what the running jobs' GPUs draw at their minimum caps */
     /* the planner's summary */
-    double *fin;      /* reserve()'s scratch: (finish, GPUs) of every running job */
+    struct fin *fin;  /* reserve()'s scratch (the reference scheduler): every running job */
     double *minute_w; /* every minute's mean facility power */
     size_t n_minutes;
     double *ev_over_min;   /* per event: minutes over target */
@@ -831,6 +836,20 @@ touch(struct sim *s, size_t j)
     jb->last_us = s->now_us;
 }
 
+/* Job j's estimated time to finish from its last progress update: tokens left then over its
+ * rate (its full-power rate while it has none). Its estimated finish is now plus this; the
+ * key stays as it is until the job's rate changes (set_rate), which is what lets sim/order.c
+ * keep the running jobs in order. */
+static double
+finish_key(const struct sim *s, size_t j)
+{
+    const struct job *jb = &s->jobs[j];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    double full = w->tokens / jb->dur_s, rate = jb->rate > 0 ? jb->rate : full;
+
+    return fmax(0, w->tokens - jb->done) / rate;
+}
+
 /* Sets job j's rate and draw from its decision and reschedules its finish. */
 static int
 set_rate(struct sim *s, size_t j)
@@ -846,6 +865,7 @@ set_rate(struct sim *s, size_t j)
                      : job_gpu_w(s, j, jb->cap_w, jb->pause) * jb->active +
                            (w->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
 
+    pfs__order_remove(s->ord, jb->pool, j); /* its key changes with its progress and rate */
     touch(s, j);
     s->total_rate += rate - jb->rate;
     s->gpu_w_total += gw - jb->gpu_w;
@@ -854,6 +874,7 @@ set_rate(struct sim *s, size_t j)
     jb->rate = rate;
     jb->gpu_w = gw;
     jb->version++;
+    pfs__order_insert(s->ord, jb->pool, j, finish_key(s, j), w->n_gpus);
     if (rate > 0) {
         double left = fmax(0, w->tokens - jb->done);
         int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
@@ -960,113 +981,68 @@ fit_now(const struct sim *s, size_t j)
     return -1;
 }
 
-static double
-est_finish_s(const struct sim *s, size_t j)
-{
-    const struct job *jb = &s->jobs[j];
-    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    double full = w->tokens / jb->dur_s, rate = jb->rate > 0 ? jb->rate : full;
+struct fin {
+    double key;
+    size_t job;
+    int gpus;
+};
 
-    return (double)s->now_us / US + fmax(0, w->tokens - jb->done) / rate;
+static int
+cmp_fin(const void *a, const void *b)
+{
+    const struct fin *x = a, *y = b;
+
+    if (x->key < y->key || x->key > y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
 }
 
-/* The smallest finish time v among the n (finish, GPUs) pairs fin[] such that the GPUs of
- * the jobs finishing at or before v reach `want` (> 0), HUGE_VAL if all of them do not:
- * weighted quickselect, expected O(n), reordering fin[]. */
-static double
-weighted_select(double *fin, size_t n, double want)
-{
-    while (n > 0) {
-        double pivot = fin[2 * (n / 2)], below = 0, equal = 0;
-        size_t lo = 0, hi = n;
-
-        /* Three-way partition: [0, lo) below the pivot, [hi, n) above, the rest equal. */
-        for (size_t i = 0; i < hi;) {
-            double v = fin[2 * i], g = fin[2 * i + 1];
-
-            if (v < pivot) {
-                fin[2 * i] = fin[2 * lo];
-                fin[2 * i + 1] = fin[2 * lo + 1];
-                fin[2 * lo] = v;
-                fin[2 * lo + 1] = g;
-                below += g;
-                lo++;
-                i++;
-            } else if (v > pivot) {
-                hi--;
-                fin[2 * i] = fin[2 * hi];
-                fin[2 * i + 1] = fin[2 * hi + 1];
-                fin[2 * hi] = v;
-                fin[2 * hi + 1] = g;
-            } else {
-                equal += g;
-                i++;
-            }
-        }
-        if (below >= want)
-            n = lo;
-        else if (below + equal >= want)
-            return pivot;
-        else {
-            want -= below + equal;
-            memmove(fin, fin + 2 * hi, 2 * (n - hi) * sizeof *fin);
-            n -= hi;
-        }
-    }
-    return HUGE_VAL;
-}
-
-/* The head job's reservation: the pool where enough GPUs come free soonest (by the running
- * jobs' estimated finishes), that time, and the GPUs it leaves over then. Taking the running
- * jobs in order of finish (ties in the running list's order), the shadow time is the finish
- * of the job that brings the free GPUs to the head's need: found by selection, not by
- * sorting them all (issue 16), with the same answer as a stable sort's. */
+/* The head job's reservation: the pool where enough GPUs come free soonest, that time (the
+ * shadow time), and the GPUs it leaves over then. The running jobs are taken in order of
+ * their estimated finish (ties by job index); the shadow time is the estimated finish of the
+ * job that brings the free GPUs to the head's need. The straightforward way sorts them at
+ * every pass (the reference scheduler); otherwise sim/order.c keeps them in that order as
+ * they start, change rate and finish, and finds that job in O(log n). */
 static int
 reserve(struct sim *s, size_t head, int *pool, double *shadow, int *extra)
 {
     int need = s->in->wl->jobs[head].n_gpus;
-    double *fin = s->fin;
+    double now = (double)s->now_us / US;
+    struct fin *fin = s->fin;
 
     *pool = -1;
     *shadow = HUGE_VAL;
     *extra = 0;
     for (size_t p = 0; p < s->in->n_pools; p++) {
-        int avail = s->free_gpus[p], total = avail;
-        size_t n = 0;
+        int avail = s->free_gpus[p];
         double sh = HUGE_VAL;
 
         if (curve_on(s, head, p) == SIZE_MAX)
             continue;
-        for (size_t r = 0; r < s->n_running; r++) {
-            size_t j = s->running[r];
+        if (s->reference) {
+            size_t m = 0, n = 0;
 
-            if (s->jobs[j].pool != (int)p)
-                continue;
-            fin[2 * n] = est_finish_s(s, j);
-            fin[2 * n + 1] = s->in->wl->jobs[j].n_gpus;
-            total += s->in->wl->jobs[j].n_gpus;
-            n++;
-        }
-        if (avail < need && total >= need) {
-            /* The finish v that reaches the need; then the jobs finishing before v and, in
-             * running order, those finishing at v until the need is met. */
-            sh = weighted_select(fin, n, need - avail);
             for (size_t r = 0; r < s->n_running; r++) {
                 size_t j = s->running[r];
 
-                if (s->jobs[j].pool == (int)p && est_finish_s(s, j) < sh)
-                    avail += s->in->wl->jobs[j].n_gpus;
+                if (s->jobs[j].pool == (int)p)
+                    fin[n++] = (struct fin){finish_key(s, j), j, s->in->wl->jobs[j].n_gpus};
             }
-            for (size_t r = 0; r < s->n_running && avail < need; r++) {
-                size_t j = s->running[r];
+            qsort(fin, n, sizeof *fin, cmp_fin);
+            for (; m < n && avail < need; m++)
+                avail += fin[m].gpus;
+            if (avail >= need && m > 0)
+                sh = now + fin[m - 1].key;
+        } else if (avail < need) {
+            double key;
+            int64_t freed;
 
-                double f = est_finish_s(s, j);
-
-                if (s->jobs[j].pool == (int)p && !(f < sh) && !(f > sh)) /* f == sh */
-                    avail += s->in->wl->jobs[j].n_gpus;
-            }
-        } else if (avail < need)
-            avail = total; /* even when all have finished the head does not fit here */
+            if (pfs__order_reach(s->ord, (int)p, need - avail, &key, &freed) != SIZE_MAX) {
+                sh = now + key;
+                avail += (int)freed;
+            } else
+                avail += (int)pfs__order_total(s->ord, (int)p);
+        }
         if (*pool < 0 || sh < *shadow) {
             *pool = (int)p;
             *shadow = sh;
@@ -1572,6 +1548,7 @@ finish(struct sim *s, size_t j)
     double took, loss;
     size_t slot = jb->slot;
 
+    pfs__order_remove(s->ord, jb->pool, j);
     touch(s, j);
     s->total_rate -= jb->rate;
     s->gpu_w_total -= jb->gpu_w;
@@ -1715,10 +1692,7 @@ indexed_queue(struct sim *s)
     int *gpus = NULL, rc = 0;
     double *dur = NULL;
 
-    const char *env = getenv("PFISIM_SCAN_BACKFILL");
-
-    if (s->sc->scan_backfill || (env && strcmp(env, "1") == 0) || s->in->n_pools != 1 ||
-        s->sc->admit_deadlines || n == 0)
+    if (s->reference || s->in->n_pools != 1 || s->sc->admit_deadlines || n == 0)
         return 0;
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (s->sc->edf && isnan(s->in->wl->jobs[j].deadline_s)))
@@ -1731,14 +1705,11 @@ indexed_queue(struct sim *s)
         rc = PFS_ENOMEM;
         goto out;
     }
+    memcpy(key, s->arrival, n * sizeof *key); /* arrival order */
     for (size_t j = 0; j < n; j++) {
-        const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-
-        key[j] = (struct order_key){w->deadline_s, (int64_t)(w->submit_s * US), j};
-        gpus[j] = w->n_gpus;
+        gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
     }
-    qsort(key, n, sizeof *key, cmp_arrival);
     if (s->sc->edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
         for (size_t r = 0; r < n; r++)
             key[r].t_us = (int64_t)r;
@@ -1781,6 +1752,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.n_jobs = n;
     s.jobs = calloc(n + 1, sizeof *s.jobs);
     s.queue = calloc(n + 1, sizeof *s.queue);
+    s.arrival = calloc(n + 1, sizeof *s.arrival);
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
     {
@@ -1793,15 +1765,15 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.aj = calloc(most + 1, sizeof *s.aj);
         s.at = calloc(most + 1, sizeof *s.at);
         s.ad = calloc(most + 1, sizeof *s.ad);
-        s.fin = calloc(2 * (most + 1), sizeof *s.fin);
+        s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
         s.truth.power = calloc(most + 1, sizeof *s.truth.power);
     }
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
-    if (!s.jobs || !s.queue || !s.running || !s.aj || !s.at || !s.ad || !s.fin || !s.truth.hull ||
-        !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over) {
+    if (!s.jobs || !s.queue || !s.arrival || !s.running || !s.aj || !s.at || !s.ad || !s.fin ||
+        !s.truth.hull || !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -1814,16 +1786,29 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
     s.end_us = (int64_t)(sc->days * 86400 * US);
-    if ((rc = indexed_queue(&s)) != 0) {
+    {
+        const char *env = getenv("PFISIM_SCAN_BACKFILL");
+
+        s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
+    }
+    for (size_t j = 0; j < n; j++)
+        s.arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
+                                          (int64_t)(in->wl->jobs[j].submit_s * US), j};
+    qsort(s.arrival, n, sizeof *s.arrival, cmp_arrival);
+    if ((rc = pfs__order_new(&s.ord, n)) != 0 || (rc = indexed_queue(&s)) != 0) {
         rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     out->indexed_queue = s.iq != NULL;
     out->jobs_submitted = n;
-    /* The schedule of everything known in advance, in a fixed order. */
-    for (size_t j = 0; j < n && rc == 0; j++)
-        rc = pfs__heap_push(&s.heap, (int64_t)(in->wl->jobs[j].submit_s * US), PFS__EV_ARRIVAL,
-                            (uint32_t)j, 0);
+    /* The schedule of everything known in advance, in a fixed order: the arrivals (job j
+     * numbered j), the events' control steps, every minute, the first control step and the
+     * end. The arrivals and the minutes are streams: one of each is in the heap at a time,
+     * the next pushed when it comes out, numbered as if all had been pushed now. */
+    if (n > 0)
+        rc = pfs__heap_push_seq(&s.heap, s.arrival[0].t_us, PFS__EV_ARRIVAL,
+                                (uint32_t)s.arrival[0].job, 0, s.arrival[0].job);
+    s.heap.next_seq = n;
     /* A control step at every kink of every event: its start (version 1: take the
      * baseline), the end of its ramp down, each step, its end, the end of its ramp up
      * (version 2). */
@@ -1843,8 +1828,10 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 rc = pfs__heap_push(&s.heap, (int64_t)(kinks[q] * US), PFS__EV_CONTROL, (uint32_t)k,
                                     2);
     }
-    for (int64_t t = 60 * (int64_t)US; t <= s.end_us && rc == 0; t += 60 * (int64_t)US)
-        rc = pfs__heap_push(&s.heap, t, PFS__EV_MINUTE, 0, 0);
+    s.minute_seq = s.heap.next_seq;
+    if (60 * (int64_t)US <= s.end_us && rc == 0)
+        rc = pfs__heap_push_seq(&s.heap, 60 * (int64_t)US, PFS__EV_MINUTE, 0, 0, s.minute_seq);
+    s.heap.next_seq += (uint64_t)(s.end_us / (60 * (int64_t)US));
     if (rc == 0)
         rc = pfs__heap_push(&s.heap, 0, PFS__EV_CONTROL, 0, 0);
     if (rc == 0)
@@ -1856,6 +1843,16 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             continue; /* stale: the job's rate changed since */
         advance(&s, ev.t_us);
         out->events++;
+        if (ev.type == PFS__EV_ARRIVAL && ++s.n_arrived < n) { /* the stream's next */
+            const struct order_key *a = &s.arrival[s.n_arrived];
+
+            rc = pfs__heap_push_seq(&s.heap, a->t_us, PFS__EV_ARRIVAL, (uint32_t)a->job, 0, a->job);
+        } else if (ev.type == PFS__EV_MINUTE &&
+                   (int64_t)(ev.job + 2) * 60 * (int64_t)US <= s.end_us)
+            rc = pfs__heap_push_seq(&s.heap, (int64_t)(ev.job + 2) * 60 * (int64_t)US,
+                                    PFS__EV_MINUTE, ev.job + 1, 0, s.minute_seq + ev.job + 1);
+        if (rc)
+            break;
         switch (ev.type) {
         case PFS__EV_ARRIVAL:
             if (s.iq) {
@@ -1950,12 +1947,14 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
 out:
     pfs__queue_free(s.iq);
+    pfs__order_free(s.ord);
     free(s.minute_w);
     free(s.ev_over_min);
     free(s.ev_floor_over);
     pfs__heap_fini(&s.heap);
     free(s.jobs);
     free(s.queue);
+    free(s.arrival);
     free(s.running);
     free(s.aj);
     free(s.at);

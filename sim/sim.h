@@ -33,6 +33,11 @@ struct pfs__heap {
 };
 
 int pfs__heap_push(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32_t version);
+/* With a given sequence number (next_seq untouched): an event of a stream known in advance,
+ * pushed only when the one before it comes out, with the number it would have had if every
+ * event of the stream had been pushed at the start (the same order, a smaller heap). */
+int pfs__heap_push_seq(struct pfs__heap *h, int64_t t_us, int type, uint32_t job, uint32_t version,
+                       uint64_t seq);
 bool pfs__heap_pop(struct pfs__heap *h, struct pfs__event *out);
 void pfs__heap_fini(struct pfs__heap *h);
 
@@ -55,5 +60,19 @@ size_t pfs__queue_rank(const struct pfs__queue *q, size_t j);
 bool pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except);
 size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
                        double max_dur);
+
+/* sim/order.c: the running jobs of each pool in order of (key, job index), key the
+ * estimated time to finish. pfs__order_reach is the first job in that order at which the
+ * GPUs of the jobs up to it reach want (> 0), with its key and those GPUs (*freed), or
+ * SIZE_MAX if all of the pool's together have fewer. */
+struct pfs__order;
+int pfs__order_new(struct pfs__order **out, size_t n);
+void pfs__order_free(struct pfs__order *o);
+void pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
+void pfs__order_remove(struct pfs__order *o, int pool, size_t j);
+bool pfs__order_has(const struct pfs__order *o, size_t j);
+int64_t pfs__order_total(const struct pfs__order *o, int pool);
+size_t pfs__order_reach(const struct pfs__order *o, int pool, int64_t want, double *key,
+                        int64_t *freed);
 
 #endif
