@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 const char pfs_cli_run_help[] =
     "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N | --seeds LIST] [--days D]\n"
     "                  [--timeseries-csv FILE] [--jobs-csv FILE] [--db[=FILE]] [--resume]\n"
-    "                  [--csv]\n"
+    "                  [--csv] [--threads N]\n"
     "\n"
     "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
     "corpus on 1,024 GPUs for 7 days, arrivals from the model fitted to Microsoft ITP\n"
@@ -45,6 +46,8 @@ const char pfs_cli_run_help[] =
     "  --db[=FILE]           write every run to the results database (docs/results.md;\n"
     "                        default results/pfisim.db), one transaction per run\n"
     "  --resume              with --db: skip runs the database already holds\n"
+    "  --threads N           simulate up to N policies at once (default: the CPUs online);\n"
+    "                        the outputs are the same bytes for every N\n"
     "  --csv                 one seed: policy,tokens,mean_tps,energy_j,tokens_per_j,\n"
     "                        dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
     "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
@@ -188,6 +191,78 @@ struct outputs {
     const struct pfs_sim_inputs *in;
     double end_s;
 };
+
+/* The policies of one seed, simulated by up to `threads` threads (they share the inputs,
+ * which pfs_sim_run allows); each writes only its own result slots. */
+struct run_pool {
+    const struct pfs_scenario *sc;
+    const struct pfs_sim_inputs *in;
+    const char *const *policies;
+    struct outputs *o;
+    const bool *skip;
+    bool want_ts;
+    size_t next, n;
+    pthread_mutex_t lock;
+    int rc;        /* the first failure, in policy order */
+    size_t failed; /* its policy */
+    struct pfs_diag d;
+};
+
+static void *
+run_worker(void *arg)
+{
+    struct run_pool *rp = arg;
+
+    for (;;) {
+        struct pfs_diag d = {0};
+        size_t k;
+        int rc;
+
+        pthread_mutex_lock(&rp->lock);
+        k = rp->next++;
+        pthread_mutex_unlock(&rp->lock);
+        if (k >= rp->n)
+            return NULL;
+        if (rp->skip[k])
+            continue;
+        rc = pfs_sim_run(rp->sc, rp->in, rp->policies[k], &rp->o->res[k],
+                         rp->want_ts ? &rp->o->ts[k] : NULL, rp->o->jobs ? rp->o->jobs[k] : NULL,
+                         &d);
+        pthread_mutex_lock(&rp->lock);
+        if (rc && (rp->rc == 0 || k < rp->failed)) {
+            rp->rc = rc;
+            rp->failed = k;
+            rp->d = d;
+        }
+        pthread_mutex_unlock(&rp->lock);
+    }
+}
+
+/* Runs the pool's policies on n_threads threads (1: in this one). Returns the first
+ * failure in policy order, its message in *d. */
+static int
+run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
+{
+    pthread_t th[64];
+    size_t started = 0;
+
+    pthread_mutex_init(&rp->lock, NULL);
+    if (n_threads > rp->n)
+        n_threads = rp->n;
+    if (n_threads > sizeof th / sizeof th[0])
+        n_threads = sizeof th / sizeof th[0];
+    for (; n_threads > 1 && started < n_threads; started++)
+        if (pthread_create(&th[started], NULL, run_worker, rp) != 0)
+            break;
+    if (started == 0)
+        run_worker(rp);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&rp->lock);
+    if (rp->rc)
+        *d = rp->d;
+    return rp->rc;
+}
 
 static int
 write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
@@ -424,17 +499,13 @@ seeds_report(const struct pfs_run_result *res, size_t n_seeds, size_t n_pol, boo
 int
 pfs_cli_run(int argc, char **argv)
 {
-    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"days", required_argument, 0, 'd'},
-                                         {"timeseries-csv", required_argument, 0, 't'},
-                                         {"csv", no_argument, 0, 'c'},
-                                         {"jobs-csv", required_argument, 0, 'j'},
-                                         {"db", optional_argument, 0, 'D'},
-                                         {"resume", no_argument, 0, 'R'},
-                                         {"seeds", required_argument, 0, 'S'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
+        {"days", required_argument, 0, 'd'},   {"timeseries-csv", required_argument, 0, 't'},
+        {"csv", no_argument, 0, 'c'},          {"jobs-csv", required_argument, 0, 'j'},
+        {"db", optional_argument, 0, 'D'},     {"resume", no_argument, 0, 'R'},
+        {"seeds", required_argument, 0, 'S'},  {"threads", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
     unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
@@ -446,7 +517,7 @@ pfs_cli_run(int argc, char **argv)
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
     double days = NAN;
-    long seed = -1;
+    long seed = -1, threads = sysconf(_SC_NPROCESSORS_ONLN);
     int c, rc = 0, code = EXIT_OK;
 
     if (!sc || !seeds) {
@@ -475,6 +546,13 @@ pfs_cli_run(int argc, char **argv)
                 code = pfs_cli_usage(
                     "run", "--seeds takes A..B or A,B,C (at most 256 non-negative seeds), got '%s'",
                     optarg);
+                goto usage_out;
+            }
+            break;
+        case 'T':
+            if (!pfs__parse_long(optarg, &threads) || threads < 1 || threads > 64) {
+                code =
+                    pfs_cli_usage("run", "--threads takes an integer in [1, 64], got '%s'", optarg);
                 goto usage_out;
             }
             break;
@@ -567,27 +645,42 @@ pfs_cli_run(int argc, char **argv)
         }
         o.in = in;
         o.end_s = sc->days * 86400;
-        for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-            bool done = false;
+        {
+            /* Which runs the database already holds; the others simulated (in parallel),
+             * then written in policy order: the same bytes whatever the threads. */
+            bool skip[PFS_MAX_POLICIES] = {0};
+            struct run_pool rp = {.sc = sc,
+                                  .in = in,
+                                  .policies = policies,
+                                  .o = &o,
+                                  .skip = skip,
+                                  .want_ts = ts_path || db_path,
+                                  .n = n_pol};
 
-            if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 &&
-                done) {
-                fprintf(stderr, "pfisim run: %s, seed %lu: already in %s, skipped (--resume)\n",
-                        policies[k], seeds[i], db_path);
-                pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
-                o.res[k].tokens = NAN;
-                continue;
+            for (size_t k = 0; rc == 0 && k < n_pol; k++) {
+                bool done = false;
+
+                if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 &&
+                    done) {
+                    fprintf(stderr, "pfisim run: %s, seed %lu: already in %s, skipped (--resume)\n",
+                            policies[k], seeds[i], db_path);
+                    pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
+                    o.res[k].tokens = NAN;
+                    skip[k] = true;
+                }
+                pfs_timeseries_free(&o.ts[k]);
             }
-            pfs_timeseries_free(&o.ts[k]);
             if (rc == 0)
-                rc = pfs_sim_run(sc, in, policies[k], &o.res[k],
-                                 ts_path || db_path ? &o.ts[k] : NULL, o.jobs ? o.jobs[k] : NULL,
-                                 &d);
-            if (rc == 0 && store)
-                rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
-            if (isatty(2) && rc == 0)
-                fprintf(stderr, "pfisim run: %s, seed %lu done (%zu of %zu)\n", policies[k],
-                        seeds[i], i * n_pol + k + 1, n_seeds * n_pol);
+                rc = run_policies(&rp, (size_t)threads, &d);
+            for (size_t k = 0; rc == 0 && k < n_pol; k++) {
+                if (skip[k])
+                    continue;
+                if (store)
+                    rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
+                if (isatty(2) && rc == 0)
+                    fprintf(stderr, "pfisim run: %s, seed %lu done (%zu of %zu)\n", policies[k],
+                            seeds[i], i * n_pol + k + 1, n_seeds * n_pol);
+            }
         }
         if (rc == 0) {
             pfs_gap_recovered(o.res, n_pol);

@@ -1030,6 +1030,7 @@ struct pfs_run_result {
     double dr_cost_per_mwh;  /* tokens lost per MWh shed */
     char gap_note[96];       /* why gap_recovered is NAN, "" when it is defined */
     bool indexed_queue;      /* the indexed scheduler ran (else the scan: docs/simulator.md) */
+    size_t policy_decisions; /* times the policy was asked (a limit bound) */
 };
 
 /* One row per simulated minute. */

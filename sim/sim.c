@@ -1445,6 +1445,7 @@ control(struct sim *s)
         s->truth.n_jobs = s->n_running;
         v = (struct pfs_alloc_view){
             gpu_budget, s->n_running, s->aj, s->at, s->needs_truth ? &s->truth : NULL, NULL};
+        s->res->policy_decisions++;
         rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
         if (rc == PFS_EINVAL) {
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
@@ -1978,16 +1979,19 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     bool shared = !(sc->base_cap_w > 0);
     int rc;
 
-    if (shared) {
-        pthread_mutex_lock(&c->lock);
-        if (c->done) {
-            *tokens = c->tokens;
-            *energy_j = c->energy_j;
-            *misses = c->deadline_misses;
-            pthread_mutex_unlock(&c->lock);
-            return 0;
-        }
+    /* Without a base cap nothing binds without events: the run is the same for every policy
+     * (run once, as equal). With one, a run in which the cap never bound asked no policy
+     * anything, so it too is every policy's: kept once one such run has been made. */
+    pthread_mutex_lock(&c->lock);
+    if (c->done) {
+        *tokens = c->tokens;
+        *energy_j = c->energy_j;
+        *misses = c->deadline_misses;
+        pthread_mutex_unlock(&c->lock);
+        return 0;
     }
+    if (!shared)
+        pthread_mutex_unlock(&c->lock);
     if (!(nodr = malloc(sizeof *nodr))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     } else {
@@ -2000,6 +2004,10 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
         *tokens = r.tokens;
         *energy_j = r.energy_j;
         *misses = (double)r.deadline_misses;
+        if (!shared && r.policy_decisions == 0) {
+            pthread_mutex_lock(&c->lock);
+            shared = true;
+        }
         if (shared) {
             c->tokens = r.tokens;
             c->energy_j = r.energy_j;

@@ -3,6 +3,7 @@
  * reproduces a finding that was wrong before its fix, with the expected numbers worked out
  * independently (byte comparison with another run, hand-computed events, closed forms).
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "test.h"
@@ -54,6 +55,10 @@ test_trust_nonbinding_cap(struct test *t)
         struct pfs_timeseries ts = {0};
 
         CHECK_INT(pfs_sim_run(&sc, in, name, &r, &ts, jr, &d), 0);
+        /* and costs no policy work: the policy is never asked (issue 16) */
+        if (r.policy_decisions != 0)
+            test_fail(t, __FILE__, __LINE__, "%s asked %zu times under a cap that never binds",
+                      name, r.policy_decisions);
         if (!same_outcome(&ref, &r) || memcmp(jref, jr, n * sizeof *jr) != 0 || ts.n != tref.n ||
             memcmp(ts.rows, tref.rows, ts.n * sizeof *ts.rows) != 0)
             test_fail(t, __FILE__, __LINE__, "%s differs from equal under a cap that never binds",
@@ -64,6 +69,40 @@ test_trust_nonbinding_cap(struct test *t)
     free(jref);
     free(jr);
     pfs_sim_inputs_free(in);
+}
+
+void
+test_trust_nodr_shared(struct test *t)
+{
+    /* The run without events that prices DR is made once and shared by every policy when no
+     * policy was asked in it (a base cap that never binds there): a policy's result is the
+     * same bytes whether it ran after another policy on the same inputs (sharing) or alone
+     * on fresh ones (its own run without events); under a cap that binds, likewise. */
+    static const double caps[] = {1.0, 0.6}; /* of the facility's top draw */
+
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        struct pfs_scenario sc;
+        struct pfs_sim_inputs *shared = NULL, *alone = NULL;
+        struct pfs_diag d = {0};
+        struct pfs_run_result first, after, fresh;
+
+        pfs_scenario_default(&sc);
+        sc.gpus = 256;
+        sc.days = 2;
+        sc.n_dr = 1; /* the default's first event, day 2 */
+        sc.base_cap_w = caps[c] * sc.pue * (256 * 700.0 + 32 * sc.node_other_w);
+        CHECK_INT(pfs_sim_inputs_new(&sc, &shared, &d), 0);
+        CHECK_INT(pfs_sim_inputs_new(&sc, &alone, &d), 0);
+        if (!shared || !alone)
+            return;
+        CHECK_INT(pfs_sim_run(&sc, shared, "equal", &first, NULL, NULL, &d), 0);
+        CHECK_INT(pfs_sim_run(&sc, shared, "pfi", &after, NULL, NULL, &d), 0);
+        CHECK_INT(pfs_sim_run(&sc, alone, "pfi", &fresh, NULL, NULL, &d), 0);
+        CHECK(isfinite(after.nodr_tokens) && after.nodr_tokens > 0);
+        CHECK(memcmp(&after, &fresh, sizeof after) == 0);
+        pfs_sim_inputs_free(shared);
+        pfs_sim_inputs_free(alone);
+    }
 }
 
 void
