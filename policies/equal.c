@@ -36,5 +36,6 @@ const struct pfs_policy_ops pfs_policy_equal = {
     .summary = "the same cap on every GPU (the naive baseline)",
     .state_size = 0,
     .may_pause = false,
+    .memoryless = true,
     .allocate = equal_allocate,
 };

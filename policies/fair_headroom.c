@@ -92,5 +92,6 @@ const struct pfs_policy_ops pfs_policy_fair_headroom = {
     .summary = "Emerald's DVFS, Fair: equal fractions of headroom above each tier floor",
     .state_size = 0,
     .may_pause = false,
+    .memoryless = true,
     .allocate = fair_headroom_allocate,
 };

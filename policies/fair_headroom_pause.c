@@ -61,5 +61,6 @@ const struct pfs_policy_ops pfs_policy_fair_headroom_pause = {
     .summary = "Emerald's DVFS + Job Pausing, Fair: floors, then staggered Flex pauses",
     .state_size = 0,
     .may_pause = true,
+    .memoryless = true,
     .allocate = fhp_allocate,
 };

@@ -47,5 +47,6 @@ const struct pfs_policy_ops pfs_policy_oracle = {
     .summary = "the exact optimum of total throughput on the true curves",
     .state_size = 0,
     .may_pause = true,
+    .memoryless = true,
     .allocate = oracle_allocate,
 };

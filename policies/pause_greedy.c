@@ -75,5 +75,6 @@ const struct pfs_policy_ops pfs_policy_pause_greedy = {
     .summary = "Emerald's Job Pausing, Greedy: full power, pause the most flexible jobs",
     .state_size = 0,
     .may_pause = true,
+    .memoryless = true,
     .allocate = pause_greedy_allocate,
 };

@@ -67,6 +67,7 @@ const struct pfs_policy_ops pfs_policy_pfi = {
     .summary = "maximise predicted throughput: PFI from telemetry (or given), water-filled",
     .state_size = sizeof(struct pfi_state),
     .may_pause = false,
+    .memoryless = true,
     .init = pfi_init,
     .allocate = pfi_allocate,
     .fini = pfi_fini,

@@ -26,11 +26,15 @@ typedef void (*pfs_policy_observe_fn)(void *state, const struct pfs_telemetry *t
 typedef void (*pfs_policy_fini_fn)(void *state);
 
 struct pfs_policy_ops {
-    const char *name;                /* unique, [a-z0-9-]+, as typed on the command line */
-    const char *summary;             /* one line for --list-policies */
-    size_t state_size;               /* private state, zeroed by the core */
-    bool may_pause;                  /* may return pause_frac > 0 */
-    pfs_policy_init_fn init;         /* optional */
+    const char *name;        /* unique, [a-z0-9-]+, as typed on the command line */
+    const char *summary;     /* one line for --list-policies */
+    size_t state_size;       /* private state, zeroed by the core */
+    bool may_pause;          /* may return pause_frac > 0 */
+    bool memoryless;         /* its decision depends on the budget and the jobs' fields other than
+                              * remaining_tokens, now_s, limit_until_s, restart_s and deadline_s, and
+                              * on nothing it remembers: the simulator may reuse a decision when
+                              * none of that changed (test_policies_properties checks the claim) */
+    pfs_policy_init_fn init; /* optional */
     pfs_policy_allocate_fn allocate; /* required: decide caps */
     pfs_policy_observe_fn observe;   /* optional */
     pfs_policy_fini_fn fini;         /* optional */

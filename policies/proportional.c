@@ -58,5 +58,6 @@ const struct pfs_policy_ops pfs_policy_proportional = {
     .summary = "caps in proportion to each job's uncapped draw",
     .state_size = 0,
     .may_pause = false,
+    .memoryless = true,
     .allocate = proportional_allocate,
 };

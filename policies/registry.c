@@ -55,6 +55,12 @@ pfs_policy_summary(const struct pfs_policy_ops *ops)
 }
 
 bool
+pfs_policy_memoryless(const struct pfs_policy_ops *ops)
+{
+    return ops->memoryless;
+}
+
+bool
 pfs_policy_may_pause(const struct pfs_policy_ops *ops)
 {
     return ops->may_pause;

@@ -73,5 +73,6 @@ const struct pfs_policy_ops pfs_policy_resize_fair = {
                "give up whole GPUs",
     .state_size = 0,
     .may_pause = true, /* sheds power beyond the minimum caps (by resizing) */
+    .memoryless = true,
     .allocate = resize_allocate,
 };

@@ -80,5 +80,6 @@ const struct pfs_policy_ops pfs_policy_static_tag = {
     .summary = "two classes by predicted PFI: cut the low-elasticity half first",
     .state_size = 0,
     .may_pause = false,
+    .memoryless = true,
     .allocate = static_tag_allocate,
 };

@@ -778,6 +778,9 @@ const struct pfs_policy_ops *pfs_policy_find(const char *name);
 const char *pfs_policy_name(const struct pfs_policy_ops *ops);
 const char *pfs_policy_summary(const struct pfs_policy_ops *ops);
 bool pfs_policy_may_pause(const struct pfs_policy_ops *ops);
+/* Whether its decision depends only on the budget and the jobs' fields other than the
+ * time-varying ones (policies/policy.h), so that an unchanged view may reuse it. */
+bool pfs_policy_memoryless(const struct pfs_policy_ops *ops);
 
 /* Runs policy ops on view, writing view->n_jobs decisions. Returns 0; PFS_EINVAL when the
  * budget cannot be met (below the sum of minimum caps and the policy may not pause, or not

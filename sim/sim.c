@@ -121,6 +121,12 @@ struct sim {
     size_t n_arrived;
     uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
     bool reference;      /* the straightforward scheduler (scan_backfill) */
+    /* A memoryless policy's last decision (pfs_policy_memoryless), reused while the running
+     * jobs (epoch: every start and finish), the GPU budget and the event length it was made
+     * for stay the same: the policy would decide the same again. */
+    uint64_t epoch, memo_epoch;
+    double memo_budget, memo_ev_len;
+    bool memo_ok;
     size_t *running, n_running;
     int free_gpus[PFS_MAX_POOLS];
     int64_t now_us, end_us;
@@ -963,6 +969,7 @@ start_job(struct sim *s, size_t j, size_t p)
     }
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
+    s->epoch++;
     s->full_gpu_w += full_draw_w(s, j);
     s->floor_gpu_w += floor_draw_w(s, j);
     s->free_gpus[p] -= s->in->wl->jobs[j].n_gpus;
@@ -1330,7 +1337,8 @@ apply(struct sim *s, uint32_t round)
 static int
 control(struct sim *s)
 {
-    double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL;
+    double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len;
+    bool reuse;
     int rc;
 
     if ((rc = schedule(s)))
@@ -1406,14 +1414,18 @@ control(struct sim *s)
         }
         s->planned_w[0] = fac;
         s->planned_round = s->round;
-        for (size_t r = 0; r < s->n_running; r++) {
+        ev_len = event_length(s, t);
+        reuse = s->memo_ok && pfs_policy_memoryless(s->policy) && s->memo_epoch == s->epoch &&
+                !(s->memo_budget < gpu_budget) && !(s->memo_budget > gpu_budget) &&
+                !(s->memo_ev_len < ev_len) && !(s->memo_ev_len > ev_len);
+        for (size_t r = 0; !reuse && r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
             const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
             const struct pfs_gpu *g = job_gpu(s, j);
             double scale = (double)w->n_gpus / c->n_gpus;
 
-            double ev_len = event_length(s, t), loss = pfs_tier_max_loss(w->tier);
+            double loss = pfs_tier_max_loss(w->tier);
 
             /* A Flex job's tolerance is an average over its whole run: during an event of
              * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
@@ -1445,8 +1457,10 @@ control(struct sim *s)
         s->truth.n_jobs = s->n_running;
         v = (struct pfs_alloc_view){
             gpu_budget, s->n_running, s->aj, s->at, s->needs_truth ? &s->truth : NULL, NULL};
-        s->res->policy_decisions++;
-        rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
+        if (!reuse) {
+            s->res->policy_decisions++;
+            rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
+        }
         if (rc == PFS_EINVAL) {
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
              * overrun shows in DR compliance. */
@@ -1455,8 +1469,14 @@ control(struct sim *s)
                     (struct pfs_alloc_decision){.cap_w = job_gpu(s, s->running[r])->min_limit_w};
             rc = 0;
         }
-        if (rc)
+        if (rc) {
+            s->memo_ok = false;
             return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+        }
+        s->memo_ok = true;
+        s->memo_epoch = s->epoch;
+        s->memo_budget = gpu_budget;
+        s->memo_ev_len = ev_len;
         {
             /* Conditional integration (anti-windup): k may grow only while the policy
              * commits the budget it is given. A policy that pauses whole jobs leaves some
@@ -1564,6 +1584,7 @@ finish(struct sim *s, size_t j)
     jb->version++;
     s->running[slot] = s->running[--s->n_running];
     s->jobs[s->running[slot]].slot = slot;
+    s->epoch++;
     s->free_gpus[jb->pool] += w->n_gpus;
     s->res->jobs_finished++;
     s->res->pool[jb->pool].jobs_finished++;

@@ -270,6 +270,30 @@ test_policies_properties(struct test *t)
                 }
             }
             CHECK(used <= in.budget_w * (1 + 1e-9));
+            /* A policy that says it is memoryless decides the same again, and the same
+             * whatever the time-varying fields say (the simulator reuses its decisions). */
+            if (rc == 0 && pfs_policy_memoryless(ops)) {
+                struct pfs_alloc_job *moved = malloc((in.n + 1) * sizeof *moved);
+                struct pfs_alloc_view mv = v;
+                struct pfs_alloc_decision again[200];
+
+                memcpy(moved, in.jobs, in.n * sizeof *moved);
+                for (size_t i = 0; i < in.n; i++) {
+                    moved[i].remaining_tokens = 1e6 * gsl_rng_uniform(r);
+                    moved[i].now_s = 86400 * gsl_rng_uniform(r);
+                    moved[i].limit_until_s = moved[i].now_s + 3600 * gsl_rng_uniform(r);
+                    moved[i].restart_s = 600 * gsl_rng_uniform(r);
+                    moved[i].deadline_s = moved[i].now_s + 7200 * gsl_rng_uniform(r);
+                }
+                mv.jobs = moved;
+                CHECK_INT(pfs_policy_allocate(ops, &mv, again, &diag), 0);
+                if (memcmp(again, d, in.n * sizeof *d) != 0)
+                    test_fail(t, __FILE__, __LINE__,
+                              "instance %d: %s says it is memoryless but "
+                              "decides differently",
+                              inst, name);
+                free(moved);
+            }
             /* The oracle is never beaten. */
             if (total(&in, d) > best * (1 + 1e-9) + 1e-9)
                 test_fail(t, __FILE__, __LINE__, "instance %d: %s %.9g beats the oracle %.9g", inst,
