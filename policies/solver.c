@@ -372,8 +372,14 @@ pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool e
                              "the %s policy needs each job's telemetry", policy);
     if (!(c = malloc((v->n_jobs + 1) * sizeof *c)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
-        rc = pfs__predicted_curve(v, i, extrapolate, &c[i], diag);
+    for (size_t i = 0; rc == 0 && i < v->n_jobs; i++) {
+        const struct pfs_pwl *kept = v->predicted[extrapolate];
+
+        if (kept && v->predicted_by == v->predictor && kept[i].n > 0)
+            c[i] = kept[i]; /* the engine's, made by the same function */
+        else
+            rc = pfs__predicted_curve(v, i, extrapolate, &c[i], diag);
+    }
     if (rc)
         free(c);
     else

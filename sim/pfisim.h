@@ -741,6 +741,12 @@ struct pfs_alloc_view {
     const struct pfs_telemetry *telemetry; /* n_jobs; NAN fields where unknown */
     const struct pfs_truth *truth;         /* for the oracle; NULL when unknown */
     const struct pfs_predictor *predictor; /* the pfi policy's model; may be NULL */
+    /* Optional, from an engine that keeps them: each job's predicted curve (as
+     * pfs__predicted_curve makes it) within the predictions [0] and extrapolated [1], made
+     * with predicted_by (they stand in only while that is the view's predictor); a curve
+     * with n = 0 is made afresh. NULL: none kept. */
+    const struct pfs_pwl *predicted[2];
+    const struct pfs_predictor *predicted_by;
 };
 
 /* What a deadline-aware policy says of a job's deadline (the others leave it KEPT). */

@@ -156,7 +156,10 @@ struct sim {
     double m_energy, m_gpu_energy, m_tokens; /* this minute */
     int64_t m_start_us;
     /* allocation scratch */
+    /* The policy's view, per running job in running order (slot): built when the job starts
+     * (view_fill), moved with it (view_move), only its time-varying fields set per decision */
     struct pfs_alloc_job *aj;
+    struct pfs_pwl *pred[2]; /* its predicted curve, within the predictions / extrapolated */
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
@@ -941,6 +944,60 @@ duration_on(const struct sim *s, size_t j, size_t c, size_t p)
                         s->in->curves[c].n_gpus);
 }
 
+/* The static part of running slot r's view (its job just started there): the job's limits,
+ * tier, deadline and name, its telemetry scaled to its GPUs, its predicted curves (as
+ * pfs__predicted_curve makes them; n = 0 where it has none, so that the policy reports why)
+ * and, for the oracle, its true curve. */
+static void
+view_fill(struct sim *s, size_t r)
+{
+    size_t j = s->running[r];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
+    const struct pfs_gpu *g = job_gpu(s, j);
+    double scale = (double)w->n_gpus / c->n_gpus;
+
+    s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
+                                      .min_w = g->min_limit_w,
+                                      .max_w = g->max_limit_w,
+                                      .ref_w = g->default_limit_w,
+                                      .idle_w = g->idle_w,
+                                      .tier = w->tier,
+                                      .deadline_s = w->deadline_s,
+                                      .restart_s = s->sc->resume_s};
+    pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
+    s->at[r] = c->tel;
+    s->at[r].n_gpus = w->n_gpus;
+    s->at[r].tokens_per_s = c->tel.tokens_per_s * scale;
+    for (int e = 0; e < 2; e++) {
+        struct pfs_alloc_view one = {0, 1, &s->aj[r], &s->at[r], NULL, NULL, {NULL, NULL}, NULL};
+        struct pfs_diag quiet = {0};
+
+        if (pfs__predicted_curve(&one, 0, e == 1, &s->pred[e][r], &quiet) != 0)
+            s->pred[e][r].n = 0;
+    }
+    if (s->needs_truth) { /* opaque to every other policy: built for the oracle */
+        s->truth.hull[r] = c->env;
+        s->truth.power[r] = c->power;
+        for (size_t k = 0; k < s->truth.hull[r].n; k++)
+            s->truth.hull[r].y[k] *= scale;
+    }
+}
+
+/* Slot from's view moves to slot to (the job there finished; the last took its place). */
+static void
+view_move(struct sim *s, size_t from, size_t to)
+{
+    s->aj[to] = s->aj[from];
+    s->at[to] = s->at[from];
+    s->pred[0][to] = s->pred[0][from];
+    s->pred[1][to] = s->pred[1][from];
+    if (s->needs_truth) {
+        s->truth.hull[to] = s->truth.hull[from];
+        s->truth.power[to] = s->truth.power[from];
+    }
+}
+
 static int
 start_job(struct sim *s, size_t j, size_t p)
 {
@@ -970,6 +1027,7 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
     s->epoch++;
+    view_fill(s, jb->slot);
     s->full_gpu_w += full_draw_w(s, j);
     s->floor_gpu_w += floor_draw_w(s, j);
     s->free_gpus[p] -= s->in->wl->jobs[j].n_gpus;
@@ -1421,42 +1479,26 @@ control(struct sim *s)
         for (size_t r = 0; !reuse && r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-            const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
-            const struct pfs_gpu *g = job_gpu(s, j);
-            double scale = (double)w->n_gpus / c->n_gpus;
-
             double loss = pfs_tier_max_loss(w->tier);
 
             /* A Flex job's tolerance is an average over its whole run: during an event of
              * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
             if (ev_len > 0 && loss > 0)
                 loss = fmin(0.95, loss * fmax(1, s->jobs[j].dur_s / ev_len));
-            s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
-                                              .max_loss = loss,
-                                              .min_w = g->min_limit_w,
-                                              .max_w = g->max_limit_w,
-                                              .ref_w = g->default_limit_w,
-                                              .idle_w = g->idle_w,
-                                              .tier = w->tier,
-                                              .deadline_s = w->deadline_s,
-                                              .remaining_tokens = w->tokens - s->jobs[j].done,
-                                              .now_s = t,
-                                              .limit_until_s = until,
-                                              .restart_s = s->sc->resume_s};
-            pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
-            s->at[r] = c->tel;
-            s->at[r].n_gpus = w->n_gpus;
-            s->at[r].tokens_per_s = c->tel.tokens_per_s * scale;
-            if (s->needs_truth) { /* opaque to every other policy: build it for the oracle */
-                s->truth.hull[r] = c->env;
-                s->truth.power[r] = c->power;
-                for (size_t k = 0; k < s->truth.hull[r].n; k++)
-                    s->truth.hull[r].y[k] *= scale;
-            }
+            s->aj[r].max_loss = loss;
+            s->aj[r].remaining_tokens = w->tokens - s->jobs[j].done;
+            s->aj[r].now_s = t;
+            s->aj[r].limit_until_s = until;
         }
         s->truth.n_jobs = s->n_running;
-        v = (struct pfs_alloc_view){
-            gpu_budget, s->n_running, s->aj, s->at, s->needs_truth ? &s->truth : NULL, NULL};
+        v = (struct pfs_alloc_view){gpu_budget,
+                                    s->n_running,
+                                    s->aj,
+                                    s->at,
+                                    s->needs_truth ? &s->truth : NULL,
+                                    NULL,
+                                    {s->pred[0], s->pred[1]},
+                                    NULL};
         if (!reuse) {
             s->res->policy_decisions++;
             rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
@@ -1585,6 +1627,8 @@ finish(struct sim *s, size_t j)
     s->running[slot] = s->running[--s->n_running];
     s->jobs[s->running[slot]].slot = slot;
     s->epoch++;
+    if (slot != s->n_running)
+        view_move(s, s->n_running, slot);
     s->free_gpus[jb->pool] += w->n_gpus;
     s->res->jobs_finished++;
     s->res->pool[jb->pool].jobs_finished++;
@@ -1790,12 +1834,15 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
         s.truth.power = calloc(most + 1, sizeof *s.truth.power);
+        s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
+        s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
     }
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     if (!s.jobs || !s.queue || !s.arrival || !s.running || !s.aj || !s.at || !s.ad || !s.fin ||
-        !s.truth.hull || !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over) {
+        !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power || !s.minute_w ||
+        !s.ev_over_min || !s.ev_floor_over) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -1984,6 +2031,8 @@ out:
     free(s.fin);
     free(s.truth.hull);
     free(s.truth.power);
+    free(s.pred[0]);
+    free(s.pred[1]);
     return rc;
 }
 

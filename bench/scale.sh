@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench/scale.sh - issue 16's scaling benchmark (results in docs/benchmarks.md): years of
+# 1k-100k GPUs with unscaled arrivals (the fitted ITP cluster 04 model, and Poisson), with
+# jobs, events, wall time, events per second and peak RSS; time against simulated days on
+# 4,096 GPUs under a 5 MW cap (bench/cap-4k.cfg) with a fitted exponent; and the Python
+# reference (bench/pyref.py) side by side with pfisim on the same facility and window.
+#   sh bench/scale.sh [quick]     quick: skip the 100k-GPU and the full-year Python rows
+set -eu
+dir=$(dirname "$0")
+bin=$dir/../build/pfisim
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+quick=${1:-}
+
+row() { # label cfg
+    /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$2" > "$tmp/out"
+    set -- "$1" $(sed -n 1p "$tmp/out" | sed 's/.*, \([0-9]*\) jobs, .*DR events, \([0-9]*\) events simulated.*/\1 \2/') \
+        $(cat "$tmp/time")
+    awk -v l="$1" -v j="$2" -v e="$3" -v s="$4" -v k="$5" 'BEGIN {
+        printf "| %s | %d | %d | %.2f | %.2g | %.0f |\n", l, j, e, s, e / (s > 0 ? s : 1e-3), k / 1024 }'
+}
+
+echo "| run | jobs | events | wall s | events/s | peak RSS MiB |"
+echo "|---|---|---|---|---|---|"
+for g in 1000 4096 10000 100000; do
+    [ "$quick" = quick ] && [ "$g" = 100000 ] && continue
+    days=365
+    [ "$g" = 100000 ] && days=30
+    sed "s/gpus = 10000;/gpus = $g;/; s/gpu_scale = 20;/gpu_scale = 1;/; s/duration_days = 365.0;/duration_days = $days.0;/" \
+        "$dir/year.cfg" > "$tmp/itp.cfg"
+    row "$g GPUs, $days days, fitted ITP 04 unscaled, pfi" "$tmp/itp.cfg"
+done
+row "10000 GPUs, 365 days, Poisson 317/h, oracle (bench/poisson-10k.cfg)" "$dir/poisson-10k.cfg"
+echo
+echo "time against simulated days, bench/cap-4k.cfg (4,096 GPUs, 5 MW cap, 10 events, 4 policies):"
+: > "$tmp/fit"
+for d in 7 28 91 182 365; do
+    sed "s/duration_days = 365.0;/duration_days = $d.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
+    /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$tmp/cap.cfg" > /dev/null
+    set -- $(cat "$tmp/time")
+    echo "$d $1" >> "$tmp/fit"
+    awk -v d="$d" -v s="$1" -v k="$2" 'BEGIN { printf "   %3d days: %6.2f s (%.4f s a day), %.0f MiB\n", d, s, s / d, k / 1024 }'
+done
+awk '{ x = log($1); y = log($2 > 0 ? $2 : 1e-3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+     END { printf "   fitted exponent (time ~ days^b, 7-365 days): b = %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/fit"
+echo
+echo "pfisim against the Python reference (bench/pyref.py), 10,000 GPUs, Poisson 317/h, 50 events:"
+for days in 2 8; do
+    [ "$quick" = quick ] && [ "$days" = 8 ] && continue
+    sed "s/duration_days = 365.0;/duration_days = $days.0;/" "$dir/poisson-10k.cfg" > "$tmp/p.cfg"
+    /usr/bin/time -f "%e" -o "$tmp/tc" "$bin" run "$tmp/p.cfg" > /dev/null
+    /usr/bin/time -f "%e" -o "$tmp/tp" python3 "$dir/pyref.py" --days "$days" > "$tmp/py"
+    awk -v d="$days" -v c="$(cat "$tmp/tc")" -v p="$(cat "$tmp/tp")" 'BEGIN {
+        printf "   %d days: pfisim %.2f s, Python %.1f s: %.0fx\n", d, c, p, p / (c > 0 ? c : 1e-3) }'
+done
