@@ -32,25 +32,25 @@ pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
 {
     struct pfi_state *s = state;
     struct pfs_alloc_view mine = *v;
-    struct pfs_pwl *c = NULL;
     int rc;
 
     if (s->own)
         mine.predictor = s->own;
-    /* Within what the predictions cover first; below it only if the budget demands. */
+    /* Within what the predictions cover first; below it only if the budget demands. The
+     * curves are only read: the engine's kept ones serve as they are. */
     for (int extrapolate = 0; extrapolate < 2; extrapolate++) {
         struct pfs_diag first = {0};
+        const struct pfs_pwl *c = pfs__predicted_kept(&mine, extrapolate);
+        struct pfs_pwl *made = NULL;
 
-        free(c);
-        c = NULL;
-        rc = pfs__predicted_curves(&mine, "pfi", extrapolate, &c, diag);
+        rc = c ? 0 : pfs__predicted_curves(&mine, "pfi", extrapolate, &made, diag);
         if (rc == 0)
-            rc = pfs__waterfill("pfi", c, v->jobs, v->n_jobs, v->budget_w, NULL, out,
+            rc = pfs__waterfill("pfi", c ? c : made, v->jobs, v->n_jobs, v->budget_w, NULL, out,
                                 extrapolate ? diag : &first);
+        free(made);
         if (rc != PFS_EINVAL || extrapolate)
             break;
     }
-    free(c);
     return rc;
 }
 

@@ -70,6 +70,9 @@ int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extra
 
 /* Predicted curves of every job of the view (malloc'd into *out; free it). Returns 0,
  * PFS_EINVAL (naming the policy when there is no telemetry), PFS_ENOMEM. */
+/* The view's kept predicted curves (struct pfs_alloc_view.predicted), when it has one for
+ * every job made with its predictor: for a policy that only reads them; NULL otherwise. */
+const struct pfs_pwl *pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate);
 int pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
                           struct pfs_pwl **out, struct pfs_diag *diag);
 

@@ -359,6 +359,19 @@ pfs__floor_cap(const struct pfs_pwl *c, double loss)
     return c->x[c->n - 1];
 }
 
+const struct pfs_pwl *
+pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
+{
+    const struct pfs_pwl *kept = v->predicted[extrapolate];
+
+    if (!kept || v->predicted_by != v->predictor || !v->telemetry)
+        return NULL;
+    for (size_t i = 0; i < v->n_jobs; i++)
+        if (kept[i].n == 0)
+            return NULL;
+    return kept;
+}
+
 int
 pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
                       struct pfs_pwl **out, struct pfs_diag *diag)
