@@ -4,7 +4,7 @@
 #   make run         install what is missing, build, run the default demonstration
 #   make test        install what is missing, build, run every test
 #   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
-#   make bench       benchmark drivers (bench/)
+#   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
 #   make lint        clang-format check, cppcheck, the banned-function list
@@ -62,7 +62,7 @@ LIB      := $(BUILD)/libpfisim.a
 BIN      := $(BUILD)/pfisim
 TESTBIN  := $(BUILD)/pfisim-tests
 
-.PHONY: all run test check check-asan bench lint format install uninstall clean deps \
+.PHONY: all run test check check-asan bench bench-scale lint format install uninstall clean deps \
         study-oversub study-pricing study-deadlines
 .DEFAULT_GOAL := all
 
@@ -157,6 +157,11 @@ $(BUILD)/bench_alloc: $(BUILD)/bench/bench_alloc.o $(LIB)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model $(BUILD)/bench_alloc
 	$(Q)sh bench/run.sh
+
+# Issue 16's scaling benchmark (minutes; docs/benchmarks.md).
+bench-scale: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh bench/scale.sh
 
 DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core
 deps:
