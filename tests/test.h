@@ -175,6 +175,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_slurm_script)                                                                     \
+    X(test_sweep_real_slurm)                                                                       \
     X(test_sweep_resume)                                                                           \
     X(test_price_matches_summary)                                                                  \
     X(test_grid_events)                                                                            \

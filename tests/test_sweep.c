@@ -559,6 +559,70 @@ test_sweep_slurm_script(struct test *t)
     free(dm);
 }
 
+/* The same on a real Slurm (issue 16): a private one-node cluster started here
+ * (configs/slurm/local-cluster.sh: slurmctld and slurmd of Debian's slurm-wlm, a generated
+ * slurm.conf), the sweep submitted as a 4-task array with sbatch --wait, the shards merged:
+ * equal to the unsharded sweep. Skipped, saying why, where Slurm is not installed or will
+ * not start; .ci/run installs it. */
+void
+test_sweep_real_slurm(struct test *t)
+{
+    const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
+    const char *bin =
+        getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+    char cmd[3072], whole[512], merged[512], cwd[1024], why[512] = "", *dw, *dm;
+    int port = 20000 + 2 * (int)(getpid() % 10000), rc;
+    FILE *fp;
+
+    if (system("command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 && "
+               "command -v sbatch >/dev/null 2>&1") != 0)
+        SKIP("Slurm is not installed (Debian: apt-get install slurm-wlm; .ci/run does)");
+    if (!getcwd(cwd, sizeof cwd))
+        SKIP("no working directory");
+    snprintf(cmd, sizeof cmd,
+             "sh configs/slurm/local-cluster.sh start %s/slurm %d >%s/start.log 2>&1", t->tmpdir,
+             port, t->tmpdir);
+    if (system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "%s/start.log", t->tmpdir);
+        if ((fp = fopen(cmd, "r"))) {
+            if (!fgets(why, sizeof why, fp))
+                why[0] = 0;
+            fclose(fp);
+        }
+        why[strcspn(why, "\n")] = 0;
+        snprintf(cmd, sizeof cmd, "sh configs/slurm/local-cluster.sh stop %s/slurm", t->tmpdir);
+        rc = system(cmd);
+        (void)rc;
+        fprintf(stderr, "  skip %s: Slurm would not start here: %s\n", t->name, why);
+        t->skipped = true;
+        return;
+    }
+    snprintf(whole, sizeof whole, "%s/whole.db", t->tmpdir);
+    snprintf(merged, sizeof merged, "%s/merged.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, whole), 0);
+    snprintf(cmd, sizeof cmd,
+             "SLURM_CONF=%s/slurm/slurm.conf PFISIM=%s timeout 300 sbatch --wait --quiet "
+             "--array=0-3 --cpus-per-task=1 --chdir=%s --output=%s/task-%%a.out "
+             "configs/slurm/sweep.sbatch %s %s/shards >%s/sbatch.out 2>&1",
+             t->tmpdir, bin, cwd, t->tmpdir, cfg, t->tmpdir, t->tmpdir);
+    rc = system(cmd);
+    CHECK_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_INT(sh(t,
+                     "merge %s %s/shards/shard-0.db %s/shards/shard-1.db %s/shards/shard-2.db "
+                     "%s/shards/shard-3.db >/dev/null",
+                     merged, t->tmpdir, t->tmpdir, t->tmpdir, t->tmpdir),
+                  0);
+        dw = dump(whole);
+        dm = dump(merged);
+        CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
+        free(dw);
+        free(dm);
+    }
+    snprintf(cmd, sizeof cmd, "sh configs/slurm/local-cluster.sh stop %s/slurm", t->tmpdir);
+    CHECK_INT(system(cmd), 0);
+}
+
 /* The studies' figures from a sweep's database: oversub per DR frequency and outcome, and
  * pricing per scenario with Flex jobs; every file a 900 x 520 PNG. A database with one GPU
  * count has no oversub figure to give when asked by name. */
