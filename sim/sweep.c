@@ -126,10 +126,26 @@ build(const struct pfs_sweep *sw, const int *value, size_t n, struct pfs_scenari
         const struct axis *ax = &sw->axes[a];
         char msg[200];
 
+        const config_setting_t *v;
+
         if (value[a] < 0)
             continue;
-        if (override(&cfg, ax->setting, config_setting_get_elem(ax->vals, (unsigned)value[a]), msg,
-                     sizeof msg))
+        v = config_setting_get_elem(ax->vals, (unsigned)value[a]);
+        if (strcmp(ax->setting, "site") == 0) {
+            /* A site: a group of scenario settings (facility, workload, DR events, name...),
+             * each replacing the base's (docs/sweeps.md, "Several sites"). */
+            if (!config_setting_is_group(v))
+                rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, ax->line, 0, "sweep.axes",
+                                   "sweep.axes: site: each value is a group of scenario "
+                                   "settings, { name = \"...\"; facility = { ... }; ... }");
+            for (int m = 0; rc == 0 && m < config_setting_length(v); m++) {
+                const config_setting_t *e = config_setting_get_elem(v, (unsigned)m);
+
+                if (override(&cfg, config_setting_name(e), e, msg, sizeof msg))
+                    rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, ax->line, 0, "sweep.axes",
+                                       "sweep.axes: site: %s", msg);
+            }
+        } else if (override(&cfg, ax->setting, v, msg, sizeof msg))
             rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, ax->line, 0, "sweep.axes",
                                "sweep.axes: %s", msg);
     }
@@ -192,9 +208,14 @@ value_text(const config_setting_t *v, char *buf, size_t size)
     case CONFIG_TYPE_STRING:
         snprintf(buf, size, "\"%s\"", config_setting_get_string(v));
         break;
-    default: /* a group, array or list: which one of the axis's values it is */
-        snprintf(buf, size, "%s#%d", config_setting_is_group(v) ? "{...}" : "[...]",
-                 config_setting_index(v) + 1);
+    default: /* a group, array or list: which one of the axis's values it is (a site: its name) */
+        if (config_setting_is_group(v) && config_setting_get_member(v, "name") &&
+            config_setting_get_string(config_setting_get_member(v, "name")))
+            snprintf(buf, size, "\"%s\"",
+                     config_setting_get_string(config_setting_get_member(v, "name")));
+        else
+            snprintf(buf, size, "%s#%d", config_setting_is_group(v) ? "{...}" : "[...]",
+                     config_setting_index(v) + 1);
     }
 }
 

@@ -180,6 +180,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_price_matches_summary)                                                                  \
     X(test_grid_events)                                                                            \
     X(test_dr_generator)                                                                           \
+    X(test_sweep_sites)                                                                            \
     X(test_sweep_progress_and_list)                                                                \
     X(test_sweep_figures)                                                                          \
     X(test_sweep_bad_input)                                                                        \

@@ -675,6 +675,71 @@ test_sweep_figures(struct test *t)
 /* On a terminal, stderr carries a progress line (runs done of the runs to do, elapsed, ETA);
  * off one, nothing. script(1) (util-linux, essential in Debian) gives the sweep a terminal;
  * --list prints each point's axis values. */
+/* A site axis (issue 16's multi-site fleets): each value a group of scenario settings that
+ * replace the base's. Two sites of different size, DR programme and workload: one point
+ * each, named after the site, with its own GPUs and events; the fleet's totals are the sums
+ * over the sites' runs. A site that is not a group is refused, naming the axis's line. */
+void
+test_sweep_sites(struct test *t)
+{
+    const char *cfg = test_write(
+        t, 0, "fleet.cfg",
+        "sweep = {\n"
+        "    name = \"fleet\";\n"
+        "    axes = (\n"
+        "        { setting = \"site\";\n"
+        "          values = ( { name = \"north\"; duration_days = 1.0;\n"
+        "                       facility = { gpus = 128; };\n"
+        "                       dr_events = ( { start_h = 17.0; end_h = 19.0; cut = 0.3; } ); },\n"
+        "                     { name = \"south\"; duration_days = 1.0;\n"
+        "                       facility = { gpus = 256; cap_w = 0.0; };\n"
+        "                       workload = { arrivals = \"fitted:itp:cluster02\"; };\n"
+        "                       dr_events = ( ); } ); },\n"
+        "        { setting = \"policy\"; values = [\"equal\", \"pfi\"]; }\n"
+        "    );\n"
+        "    jobs = false;\n"
+        "};\n");
+    const char *bad = test_write(t, 1, "bad.cfg",
+                                 "sweep = {\n"
+                                 "    axes = (\n"
+                                 "        { setting = \"site\"; values = [1, 2]; }\n"
+                                 "    );\n"
+                                 "};\n");
+    char args[1200], db[512], *out = NULL, *err = NULL;
+
+    snprintf(args, sizeof args, "sweep %s --list", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "0 site=\"north\" (128 GPUs, 1 DR events") != NULL);
+    CHECK(out && strstr(out, "1 site=\"south\" (256 GPUs, 0 DR events") != NULL);
+    free(out);
+    free(err);
+    snprintf(db, sizeof db, "%s/fleet.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s >/dev/null", cfg, db), 0);
+    {
+        sqlite3 *h = NULL;
+
+        sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM run"), 4);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM scenario WHERE name = 'north' AND "
+                                     "config LIKE '%gpus = 128;%'"),
+                  1);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM scenario WHERE name = 'south' AND "
+                                     "config LIKE '%gpus = 256;%' AND config LIKE "
+                                     "'%fitted:itp:cluster02%'"),
+                  1);
+        CHECK_INT(test_query_long(h, "SELECT SUM(m.dr_events) FROM summary m JOIN run r ON r.id "
+                                     "= m.run_id WHERE r.policy = 'equal'"),
+                  1);
+        sqlite3_close(h);
+    }
+    snprintf(args, sizeof args, "sweep %s --list", bad);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "bad.cfg:3: error:") != NULL &&
+          strstr(err, "site: each value is a group of scenario settings") != NULL);
+    free(out);
+    free(err);
+}
+
 void
 test_sweep_progress_and_list(struct test *t)
 {
