@@ -525,6 +525,25 @@ test_price_matches_summary(struct test *t)
     free(err);
 }
 
+/* Merges the four shards in tmpdir/shards into merged and compares it with the unsharded
+ * sweep's database whole, row for row by content. */
+static void
+merge_and_compare(struct test *t, const char *whole, const char *merged)
+{
+    char *dw, *dm;
+
+    CHECK_INT(sh(t,
+                 "merge %s %s/shards/shard-0.db %s/shards/shard-1.db %s/shards/shard-2.db "
+                 "%s/shards/shard-3.db >/dev/null",
+                 merged, t->tmpdir, t->tmpdir, t->tmpdir, t->tmpdir),
+              0);
+    dw = dump(whole);
+    dm = dump(merged);
+    CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
+    free(dw);
+    free(dm);
+}
+
 /* The shipped Slurm script (configs/slurm/sweep.sbatch), run here as a 4-task array would
  * run it, task after task, then merged: equal to the unsharded sweep. */
 void
@@ -533,7 +552,7 @@ test_sweep_slurm_script(struct test *t)
     const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
     const char *bin =
         getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
-    char cmd[2048], whole[512], merged[512], *dw, *dm;
+    char cmd[2048], whole[512], merged[512];
 
     snprintf(whole, sizeof whole, "%s/whole.db", t->tmpdir);
     snprintf(merged, sizeof merged, "%s/merged.db", t->tmpdir);
@@ -547,16 +566,7 @@ test_sweep_slurm_script(struct test *t)
                  10 + k, bin, cfg, t->tmpdir, t->tmpdir);
         CHECK_INT(system(cmd), 0);
     }
-    CHECK_INT(sh(t,
-                 "merge %s %s/shards/shard-0.db %s/shards/shard-1.db %s/shards/shard-2.db "
-                 "%s/shards/shard-3.db >/dev/null",
-                 merged, t->tmpdir, t->tmpdir, t->tmpdir, t->tmpdir),
-              0);
-    dw = dump(whole);
-    dm = dump(merged);
-    CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
-    free(dw);
-    free(dm);
+    merge_and_compare(t, whole, merged);
 }
 
 /* The same on a real Slurm (issue 16): a private one-node cluster started here
@@ -570,7 +580,7 @@ test_sweep_real_slurm(struct test *t)
     const char *cfg = test_write(t, 0, "sweep.cfg", sweep_text);
     const char *bin =
         getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
-    char cmd[3072], whole[512], merged[512], cwd[1024], why[512] = "", *dw, *dm;
+    char cmd[3072], whole[512], merged[512], cwd[1024], why[512] = "";
     int port = 20000 + 2 * (int)(getpid() % 10000), rc;
     FILE *fp;
 
@@ -608,16 +618,7 @@ test_sweep_real_slurm(struct test *t)
     rc = system(cmd);
     CHECK_INT(rc, 0);
     if (rc == 0) {
-        CHECK_INT(sh(t,
-                     "merge %s %s/shards/shard-0.db %s/shards/shard-1.db %s/shards/shard-2.db "
-                     "%s/shards/shard-3.db >/dev/null",
-                     merged, t->tmpdir, t->tmpdir, t->tmpdir, t->tmpdir),
-                  0);
-        dw = dump(whole);
-        dm = dump(merged);
-        CHECK(dw && dm && strlen(dw) > 1000 && strcmp(dw, dm) == 0);
-        free(dw);
-        free(dm);
+        merge_and_compare(t, whole, merged);
     }
     snprintf(cmd, sizeof cmd, "sh configs/slurm/local-cluster.sh stop %s/slurm", t->tmpdir);
     CHECK_INT(system(cmd), 0);
