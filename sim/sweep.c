@@ -362,7 +362,7 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
     static const char *const names[] = {"name", "scenario", "axes", "timeseries", "jobs", NULL};
     struct pfs_sweep *sw = calloc(1, sizeof *sw);
     struct pfs_scenario *sc = malloc(sizeof *sc);
-    const config_setting_t *root, *axes, *s;
+    const config_setting_t *root, *axes, *s, *scen = NULL;
     const char *base = "";
     int rc = 0;
 
@@ -401,9 +401,9 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
         rc = bad(sw, s, "sweep.name", "expected a string of at most 63 bytes", diag);
         goto fail;
     }
-    if ((s = config_setting_get_member(root, "scenario")) &&
-        !(base = config_setting_get_string(s))) {
-        rc = bad(sw, s, "sweep.scenario", "expected a file name (\"\": the default)", diag);
+    if ((scen = config_setting_get_member(root, "scenario")) &&
+        !(base = config_setting_get_string(scen))) {
+        rc = bad(sw, scen, "sweep.scenario", "expected a file name (\"\": the default)", diag);
         goto fail;
     }
     for (int k = 0; k < 2; k++) {
@@ -424,7 +424,7 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
     if (base[0]) {
         pfs__strlcpy(sw->base_name, base, sizeof sw->base_name);
         if (!(sw->base = slurp(base))) {
-            rc = pfs__diag_set(diag, PFS_EIO, path, config_setting_source_line(s), 0,
+            rc = pfs__diag_set(diag, PFS_EIO, path, config_setting_source_line(scen), 0,
                                "sweep.scenario", "sweep.scenario: cannot read '%s'", base);
             goto fail;
         }

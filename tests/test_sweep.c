@@ -243,16 +243,22 @@ test_sweep_resume(struct test *t)
 
 /* The command's exit status and whether its stderr holds needle. */
 static void
-expect_error(struct test *t, const char *args, const char *needle)
+expect_exit(struct test *t, const char *args, int code, const char *needle)
 {
     char *out = NULL, *err = NULL;
     int rc = test_run(t, args, &out, &err);
 
-    if (rc != 3 || !err || !strstr(err, needle))
-        test_fail(t, __FILE__, __LINE__, "pfisim %s: exit %d, stderr '%s', expected 3 and '%s'",
-                  args, rc, err ? err : "", needle);
+    if (rc != code || !err || !strstr(err, needle))
+        test_fail(t, __FILE__, __LINE__, "pfisim %s: exit %d, stderr '%s', expected %d and '%s'",
+                  args, rc, err ? err : "", code, needle);
     free(out);
     free(err);
+}
+
+static void
+expect_error(struct test *t, const char *args, const char *needle)
+{
+    expect_exit(t, args, 3, needle);
 }
 
 void
@@ -281,6 +287,25 @@ test_sweep_bad_input(struct test *t)
                    "sweep = { axes = ( { setting = \"policy\"; values = [\"fastest\"]; } ); };\n");
     snprintf(args, sizeof args, "sweep %s", p);
     expect_error(t, args, "unknown policy 'fastest'");
+    /* A base scenario that is missing or a directory, with and without a jobs setting after
+     * it (issue 17: it crashed without one and named the wrong line with one). A path that
+     * cannot be read is exit 4. */
+    p = test_write(t, 0, "nobase.cfg",
+                   "sweep = {\n scenario = \"/nonexistent/base.cfg\";\n"
+                   " axes = ( { setting = \"seed\"; values = [1]; } );\n};\n");
+    snprintf(args, sizeof args, "sweep %s --list", p);
+    expect_exit(t, args, 4,
+                "nobase.cfg:2: error: sweep.scenario: cannot read '/nonexistent/base.cfg'");
+    p = test_write(t, 0, "dirbase.cfg",
+                   "sweep = {\n scenario = \"/\";\n"
+                   " axes = ( { setting = \"seed\"; values = [1]; } );\n};\n");
+    snprintf(args, sizeof args, "sweep %s --list", p);
+    expect_exit(t, args, 4, "dirbase.cfg:2: error: sweep.scenario: cannot read '/'");
+    p = test_write(t, 0, "jobsbase.cfg",
+                   "sweep = {\n scenario = \"/nonexistent/base.cfg\";\n"
+                   " axes = ( { setting = \"seed\"; values = [1]; } );\n jobs = true;\n};\n");
+    snprintf(args, sizeof args, "sweep %s --list", p);
+    expect_exit(t, args, 4, "jobsbase.cfg:2: error: sweep.scenario: cannot read");
     p = test_write(t, 0, "ok.cfg", sweep_text);
     snprintf(args, sizeof args, "sweep %s --shard 5/4 --db %s/y.db", p, t->tmpdir);
     expect_error(t, args, "--shard takes K/N with 0 <= K < N");
