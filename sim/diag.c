@@ -153,6 +153,18 @@ pfs__mkdir_parents(const char *path)
     return 0;
 }
 
+/* Whether y-m-d is a real date, years 1-9999 (internal.h). */
+bool
+pfs__civil_date(long y, long m, long d)
+{
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+    if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1)
+        return false;
+    return d <= mdays[m - 1] + (m == 2 && leap);
+}
+
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
 long
 pfs__days_from_civil(long y, long m, long d)

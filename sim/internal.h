@@ -40,8 +40,11 @@ void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
  * (errno set). */
 int pfs__mkdir_parents(const char *path);
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm); give it
+ * only dates pfs__civil_date accepts. */
 long pfs__days_from_civil(long y, long m, long d);
+/* Whether y-m-d is a real date of the years 1-9999 (no 2025-02-31, no year 10^18). */
+bool pfs__civil_date(long y, long m, long d);
 
 /* Parses a whole string as a finite double / an integer, nothing else allowed. */
 bool pfs__parse_double(const char *s, double *out);

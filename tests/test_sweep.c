@@ -474,6 +474,25 @@ test_grid_events(struct test *t)
     p = test_write(t, 0, "bad.csv", "date,hour,load\n2025-07-01,5,-4.0\n");
     CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), PFS_EINVAL);
     CHECK(d.line == 2 && strstr(d.message, "negative demand"));
+    /* Dates that are not dates (issue 17: 2025-02-31 was taken as 3 March, and a year of
+     * 2^63 - 1 overflowed); 2024-02-29 is one, 2025-02-29 is not. */
+    {
+        static const char *const bad[] = {"2025-02-31", "2025-02-29",
+                                          "2025-04-31", "9223372036854775807-01-01",
+                                          "0-01-01",    "2025-13-01"};
+
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            snprintf(buf, sizeof buf, "date,hour,load\n%s,5,4.0\n", bad[k]);
+            p = test_write(t, 0, "bad.csv", buf);
+            d = (struct pfs_diag){0};
+            CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), PFS_EINVAL);
+            if (!(d.line == 2 && strstr(d.message, "expected a date YYYY-MM-DD")))
+                test_fail(t, __FILE__, __LINE__, "%s: %s", bad[k], d.message);
+        }
+        p = test_write(t, 0, "leap.csv", "date,hour,load\n2024-02-29,5,4.0\n");
+        d = (struct pfs_diag){0};
+        CHECK_INT(pfs_grid_events(p, &o, ev, 8, &n, &th, &d), 0);
+    }
     /* SRP's demand on 3 May 2025 (REAL): above 4.6 GW from 14:00 to 20:00; its 4 highest
      * hours, 15:00-19:00; the same through a scenario's dr_grid. */
     if (!test_data("emerald-phoenix/SRP_0503.csv", buf, sizeof buf))

@@ -144,6 +144,15 @@ test_telemetry_bad_logs(struct test *t)
                      &j, &d),
               PFS_EINVAL);
     CHECK_STR(d.message, "field 1 (timestamp): expected YYYY/MM/DD HH:MM:SS.mmm, got 'yesterday'");
+    /* A date that is not one (issue 17: 31 February was taken as 3 March). */
+    CHECK_INT(import(t, "nvidia-smi",
+                     "timestamp, index, power.draw [W], power.limit [W], clocks.sm [MHz], "
+                     "utilization.gpu [%], utilization.memory [%]\n"
+                     "2026/02/31 23:15:27.100, 0, 74.10 W, 700.00 W, 345 MHz, 0 %, 0 %\n",
+                     &j, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.message, "field 1 (timestamp): expected YYYY/MM/DD HH:MM:SS.mmm, got '2026/02/31 "
+                         "23:15:27.100'");
     /* A query without the clock. */
     CHECK_INT(import(t, "nvidia-smi", "timestamp, index, power.draw [W]\n", &j, &d), PFS_EINVAL);
     CHECK(strncmp(d.message, "missing column 'power.limit'", 28) == 0);

@@ -29,7 +29,7 @@ parse_date(const char *s, long *days)
         return false;
     s = end + 1;
     d = strtol(s, &end, 10);
-    if (end == s || *end || d < 1 || d > 31)
+    if (end == s || *end || !pfs__civil_date(y, m, d))
         return false;
     *days = pfs__days_from_civil(y, m, d);
     return true;
@@ -82,8 +82,8 @@ pfs_grid_events(const char *path, const struct pfs_grid_options *o, struct pfs_d
             (rc = pfs__csv_double(&csv, idx[2], names[2], &v)))
             goto out;
         if (!parse_date(date, &day)) {
-            rc = pfs__csv_error(&csv, idx[0], "date", PFS_EINVAL, "expected YYYY-MM-DD, got '%s'",
-                                date);
+            rc = pfs__csv_error(&csv, idx[0], "date", PFS_EINVAL,
+                                "expected a date YYYY-MM-DD (years 1-9999), got '%s'", date);
             goto out;
         }
         if (hr < 1 || hr > 24) {

@@ -155,7 +155,7 @@ parse_timestamp(const char *s, double *out)
 
     if (sscanf(s, "%d/%d/%d %d:%d:%lf%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || s[n] != '\0')
         return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+    if (!pfs__civil_date(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
         !(sec >= 0 && sec < 61))
         return false;
     *out = (double)pfs__days_from_civil(y, mo, d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
