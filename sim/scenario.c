@@ -942,19 +942,42 @@ num(char *buf, size_t size, double v)
     return buf;
 }
 
+/* A string as a libconfig string literal's contents: \\ and \" escaped, control bytes as
+ * \xNN, so that any name or path reads back as it was (issue 17). buf holds 4 x the string. */
+static const char *
+str(char *buf, size_t size, const char *v)
+{
+    size_t n = 0;
+
+    for (; *v && n + 5 < size; v++) {
+        unsigned char c = (unsigned char)*v;
+
+        if (c == '"' || c == '\\') {
+            buf[n++] = '\\';
+            buf[n++] = (char)c;
+        } else if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+        else
+            buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 int
 pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
 {
-    char b[12][40];
+    char b[12][40], q[4][1100];
 
-    fprintf(fp, "scenario = {\n    name = \"%s\";\n    duration_days = %s;\n", sc->name,
-            num(b[0], 40, sc->days));
+    fprintf(fp, "scenario = {\n    name = \"%s\";\n    duration_days = %s;\n",
+            str(q[0], sizeof q[0], sc->name), num(b[0], 40, sc->days));
     if (sc->n_pools == 0) {
         fprintf(fp,
                 "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
                 "pue = %s; cap_w = %s; };\n",
-                sc->gpus, sc->gpus_per_node, sc->gpu, num(b[1], 40, sc->node_other_w),
-                num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
+                sc->gpus, sc->gpus_per_node, str(q[0], sizeof q[0], sc->gpu),
+                num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue),
+                num(b[3], 40, sc->base_cap_w));
     } else {
         fprintf(fp, "    facility = { pue = %s; cap_w = %s;\n        pools = (",
                 num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
@@ -964,8 +987,8 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             fprintf(fp,
                     "%s\n            { name = \"%s\"; gpu = \"%s\"; gpus = %d; gpus_per_node = %d; "
                     "node_other_w = %s; }",
-                    k ? "," : "", p->name, p->gpu, p->gpus, p->gpus_per_node,
-                    num(b[1], 40, p->node_other_w));
+                    k ? "," : "", str(q[0], sizeof q[0], p->name), str(q[1], sizeof q[1], p->gpu),
+                    p->gpus, p->gpus_per_node, num(b[1], 40, p->node_other_w));
         }
         fprintf(fp, "\n        ); };\n");
     }
@@ -974,7 +997,8 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             "                 gpu_scale = %d;\n"
             "                 tiers = { firm = %s; flex1 = %s; flex2 = %s; flex3 = %s; };\n"
             "                 slack = [%s, %s]; };\n",
-            sc->corpus, sc->workload, sc->arrivals_source, num(b[0], 40, sc->arrivals.load),
+            str(q[0], sizeof q[0], sc->corpus), str(q[1], sizeof q[1], sc->workload),
+            str(q[2], sizeof q[2], sc->arrivals_source), num(b[0], 40, sc->arrivals.load),
             sc->arrivals.gpu_scale, num(b[1], 40, sc->arrivals.tier_mix[0]),
             num(b[2], 40, sc->arrivals.tier_mix[1]), num(b[3], 40, sc->arrivals.tier_mix[2]),
             num(b[4], 40, sc->arrivals.tier_mix[3]), num(b[5], 40, sc->arrivals.slack_lo),
@@ -993,7 +1017,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
             sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin),
             sc->discrete_pauses ? "discrete" : "fluid", sc->edf ? "deadline" : "fifo",
-            sc->predictor, num(b[5], 40, sc->price.gpu_hour_usd),
+            str(q[0], sizeof q[0], sc->predictor), num(b[5], 40, sc->price.gpu_hour_usd),
             num(b[6], 40, sc->price.capacity_usd_kw_year), num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {
         static const char *const bl[] = {"instant", "average", "given"};

@@ -88,6 +88,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_csv_tokenizer)                                                                          \
     X(test_curves_roundtrip)                                                                       \
     X(test_perseus_published_format)                                                               \
+    X(test_scenario_strings_roundtrip)                                                             \
     X(test_curves_bad_input)                                                                       \
     X(test_gpu_profiles)                                                                           \
     X(test_gpu_bad_config)                                                                         \

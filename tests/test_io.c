@@ -320,3 +320,29 @@ test_perseus_published_format(struct test *t)
     CHECK_INT(d.line, 2);
     pfs_curveset_free(cs);
 }
+
+void
+test_scenario_strings_roundtrip(struct test *t)
+{
+    /* A scenario's strings written back as libconfig reads them (issue 17: a name with a
+     * quote was stored unescaped, and price and report then failed on the stored text). */
+    struct pfs_scenario *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    struct pfs_diag d = {0};
+    char *canon = NULL;
+    size_t len = 0;
+    FILE *fp;
+
+    pfs_scenario_default(a);
+    pfs__strlcpy(a->name, "we \"quote\" \\ it\ttab\x01", sizeof a->name);
+    pfs__strlcpy(a->predictor, "dir with \"quotes\"/p.cfg", sizeof a->predictor);
+    fp = open_memstream(&canon, &len);
+    CHECK_INT(pfs_scenario_write(a, fp), 0);
+    fclose(fp);
+    CHECK(canon && strstr(canon, "name = \"we \\\"quote\\\" \\\\ it\\x09tab\\x01\";") != NULL);
+    CHECK_INT(pfs_scenario_parse(canon, "canonical", b, &d), 0);
+    CHECK_STR(b->name, a->name);
+    CHECK_STR(b->predictor, a->predictor);
+    free(canon);
+    free(a);
+    free(b);
+}
