@@ -185,6 +185,7 @@ table(const struct pfs_run_result *res, size_t n, const struct column *cols, siz
 
 struct outputs {
     size_t n;
+    bool skipped[PFS_MAX_POLICIES]; /* --resume: already in the database, not simulated */
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_job_result **jobs; /* per policy, per workload job */
@@ -272,7 +273,7 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
     fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput,pool,curve_id\n",
           fp);
     for (size_t k = 0; k < o->n; k++) {
-        for (size_t j = 0; j < pfs_sim_inputs_n_jobs(o->in); j++) {
+        for (size_t j = 0; !o->skipped[k] && j < pfs_sim_inputs_n_jobs(o->in); j++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j);
             const struct pfs_job_result *r = &o->jobs[k][j];
             double until = isnan(r->finish_s) ? o->end_s : r->finish_s;
@@ -666,7 +667,7 @@ pfs_cli_run(int argc, char **argv)
                             policies[k], seeds[i], db_path);
                     pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
                     o.res[k].tokens = NAN;
-                    skip[k] = true;
+                    skip[k] = o.skipped[k] = true;
                 }
                 pfs_timeseries_free(&o.ts[k]);
             }

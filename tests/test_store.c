@@ -150,12 +150,27 @@ test_store_matches_csv(struct test *t)
     CHECK(first && again && strcmp(first, again) == 0);
     free(again);
 
-    /* --resume skips both stored runs and writes nothing. */
-    snprintf(args, sizeof args, RUN_ARGS " --db=%s --resume", db_path);
+    /* --resume skips both stored runs and writes nothing: nor invented rows for them in
+     * --jobs-csv (issue 17: it wrote every job of a skipped policy with zeros). */
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s --resume --jobs-csv %s/resumed.csv", db_path,
+             t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(err, "equal, seed 1: already in") && strstr(err, "pfi, seed 1: already in"));
     free(out);
     free(err);
+    {
+        char path[600], line[512];
+        FILE *fp;
+        int rows = 0;
+
+        snprintf(path, sizeof path, "%s/resumed.csv", t->tmpdir);
+        if ((fp = fopen(path, "r"))) {
+            while (fgets(line, sizeof line, fp))
+                rows++;
+            fclose(fp);
+        }
+        CHECK_INT(rows, 1); /* the header alone */
+    }
     /* Another seed is another run beside them. */
     snprintf(args, sizeof args, RUN_ARGS " --seed 2 --policy sla --db=%s --resume", db_path);
     CHECK_INT(test_run(t, args, &out, &err), 0);
