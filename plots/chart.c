@@ -293,13 +293,38 @@ pfs__chart_draw(cairo_t *cr, const struct pfs_chart *c, double w, double h)
     return 0;
 }
 
-cairo_surface_t *
-pfs__pdf_surface(const char *path, double w, double h)
+/* cairo's write callback: a short write is an error cairo then reports. */
+static cairo_status_t
+pdf_write(void *closure, const unsigned char *data, unsigned int length)
 {
-    cairo_surface_t *s = cairo_pdf_surface_create(path, w, h);
+    return fwrite(data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS
+                                                      : CAIRO_STATUS_WRITE_ERROR;
+}
+
+int
+pfs__pdf_close(FILE *fp)
+{
+    int bad;
+
+    if (!fp)
+        return -1;
+    bad = fflush(fp) != 0 || ferror(fp);
+    return fclose(fp) != 0 || bad ? -1 : 0;
+}
+
+cairo_surface_t *
+pfs__pdf_surface(const char *path, double w, double h, FILE **fp)
+{
+    cairo_surface_t *s;
     const char *epoch = getenv("SOURCE_DATE_EPOCH");
     char date[32] = "1970-01-01T00:00:00Z";
     long secs;
+
+    /* Through our own stream, not cairo's file: cairo does not check the close of the file
+     * it opens, so a disk that fills at the last flush left a truncated PDF and success. */
+    *fp = fopen(path, "wb");
+    s = *fp ? cairo_pdf_surface_create_for_stream(pdf_write, *fp, w, h)
+            : cairo_pdf_surface_create(path, w, h); /* fails, with cairo's own status */
 
     /* cairo stamps a PDF with the time it was made; the same inputs must give the same
      * bytes, so the date is SOURCE_DATE_EPOCH's (the reproducible-builds convention) or the
@@ -326,12 +351,13 @@ write_file(const char *path, enum pfs_plot_format format,
     cairo_t *cr;
     cairo_status_t st;
     char tmp[1100];
+    FILE *pdf = NULL;
 
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (format == PFS_PLOT_SVG)
         surface = cairo_svg_surface_create(tmp, w, h);
     else if (format == PFS_PLOT_PDF)
-        surface = pfs__pdf_surface(tmp, w, h);
+        surface = pfs__pdf_surface(tmp, w, h, &pdf);
     else
         surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
     cr = cairo_create(surface);
@@ -344,6 +370,8 @@ write_file(const char *path, enum pfs_plot_format format,
     if (st == CAIRO_STATUS_SUCCESS)
         st = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
+    if (format == PFS_PLOT_PDF && pfs__pdf_close(pdf) != 0 && st == CAIRO_STATUS_SUCCESS)
+        st = CAIRO_STATUS_WRITE_ERROR;
     if (st != CAIRO_STATUS_SUCCESS) {
         remove(tmp);
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",

@@ -1663,6 +1663,7 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     sqlite3_stmt *q = NULL;
     char tmp[1100], *config = NULL;
     cairo_status_t cs;
+    FILE *pdf = NULL;
     int rc;
 
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
@@ -1680,7 +1681,7 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
         goto out;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    surface = pfs__pdf_surface(tmp, 842, 595); /* A4 landscape, points */
+    surface = pfs__pdf_surface(tmp, 842, 595, &pdf); /* A4 landscape, points */
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);
@@ -1691,6 +1692,8 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     if (cs == CAIRO_STATUS_SUCCESS)
         cs = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
+    if (pfs__pdf_close(pdf) != 0 && cs == CAIRO_STATUS_SUCCESS)
+        cs = CAIRO_STATUS_WRITE_ERROR;
     if (rc == 0 && cs != CAIRO_STATUS_SUCCESS)
         rc = pfs__diag_set(diag, PFS_EIO, out_path, 0, 0, NULL, "cannot write: %s",
                            cairo_status_to_string(cs));

@@ -139,10 +139,13 @@ int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs
                      struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
                      struct pfs_gpu *truth_gpu, struct pfs_diag *diag);
 
-/* plots/chart.c: a PDF surface of w x h points whose creation date is fixed
- * (SOURCE_DATE_EPOCH, else 1970-01-01), so that a PDF's bytes follow from its inputs. */
+/* plots/chart.c: a PDF surface writing to path through *fp (opened here; NULL on failure)
+ * with every write checked, dated SOURCE_DATE_EPOCH or the epoch (reproducible bytes).
+ * After cairo_surface_finish and destroy, pfs__pdf_close(fp) flushes and closes it: 0, or -1
+ * when any write failed (a full disk at the last flush included: issue 17). */
 struct _cairo_surface;
-struct _cairo_surface *pfs__pdf_surface(const char *path, double w, double h);
+struct _cairo_surface *pfs__pdf_surface(const char *path, double w, double h, FILE **fp);
+int pfs__pdf_close(FILE *fp);
 
 /* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
 struct _cairo;

@@ -3,6 +3,11 @@
  * database decode with the expected size, bad databases and paths get their exit codes.
  */
 #include <cairo.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
@@ -234,6 +239,36 @@ test_plot_cli(struct test *t)
         /* ... because the creation date is fixed, not because both ran within a second. */
         if (!getenv("SOURCE_DATE_EPOCH"))
             CHECK(file_contains(path, "19700101000000"));
+    }
+    /* A disk that fills at the report's last flush (issue 17: exit 0 and a truncated PDF,
+     * cairo not checking the close of its file): the file size limit set one byte below the
+     * report's size, so that the last write fails; exit 4 and nothing left. */
+    {
+        const char *bin =
+            getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+        char db[600], full[600];
+        struct stat sb;
+        pid_t pid;
+        int status = -1;
+
+        CHECK(stat(path, &sb) == 0 && sb.st_size > 1000);
+        snprintf(db, sizeof db, "%s/r.db", t->tmpdir);
+        snprintf(full, sizeof full, "%s/full.pdf", t->tmpdir);
+        if ((pid = fork()) == 0) {
+            struct rlimit lim = {(rlim_t)sb.st_size - 1, (rlim_t)sb.st_size - 1};
+
+            signal(SIGXFSZ, SIG_IGN);
+            setrlimit(RLIMIT_FSIZE, &lim);
+            freopen("/dev/null", "w", stdout);
+            freopen("/dev/null", "w", stderr);
+            execl(bin, "pfisim", "report", db, "-o", full, (char *)NULL);
+            _exit(127);
+        }
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 4);
+        CHECK(access(full, F_OK) != 0);
+        snprintf(full, sizeof full, "%s/full.pdf.tmp", t->tmpdir);
+        CHECK(access(full, F_OK) != 0);
     }
     snprintf(args, sizeof args, "report %s/r.db -o %s/nodir/report.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 4);
