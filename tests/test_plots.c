@@ -259,8 +259,8 @@ test_plot_cli(struct test *t)
 
             signal(SIGXFSZ, SIG_IGN);
             setrlimit(RLIMIT_FSIZE, &lim);
-            freopen("/dev/null", "w", stdout);
-            freopen("/dev/null", "w", stderr);
+            if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+                _exit(126);
             execl(bin, "pfisim", "report", db, "-o", full, (char *)NULL);
             _exit(127);
         }
