@@ -9,6 +9,7 @@
 #define PFISIM_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pfisim.h"
@@ -39,6 +40,19 @@ void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 /* Makes the directories above the file path (mkdir -p of its dirname). Returns 0 or -1
  * (errno set). */
 int pfs__mkdir_parents(const char *path);
+
+/* sim/strindex.c: record numbers by string key (the records keep the keys; key_of(base, i)
+ * is record i's). find: the record with key, SIZE_MAX if none; add: record rec (its key not
+ * yet in the index), 0 or PFS_ENOMEM. */
+struct pfs__strindex {
+    size_t *slot; /* record + 1, 0: empty */
+    size_t cap, n;
+};
+typedef const char *(*pfs__key_fn)(const void *base, size_t i);
+size_t pfs__strindex_find(const struct pfs__strindex *x, const char *key, pfs__key_fn key_of,
+                          const void *base);
+int pfs__strindex_add(struct pfs__strindex *x, size_t rec, pfs__key_fn key_of, const void *base);
+void pfs__strindex_fini(struct pfs__strindex *x);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm); give it
  * only dates pfs__civil_date accepts. */

@@ -209,10 +209,13 @@ struct pfs_job_curve {
     double *power_w;    /* mean per-GPU draw, W */
 };
 
+struct pfs__strindex;
 struct pfs_curveset {
     char path[256]; /* file it was read from, "" when built in memory */
     size_t n_jobs;
-    struct pfs_job_curve *jobs; /* in order of first appearance */
+    struct pfs_job_curve *jobs;  /* in order of first appearance */
+    size_t cap_jobs;             /* private: the array's capacity */
+    struct pfs__strindex *index; /* private: jobs by id (NULL: search them) */
 };
 
 /* An empty set to fill with pfs_curveset_add(). Returns 0 or PFS_ENOMEM. */
@@ -414,6 +417,7 @@ struct pfs_jobset {
     char path[256];
     size_t n_jobs;
     struct pfs_corpus_job *jobs;
+    struct pfs__strindex *index; /* private: jobs by id, when read from a file (NULL: search) */
 };
 
 /* Reads a jobs CSV strictly (telemetry and label fields may be empty: NAN). Returns 0,

@@ -322,6 +322,20 @@ test_workload_bad_input(struct test *t)
         CHECK(w->jobs[i].n_gpus <= 100);
     pfs_workload_free(w);
     pfs_jobset_free(js);
+    /* Two jobs of one id (issue 17: accepted, then refused by the results database after the
+     * whole simulation). */
+    w = NULL;
+    pfs_diag_clear(&d);
+    CHECK_INT(
+        pfs_workload_read(test_write(t, 0, "dup.csv",
+                                     "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                                     "a,0,c1,1,1000,9999,firm\n"
+                                     "b,1,c1,1,1000,9999,firm\n"
+                                     "a,2,c1,1,1000,9999,firm\n"),
+                          &w, &d),
+        PFS_EINVAL);
+    CHECK(w == NULL && d.line == 4 && d.column == 1);
+    CHECK_STR(d.message, "field 1 (job_id): job 'a' appears twice (first on data row 1)");
 
     CHECK_INT(test_run(t, "workload --arrivals nosuch", &out, &err), 3);
     CHECK_STR(err, "pfisim: error: unknown trace 'nosuch' (known: kalos, "

@@ -42,16 +42,36 @@ pfs_curveset_free(struct pfs_curveset *cs)
     for (size_t i = 0; i < cs->n_jobs; i++)
         job_curve_fini(&cs->jobs[i]);
     free(cs->jobs);
+    if (cs->index)
+        pfs__strindex_fini(cs->index);
+    free(cs->index);
     free(cs);
+}
+
+static const char *
+curve_key(const void *base, size_t i)
+{
+    return ((const struct pfs_curveset *)base)->jobs[i].job_id;
+}
+
+/* Job job_id's number in cs, SIZE_MAX if none: through the index while it covers every job. */
+static size_t
+find_job(const struct pfs_curveset *cs, const char *job_id)
+{
+    if (cs->index && cs->index->n == cs->n_jobs)
+        return pfs__strindex_find(cs->index, job_id, curve_key, cs);
+    for (size_t i = 0; i < cs->n_jobs; i++)
+        if (strcmp(cs->jobs[i].job_id, job_id) == 0)
+            return i;
+    return SIZE_MAX;
 }
 
 const struct pfs_job_curve *
 pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id)
 {
-    for (size_t i = 0; i < cs->n_jobs; i++)
-        if (strcmp(cs->jobs[i].job_id, job_id) == 0)
-            return &cs->jobs[i];
-    return NULL;
+    size_t i = find_job(cs, job_id);
+
+    return i == SIZE_MAX ? NULL : &cs->jobs[i];
 }
 
 /* Where a value error points: the CSV field when reading a file, else the job. */
@@ -135,14 +155,17 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
     if (!isfinite(power_w) || power_w < 0)
         return point_error(cs, w, COL_POWER, line, diag, "must not be negative");
 
-    for (size_t i = 0; i < cs->n_jobs; i++) {
-        if (strcmp(cs->jobs[i].job_id, job_id) == 0) {
-            j = &cs->jobs[i];
-            break;
-        }
+    /* Found through the index (kept while the set grows here), not a search of every job. */
+    if (!cs->index && cs->n_jobs == 0 && !(cs->index = calloc(1, sizeof *cs->index)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    {
+        size_t at = find_job(cs, job_id);
+
+        j = at == SIZE_MAX ? NULL : &cs->jobs[at];
     }
     if (!j) {
-        struct pfs_job_curve *jobs = realloc(cs->jobs, (cs->n_jobs + 1) * sizeof *jobs);
+        struct pfs_job_curve *jobs =
+            pfs__grow(cs->jobs, &cs->cap_jobs, cs->n_jobs, sizeof *jobs, 64);
 
         if (!jobs)
             return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -157,6 +180,9 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
         j->n_gpus = (int)n_gpus;
         j->line = line;
         cs->n_jobs++;
+        if (cs->index && cs->index->n == cs->n_jobs - 1 &&
+            pfs__strindex_add(cs->index, cs->n_jobs - 1, curve_key, cs) != 0)
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     } else {
         if (strcmp(j->gpu, gpu) != 0) {
             snprintf(msg, sizeof msg, "job '%s' has gpu '%s' here but '%s' on line %ld", job_id,

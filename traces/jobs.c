@@ -226,6 +226,12 @@ read_row(struct pfs__csv *csv, const size_t *idx, struct pfs_corpus_job *j)
     return 0;
 }
 
+static const char *
+job_key(const void *base, size_t i)
+{
+    return ((const struct pfs_jobset *)base)->jobs[i].job_id;
+}
+
 int
 pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag)
 {
@@ -243,6 +249,10 @@ pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
     }
     pfs__strlcpy(js->path, path, sizeof js->path);
+    if (!(js->index = calloc(1, sizeof *js->index))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+        goto fail;
+    }
     if ((rc = pfs__csv_header(&csv, names, N_COLS, idx)) != 0)
         goto fail;
     while ((rc = pfs__csv_next(&csv)) == 1) {
@@ -263,6 +273,10 @@ pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag
         }
         js->jobs = grown;
         js->jobs[js->n_jobs++] = j;
+        if (pfs__strindex_add(js->index, js->n_jobs - 1, job_key, js) != 0) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
+        }
     }
     if (rc < 0)
         goto fail;
@@ -342,6 +356,11 @@ pfs_telemetry_of(const struct pfs_corpus_job *j, struct pfs_telemetry *t)
 const struct pfs_corpus_job *
 pfs_jobset_find(const struct pfs_jobset *js, const char *job_id)
 {
+    if (js->index && js->index->n == js->n_jobs) {
+        size_t i = pfs__strindex_find(js->index, job_id, job_key, js);
+
+        return i == SIZE_MAX ? NULL : &js->jobs[i];
+    }
     for (size_t i = 0; i < js->n_jobs; i++)
         if (strcmp(js->jobs[i].job_id, job_id) == 0)
             return &js->jobs[i];
@@ -354,5 +373,8 @@ pfs_jobset_free(struct pfs_jobset *js)
     if (!js)
         return;
     free(js->jobs);
+    if (js->index)
+        pfs__strindex_fini(js->index);
+    free(js->index);
     free(js);
 }

@@ -413,6 +413,12 @@ pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag
     return 0;
 }
 
+static const char *
+wl_key(const void *base, size_t i)
+{
+    return ((const struct pfs_workload *)base)->jobs[i].job_id;
+}
+
 int
 pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *diag)
 {
@@ -420,8 +426,9 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                         "tokens", "deadline_s", "tier"};
     struct pfs__csv csv;
     struct pfs_workload *w = calloc(1, sizeof *w);
-    size_t idx[7], cap = 0, pool_idx = (size_t)-1;
+    size_t idx[7], cap = 0, pool_idx = (size_t)-1, seen;
     double last = -HUGE_VAL;
+    struct pfs__strindex ids = {0};
     int rc;
 
     *out = NULL;
@@ -480,6 +487,13 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                 "must be positive");
             goto fail;
         }
+        if ((seen = pfs__strindex_find(&ids, id, wl_key, w)) != SIZE_MAX) {
+            /* Two jobs of one id would collide in every per-job output (issue 17: the
+             * results database refused them only after the whole simulation). */
+            rc = pfs__csv_error(&csv, idx[0], "job_id", PFS_EINVAL,
+                                "job '%s' appears twice (first on data row %zu)", id, seen + 1);
+            goto fail;
+        }
         last = j.submit_s;
         pfs__strlcpy(j.job_id, id, sizeof j.job_id);
         pfs__strlcpy(j.curve_id, curve, sizeof j.curve_id);
@@ -493,14 +507,20 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
         }
         w->jobs = grown;
         w->jobs[w->n_jobs++] = j;
+        if (pfs__strindex_add(&ids, w->n_jobs - 1, wl_key, w) != 0) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
+        }
     }
     if (rc < 0)
         goto fail;
     pfs__csv_close(&csv);
+    pfs__strindex_fini(&ids);
     *out = w;
     return 0;
 fail:
     pfs__csv_close(&csv);
+    pfs__strindex_fini(&ids);
     pfs_workload_free(w);
     return rc;
 }
