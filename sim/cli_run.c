@@ -36,7 +36,8 @@ const char pfs_cli_run_help[] =
     "  --seeds LIST          run every policy under each workload seed: A..B or A,B,C (or the\n"
     "                        scenario's `seeds`); prints means, the 95% interval and min-max,\n"
     "                        and each policy against equal seed by seed\n"
-    "  --days D              simulated days (events are drawn and counted within them)\n"
+    "  --days D              simulated days, 1/1440 (a minute) to 3660 (events are drawn and\n"
+    "                        counted within them)\n"
     "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
     "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs (one seed)\n"
     "  --jobs-csv FILE       one row per job and policy: policy,job_id,n_gpus,tier,start_s,\n"
@@ -558,8 +559,12 @@ pfs_cli_run(int argc, char **argv)
             }
             break;
         case 'd':
-            if (!pfs__parse_double(optarg, &days) || !(days > 0 && days <= 3660)) {
-                code = pfs_cli_usage("run", "--days takes a number in (0, 3660], got '%s'", optarg);
+            /* At least a minute, as scenario.duration_days (issue 17: 1e-300 ran, and printed
+             * a run of nothing). */
+            if (!pfs__parse_double(optarg, &days) || !(days >= 1.0 / 1440 && days <= 3660)) {
+                code = pfs_cli_usage(
+                    "run", "--days takes a number of days from 1/1440 (a minute) to 3660, got '%s'",
+                    optarg);
                 goto usage_out;
             }
             break;

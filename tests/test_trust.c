@@ -433,6 +433,12 @@ test_trust_seeds(struct test *t)
     CHECK(err && strstr(err, "--db keeps every run"));
     free(out);
     free(err);
+    /* Less than a minute to simulate (issue 17: --days 1e-300 ran a run of nothing); a
+     * minute is the least, as scenario.duration_days has it. */
+    CHECK_INT(test_run(t, "run --days 1e-300", &out, &err), 2);
+    CHECK(err && strstr(err, "--days takes a number of days from 1/1440 (a minute) to 3660"));
+    free(out);
+    free(err);
 }
 
 void
