@@ -710,6 +710,18 @@ pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag
         (rc = pfs__cfg_read_floats(root, "sd", "predictor", p->sd, p->n_features, p->n_features,
                                    "per feature", NULL, path, diag)))
         goto out;
+    /* Every feature is divided by its sd: training writes 1 for a constant one, never 0
+     * (issue 17: an sd of 0 gave infinite predictions). */
+    for (size_t i = 0; i < p->n_features; i++)
+        if (!(p->sd[i] > 0) || !isfinite(p->sd[i]) || !isfinite(p->mean[i])) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, path,
+                               config_setting_source_line(config_setting_get_member(root, "sd")), 0,
+                               "predictor.sd",
+                               "predictor.sd.[%zu]: %g (mean %g); each feature's sd must be "
+                               "positive and finite",
+                               i, p->sd[i], p->mean[i]);
+            goto out;
+        }
     ts = config_setting_get_member(root, "targets");
     p->n_targets = p->method == PFS_PREDICT_RIDGE ? PFS_N_CUTS : 4;
     if (!ts || !config_setting_is_list(ts) || (size_t)config_setting_length(ts) != p->n_targets) {

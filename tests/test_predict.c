@@ -327,6 +327,24 @@ test_predict_bad_input(struct test *t)
     CHECK_INT(test_run(t, args, &out, &err), 3);
     free(out);
     free(err);
+    /* A feature whose sd is 0 (issue 17: every prediction then infinite). */
+    {
+        FILE *fp = open_memstream(&text, &len);
+        char *sd;
+
+        pfs_predictor_save(p, fp, &d);
+        fclose(fp);
+        sd = strstr(text, "sd = [") + strlen("sd = [");
+        memcpy(sd, "0.0000000000000000e+00", 22);
+        path = test_write(t, 0, "model.cfg", text);
+        free(text);
+        text = NULL;
+    }
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs_predictor_load(path, &q, &d), PFS_EINVAL);
+    CHECK(q == NULL);
+    CHECK(strstr(d.message, "predictor.sd.[0]: 0 (mean ") != NULL &&
+          strstr(d.message, "must be positive and finite") != NULL);
     /* Not a model file at all. */
     path = test_write(t, 1, "other.cfg", "gpu = { name = \"x\"; };\n");
     pfs_diag_clear(&d);
