@@ -336,6 +336,16 @@ test_workload_bad_input(struct test *t)
         PFS_EINVAL);
     CHECK(w == NULL && d.line == 4 && d.column == 1);
     CHECK_STR(d.message, "field 1 (job_id): job 'a' appears twice (first on data row 1)");
+    /* A deadline before the job's submission (issue 17: accepted, then a certain miss). */
+    pfs_diag_clear(&d);
+    CHECK_INT(
+        pfs_workload_read(test_write(t, 0, "early.csv",
+                                     "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                                     "a,100,c1,1,1000,50,firm\n"),
+                          &w, &d),
+        PFS_EINVAL);
+    CHECK(w == NULL && d.line == 2);
+    CHECK_STR(d.message, "field 6 (deadline_s): 50 is before the job's submit_s 100");
 
     CHECK_INT(test_run(t, "workload --arrivals nosuch", &out, &err), 3);
     CHECK_STR(err, "pfisim: error: unknown trace 'nosuch' (known: kalos, "

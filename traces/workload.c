@@ -481,6 +481,11 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                 "must not be negative or earlier than the row before");
             goto fail;
         }
+        if (j.deadline_s < j.submit_s) { /* issue 17: accepted, and counted as a miss */
+            rc = pfs__csv_error(&csv, idx[5], "deadline_s", PFS_EINVAL,
+                                "%g is before the job's submit_s %g", j.deadline_s, j.submit_s);
+            goto fail;
+        }
         if (n < 1 || n > 10000000 || !(j.tokens > 0)) {
             rc = pfs__csv_error(&csv, idx[n < 1 || n > 10000000 ? 3 : 4],
                                 n < 1 || n > 10000000 ? "n_gpus" : "tokens", PFS_EINVAL,
