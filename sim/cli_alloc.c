@@ -150,6 +150,16 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
             return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, NULL,
                                  "job '%s': measured caps [%g, %g] W miss the %s limits",
                                  jc->job_id, jc->cap_w[0], jc->cap_w[jc->n_points - 1], g.name);
+        /* A curve to divide power over (issue 17: one point failed with neither file nor job
+         * named; no throughput printed -nan). */
+        if (jc->n_points < 2)
+            return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, "cap_w",
+                                 "job '%s': 1 measured point; a curve needs at least 2 caps",
+                                 jc->job_id);
+        if (!(jc->throughput[jc->n_points - 1] > 0))
+            return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, "throughput",
+                                 "job '%s': no throughput at its highest cap (%g W)", jc->job_id,
+                                 jc->cap_w[jc->n_points - 1]);
         if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points,
                                         &p->curves[i], d)) != 0)
             return rc;

@@ -465,6 +465,32 @@ test_alloc_cli(struct test *t)
     CHECK(strstr(err, "infeasible without pausing") != NULL);
     free(out);
     free(err);
+    /* A one-point curve and one with no throughput (issue 17: the first failed naming
+     * neither file nor job, the second printed -nan): refused, naming both. */
+    {
+        const char *one = test_write(t, 2, "one.csv",
+                                     "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                     "a,h200-sxm,1,300,5,tokens/s,290\n");
+        const char *zero = test_write(t, 3, "zero.csv",
+                                      "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                      "b,h200-sxm,1,300,5,tokens/s,290\n"
+                                      "b,h200-sxm,1,700,10,tokens/s,650\n"
+                                      "a,h200-sxm,1,300,0,tokens/s,290\n"
+                                      "a,h200-sxm,1,700,0,tokens/s,650\n");
+
+        snprintf(args, sizeof args, "alloc %s --cut 30%%", one);
+        CHECK_INT(test_run(t, args, &out, &err), 3);
+        CHECK(err && strstr(err, "one.csv:2: error: job 'a': 1 measured point; a curve needs at "
+                                 "least 2 caps") != NULL);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "alloc %s --cut 30%%", zero);
+        CHECK_INT(test_run(t, args, &out, &err), 3);
+        CHECK(err && strstr(err, "zero.csv:4: error: job 'a': no throughput at its highest cap "
+                                 "(700 W)") != NULL);
+        free(out);
+        free(err);
+    }
     snprintf(args, sizeof args, "alloc %s --cut 30%% --policy nosuch", curves);
     CHECK_INT(test_run(t, args, &out, &err), 2);
     CHECK(strncmp(err, "pfisim alloc: unknown policy 'nosuch' (known: equal pfi oracle", 62) == 0);
