@@ -144,6 +144,15 @@ test_telemetry_bad_logs(struct test *t)
                      &j, &d),
               PFS_EINVAL);
     CHECK_STR(d.message, "field 1 (timestamp): expected YYYY/MM/DD HH:MM:SS.mmm, got 'yesterday'");
+    /* A power limit of 0 (issue 17: power_frac became inf). */
+    CHECK_INT(import(t, "nvidia-smi",
+                     "timestamp, index, power.draw [W], power.limit [W], clocks.sm [MHz], "
+                     "utilization.gpu [%], utilization.memory [%]\n"
+                     "2026/02/27 23:15:27.100, 0, 74.10 W, 0.00 W, 345 MHz, 0 %, 0 %\n",
+                     &j, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.message,
+              "field 4 (power.limit): 0 W: a power limit must be positive ([N/A] when unknown)");
     /* A date that is not one (issue 17: 31 February was taken as 3 March). */
     CHECK_INT(import(t, "nvidia-smi",
                      "timestamp, index, power.draw [W], power.limit [W], clocks.sm [MHz], "

@@ -259,6 +259,12 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
                                 "expected a GPU index from 0 to %d", MAX_GPU_INDEX - 1);
             goto out;
         }
+        if (!isnan(x.limit_w) && !(x.limit_w > 0)) { /* issue 17: power_frac became inf */
+            rc = pfs__csv_error(&csv, idx[3], "power.limit", PFS_EINVAL,
+                                "%g W: a power limit must be positive ([N/A] when unknown)",
+                                x.limit_w);
+            goto out;
+        }
         x.gpu = (int)index;
         if (x.t < last_t[x.gpu]) {
             rc = pfs__csv_error(&csv, idx[0], "timestamp", PFS_EINVAL,
