@@ -200,8 +200,7 @@ struct run_pool {
     const struct pfs_scenario *sc;
     const struct pfs_sim_inputs *in;
     const char *const *policies;
-    struct outputs *o;
-    const bool *skip;
+    struct outputs *o; /* o->skipped: the runs --resume found stored */
     bool want_ts;
     size_t next, n;
     pthread_mutex_t lock;
@@ -225,7 +224,7 @@ run_worker(void *arg)
         pthread_mutex_unlock(&rp->lock);
         if (k >= rp->n)
             return NULL;
-        if (rp->skip[k])
+        if (rp->o->skipped[k])
             continue;
         rc = pfs_sim_run(rp->sc, rp->in, rp->policies[k], &rp->o->res[k],
                          rp->want_ts ? &rp->o->ts[k] : NULL, rp->o->jobs ? rp->o->jobs[k] : NULL,
@@ -654,17 +653,17 @@ pfs_cli_run(int argc, char **argv)
         {
             /* Which runs the database already holds; the others simulated (in parallel),
              * then written in policy order: the same bytes whatever the threads. */
-            bool skip[PFS_MAX_POLICIES] = {0};
             struct run_pool rp = {.sc = sc,
                                   .in = in,
                                   .policies = policies,
                                   .o = &o,
-                                  .skip = skip,
                                   .want_ts = ts_path || db_path,
                                   .n = n_pol};
 
             for (size_t k = 0; rc == 0 && k < n_pol; k++) {
                 bool done = false;
+
+                o.skipped[k] = false; /* this seed's: set anew for each */
 
                 if (resume && (rc = pfs_store_has_run(store, sc, policies[k], &done, &d)) == 0 &&
                     done) {
@@ -672,14 +671,14 @@ pfs_cli_run(int argc, char **argv)
                             policies[k], seeds[i], db_path);
                     pfs__strlcpy(o.res[k].policy, policies[k], sizeof o.res[k].policy);
                     o.res[k].tokens = NAN;
-                    skip[k] = o.skipped[k] = true;
+                    o.skipped[k] = true;
                 }
                 pfs_timeseries_free(&o.ts[k]);
             }
             if (rc == 0)
                 rc = run_policies(&rp, (size_t)threads, &d);
             for (size_t k = 0; rc == 0 && k < n_pol; k++) {
-                if (skip[k])
+                if (o.skipped[k])
                     continue;
                 if (store)
                     rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);

@@ -120,7 +120,9 @@ struct sim {
     struct order_key *arrival;    /* the jobs in order of arrival (the arrival stream) */
     size_t n_arrived;
     uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
-    bool reference;      /* the straightforward scheduler (scan_backfill) */
+    bool reference;      /* the straightforward engine (scan_backfill): the queue scanned,
+                          * the running jobs sorted, the policy asked at every decision and
+                          * left to predict its curves itself */
     /* A memoryless policy's last decision (pfs_policy_memoryless), reused while the running
      * jobs (epoch: every start and finish), the GPU budget and the event length it was made
      * for stay the same: the policy would decide the same again. */
@@ -1473,9 +1475,10 @@ control(struct sim *s)
         s->planned_w[0] = fac;
         s->planned_round = s->round;
         ev_len = event_length(s, t);
-        reuse = s->memo_ok && pfs_policy_memoryless(s->policy) && s->memo_epoch == s->epoch &&
-                !(s->memo_budget < gpu_budget) && !(s->memo_budget > gpu_budget) &&
-                !(s->memo_ev_len < ev_len) && !(s->memo_ev_len > ev_len);
+        reuse = !s->reference && s->memo_ok && pfs_policy_memoryless(s->policy) &&
+                s->memo_epoch == s->epoch && !(s->memo_budget < gpu_budget) &&
+                !(s->memo_budget > gpu_budget) && !(s->memo_ev_len < ev_len) &&
+                !(s->memo_ev_len > ev_len);
         for (size_t r = 0; !reuse && r < s->n_running; r++) {
             size_t j = s->running[r];
             const struct pfs_workload_job *w = &s->in->wl->jobs[j];
@@ -1491,14 +1494,15 @@ control(struct sim *s)
             s->aj[r].limit_until_s = until;
         }
         s->truth.n_jobs = s->n_running;
-        v = (struct pfs_alloc_view){gpu_budget,
-                                    s->n_running,
-                                    s->aj,
-                                    s->at,
-                                    s->needs_truth ? &s->truth : NULL,
-                                    NULL,
-                                    {s->pred[0], s->pred[1]},
-                                    NULL};
+        v = (struct pfs_alloc_view){
+            gpu_budget,
+            s->n_running,
+            s->aj,
+            s->at,
+            s->needs_truth ? &s->truth : NULL,
+            NULL,
+            {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
+            NULL};
         if (!reuse) {
             s->res->policy_decisions++;
             rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
