@@ -4,6 +4,8 @@
 #   make run         install what is missing, build, run the default demonstration
 #   make test        install what is missing, build, run every test
 #   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
+#   make fuzz        every reader under libFuzzer, FUZZ_SECONDS each (docs/reliability.md);
+#                    make fuzz-ci: each briefly, as CI does
 #   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
@@ -63,7 +65,7 @@ BIN      := $(BUILD)/pfisim
 TESTBIN  := $(BUILD)/pfisim-tests
 
 .PHONY: all run test check check-asan bench bench-scale lint format install uninstall clean deps \
-        study-oversub study-pricing study-deadlines
+        study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB)
@@ -146,6 +148,32 @@ check-asan: deps
 	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	    PFISIM_BIN=build/asan/pfisim build/asan/pfisim-tests
 
+# Fuzzing (docs/reliability.md): one libFuzzer binary per reader (tests/fuzz/fuzz.c), the
+# library built by clang with ASan and UBSan in build/fuzz/. tests/fuzz/run.sh makes each
+# harness's seed corpus from the project's own files and reports the executions.
+FUZZ_TARGETS := csv curves jobs workload trace nvidia_smi dcgm perseus zeus emerald grid gpu \
+                scenario sweep predictor
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+$(BUILD)/fuzz-%: tests/fuzz/fuzz.c sim/internal.h sim/pfisim.h $(LIB)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsanitize=fuzzer -DFUZZ_TARGET=$* -o $@ $< \
+	    $(LIB) $(LDLIBS_ALL)
+
+fuzz-build: deps
+	$(Q)command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(FUZZ_CC) CFLAGS=-Wno-double-promotion \
+	    OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzz/libpfisim.a \
+	    $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+
+fuzz: fuzz-build
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-ci: fuzz-build
+	$(Q)sh tests/fuzz/run.sh 4 $(FUZZ_TARGETS)
+
 $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
@@ -184,7 +212,7 @@ deps:
 	fi
 
 LINT_SRC = $(wildcard sim/*.[ch] models/*.[ch] traces/*.[ch] policies/*.[ch] plots/*.[ch] \
-           tests/*.[ch] bench/*.[ch])
+           tests/*.[ch] tests/fuzz/*.[ch] bench/*.[ch])
 BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:space:]]*\(
 
 lint:

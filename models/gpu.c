@@ -124,10 +124,7 @@ pfs_gpu_load(const char *path, struct pfs_gpu *out, struct pfs_diag *diag)
     config_t cfg;
     int rc;
 
-    config_init(&cfg);
-    if (config_read_file(&cfg, path) == CONFIG_FALSE)
-        rc = parse_error(&cfg, path, diag);
-    else
+    if ((rc = pfs__config_read(&cfg, path, diag)) == 0)
         rc = gpu_from_config(&cfg, path, out, diag);
     config_destroy(&cfg);
     return rc;

@@ -653,14 +653,8 @@ pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag
     *out = NULL;
     if (!p)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    config_init(&cfg);
-    if (config_read_file(&cfg, path) == CONFIG_FALSE) {
-        rc = config_error_type(&cfg) == CONFIG_ERR_FILE_IO
-                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read")
-                 : pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(&cfg), 0, NULL, "%s",
-                                 config_error_text(&cfg));
+    if ((rc = pfs__config_read(&cfg, path, diag)) != 0)
         goto out;
-    }
     if (!(root = config_lookup(&cfg, "predictor"))) {
         rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "predictor",
                            "predictor: missing group (not a pfisim model file?)");

@@ -82,6 +82,25 @@ struct pfs__csv {
     struct pfs_diag *diag; /* where errors go; set by pfs__csv_open */
 };
 
+/* The most GPUs one job may ask for, in every reader (curves, jobs, traces, workloads). */
+#define PFS__MAX_JOB_GPUS 1000000
+
+/* A curve point's power may exceed its cap by at most this factor (traces/curves.c). */
+#define PFS__POWER_OVER_CAP 1.5
+
+/* The data-directory file behind a trace source (kalos, itp:clusterNN, ...) into path;
+ * false for an unknown source. pfs__trace_read_file reads source's kind of file from any
+ * path (pfs_trace_read: from its data-directory file). */
+bool pfs__trace_path(const char *source, char *path, size_t size);
+int pfs__trace_read_file(const char *source, const char *path, struct pfs_trace **out,
+                         struct pfs_diag *diag);
+
+/* Writers' halves of the reader: a text field quoted where the reader needs it (a comma,
+ * a quote, a leading '#'; no line ends: the reader is line-based, so callers refuse them),
+ * and a number in the fewest digits that read back to exactly it. */
+void pfs__csv_put_text(FILE *fp, const char *s);
+void pfs__csv_put_num(FILE *fp, double v);
+
 /* Opens path. Returns 0 or PFS_EIO. */
 int pfs__csv_open(struct pfs__csv *csv, const char *path, struct pfs_diag *diag);
 /* Reads the next non-blank line. Returns 1 with a row, 0 at the end, or PFS_EINVAL

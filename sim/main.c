@@ -445,10 +445,30 @@ import_telemetry(const struct pfs_telemetry_ops *imp, int n_logs, char **logs, c
         const char *base = strrchr(logs[i], '/');
         char *dot;
 
+        char id[512];
+
         memset(j, 0, sizeof *j);
-        pfs__strlcpy(j->job_id, job_id ? job_id : (base ? base + 1 : logs[i]), sizeof j->job_id);
-        if (!job_id && (dot = strrchr(j->job_id, '.')) != NULL && dot != j->job_id)
+        pfs__strlcpy(id, job_id ? job_id : (base ? base + 1 : logs[i]), sizeof id);
+        if (!job_id && (dot = strrchr(id, '.')) != NULL && dot != id)
             *dot = '\0';
+        /* An id jobs.csv cannot hold is refused, not cut or mangled (issue 17): the
+         * import's output must read back as the same jobs. */
+        if (!id[0] || strpbrk(id, "\n\r") || !pfs__strlcpy(j->job_id, id, sizeof j->job_id)) {
+            rc = pfs__diag_set(&d, PFS_EINVAL, logs[i], 0, 0, "job_id",
+                               "job id '%.60s' %s (give --job-id)", id,
+                               !id[0]                ? "is empty"
+                               : strpbrk(id, "\n\r") ? "holds a line break"
+                                                     : "is longer than 31 bytes");
+            break;
+        }
+        for (size_t k = 0; k < js.n_jobs && rc == 0; k++)
+            if (strcmp(js.jobs[k].job_id, j->job_id) == 0)
+                rc = pfs__diag_set(&d, PFS_EINVAL, logs[i], 0, 0, "job_id",
+                                   "gives job id '%s', as %s does: one id per job (rename one "
+                                   "log, or import them one at a time with --job-id)",
+                                   j->job_id, logs[k]);
+        if (rc)
+            break;
         pfs__strlcpy(j->gpu, g.name, sizeof j->gpu);
         rc = imp->read(logs[i], &g, j, &d);
         js.n_jobs++;

@@ -7,6 +7,7 @@
  * a default in place); messages are `file:line: setting.path: message`, libconfig knowing
  * lines but not columns.
  */
+#include <errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <libconfig.h>
@@ -854,17 +855,64 @@ pfs_scenario_set_days(struct pfs_scenario *sc, double days)
     sc->n_dr = m;
 }
 
-/* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. */
+/* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. The file
+ * is read whole first: a NUL byte (a binary file, which libconfig misreads and leaks on) is
+ * refused at its line, and a UTF-8 byte-order mark, which editors on Windows write and which
+ * carries no setting, is skipped. */
 int
 pfs__config_read(config_t *cfg, const char *path, struct pfs_diag *diag)
 {
+    FILE *fp;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+
     config_init(cfg);
-    if (config_read_file(cfg, path) == CONFIG_TRUE)
-        return 0;
-    return config_error_type(cfg) == CONFIG_ERR_FILE_IO
-               ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the file")
-               : pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(cfg), 0, NULL, "%s",
-                               config_error_text(cfg));
+    if (!(fp = fopen(path, "rb")))
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the file: %s",
+                             strerror(errno));
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            char *grown = realloc(text, cap = 2 * cap + 8192);
+
+            if (!grown) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+                break;
+            }
+            text = grown;
+        }
+        size_t got = fread(text + len, 1, 4096, fp);
+
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    if (rc == 0 && ferror(fp))
+        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read the file: %s",
+                           strerror(errno));
+    fclose(fp);
+    if (rc == 0) {
+        const char *start = text;
+        const char *nul;
+
+        text[len] = '\0';
+        if ((nul = memchr(text, '\0', len)) != NULL) {
+            long line = 1;
+
+            for (const char *c = text; c < nul; c++)
+                line += *c == '\n';
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, line, 0, NULL,
+                               "NUL byte in a text file (a binary file?)");
+        } else {
+            if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+                start += 3;
+            if (config_read_string(cfg, start) != CONFIG_TRUE)
+                rc = pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(cfg), 0, NULL, "%s",
+                                   config_error_text(cfg));
+        }
+    }
+    free(text);
+    return rc;
 }
 
 int

@@ -120,6 +120,9 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_telemetry_nvidia_smi)                                                                   \
     X(test_telemetry_dcgm)                                                                         \
     X(test_telemetry_bad_logs)                                                                     \
+    X(test_roundtrip_ids_and_numbers)                                                              \
+    X(test_import_ids)                                                                             \
+    X(test_readers_refuse_wrong)                                                                   \
     X(test_telemetry_real_h200)                                                                    \
     X(test_workload_real_sources)                                                                  \
     X(test_workload_synthetic_sources)                                                             \

@@ -130,6 +130,11 @@ pfs__csv_next(struct pfs__csv *csv)
             return 0;
         }
         csv->line++;
+        if (csv->line == 1 && len >= 3 && memcmp(csv->buf, "\xEF\xBB\xBF", 3) == 0) {
+            /* A UTF-8 byte-order mark (spreadsheets write one) is not data. */
+            memmove(csv->buf, csv->buf + 3, (size_t)len - 2);
+            len -= 3;
+        }
         while (len > 0 && (csv->buf[len - 1] == '\n' || csv->buf[len - 1] == '\r'))
             csv->buf[--len] = '\0';
         if (len == 0 || csv->buf[0] == '#')
@@ -242,4 +247,39 @@ pfs__csv_long(struct pfs__csv *csv, size_t idx, const char *name, long *out)
     if (!pfs__parse_long(s, out))
         return pfs__csv_error(csv, idx, name, PFS_EINVAL, "expected an integer, got '%s'", s);
     return 0;
+}
+
+void
+pfs__csv_put_text(FILE *fp, const char *s)
+{
+    /* Quoted when a reader would split or skip it: a comma, a quote, a line end, or a '#'
+     * that would make the line a comment. */
+    if (strpbrk(s, ",\"\n\r") == NULL && s[0] != '#') {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+void
+pfs__csv_put_num(FILE *fp, double v)
+{
+    char buf[40];
+
+    /* The shortest of 15, 16 or 17 significant digits that reads back to v exactly. */
+    for (int digits = 15; digits <= 17; digits++) {
+        double back;
+
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        back = strtod(buf, NULL);
+        if (!(back < v || back > v))
+            break;
+    }
+    fputs(buf, fp);
 }

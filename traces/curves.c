@@ -142,7 +142,7 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
         return point_error(cs, w, COL_GPU, line, diag, "empty GPU name");
     if (strlen(gpu) >= sizeof j->gpu)
         return point_error(cs, w, COL_GPU, line, diag, "GPU name longer than 31 bytes");
-    if (n_gpus < 1 || n_gpus > 1000000)
+    if (n_gpus < 1 || n_gpus > PFS__MAX_JOB_GPUS)
         return point_error(cs, w, COL_NGPUS, line, diag, "must be between 1 and 1000000");
     if (!isfinite(cap_w) || cap_w <= 0)
         return point_error(cs, w, COL_CAP, line, diag, "must be a positive number of watts");
@@ -154,6 +154,15 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
         return point_error(cs, w, COL_UNIT, line, diag, "unit longer than 31 bytes");
     if (!isfinite(power_w) || power_w < 0)
         return point_error(cs, w, COL_POWER, line, diag, "must not be negative");
+    if (power_w > PFS__POWER_OVER_CAP * cap_w) {
+        /* A measured draw may sit above its cap (Zeus's A40 at its 100 W floor draws up to
+         * 121 W); half again the cap is a unit or column mistake, not a measurement. */
+        snprintf(msg, sizeof msg,
+                 "%g W is more than %g times the cap of %g W (watts per GPU; "
+                 "a unit or column mistake?)",
+                 power_w, PFS__POWER_OVER_CAP, cap_w);
+        return point_error(cs, w, COL_POWER, line, diag, msg);
+    }
 
     /* Found through the index (kept while the set grows here), not a search of every job. */
     if (!cs->index && cs->n_jobs == 0 && !(cs->index = calloc(1, sizeof *cs->index)))
@@ -275,22 +284,6 @@ fail:
 }
 
 /* Writes a field, quoting it when it holds a comma, a quote or leading/trailing space. */
-static void
-write_field(FILE *fp, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, fp);
-        return;
-    }
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 int
 pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *diag)
 {
@@ -299,12 +292,18 @@ pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *dia
         const struct pfs_job_curve *j = &cs->jobs[i];
 
         for (size_t k = 0; k < j->n_points; k++) {
-            write_field(fp, j->job_id);
+            pfs__csv_put_text(fp, j->job_id);
             fputc(',', fp);
-            write_field(fp, j->gpu);
-            fprintf(fp, ",%d,%.17g,%.17g,", j->n_gpus, j->cap_w[k], j->throughput[k]);
-            write_field(fp, j->unit);
-            fprintf(fp, ",%.17g\n", j->power_w[k]);
+            pfs__csv_put_text(fp, j->gpu);
+            fprintf(fp, ",%d,", j->n_gpus);
+            pfs__csv_put_num(fp, j->cap_w[k]);
+            fputc(',', fp);
+            pfs__csv_put_num(fp, j->throughput[k]);
+            fputc(',', fp);
+            pfs__csv_put_text(fp, j->unit);
+            fputc(',', fp);
+            pfs__csv_put_num(fp, j->power_w[k]);
+            fputc('\n', fp);
         }
     }
     if (fflush(fp) != 0 || ferror(fp))

@@ -187,7 +187,7 @@ read_row(struct pfs__csv *csv, const size_t *idx, struct pfs_corpus_job *j)
         (rc = read_text(csv, idx, C_PHASE, j->phase, sizeof j->phase, phases, false)) ||
         (rc = pfs__csv_long(csv, idx[C_NGPUS], names[C_NGPUS], &n)))
         return rc;
-    if (n < 1 || n > 1000000)
+    if (n < 1 || n > PFS__MAX_JOB_GPUS)
         return pfs__csv_error(csv, idx[C_NGPUS], names[C_NGPUS], PFS_EINVAL,
                               "must be between 1 and 1000000");
     j->n_gpus = (int)n;
@@ -297,10 +297,9 @@ fail:
 static void
 put_num(FILE *fp, double v)
 {
-    if (isnan(v))
-        fputc(',', fp);
-    else
-        fprintf(fp, ",%.10g", v);
+    fputc(',', fp);
+    if (!isnan(v))
+        pfs__csv_put_num(fp, v);
 }
 
 int
@@ -312,8 +311,17 @@ pfs_jobset_write(const struct pfs_jobset *js, FILE *fp, struct pfs_diag *diag)
     for (size_t i = 0; i < js->n_jobs; i++) {
         struct pfs_corpus_job copy = js->jobs[i], *j = &copy;
 
-        fprintf(fp, "%s,%s,%s,%s,%d,%s,%s", j->job_id, j->gpu, j->split, j->twin_id, j->n_gpus,
-                j->family, j->phase);
+        const char *text[] = {j->job_id, j->gpu, j->split, j->twin_id};
+
+        if (strpbrk(j->job_id, "\n\r") || strpbrk(j->twin_id, "\n\r"))
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "job_id",
+                                 "job id with a line break cannot be written to a CSV");
+        for (int c = 0; c < 4; c++) {
+            if (c)
+                fputc(',', fp);
+            pfs__csv_put_text(fp, text[c]);
+        }
+        fprintf(fp, ",%d,%s,%s", j->n_gpus, j->family, j->phase);
         for (int c = C_PARAMS; c < N_COLS; c++) {
             bool is_frac;
             double *d = num_field(j, c, &is_frac);

@@ -60,19 +60,13 @@ cmp_job(const void *a, const void *b)
     return (x->n_gpus > y->n_gpus) - (x->n_gpus < y->n_gpus);
 }
 
-int
-pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag)
+/* The trace kind source names, and the file that holds it into path; NULL if none. */
+static const struct trace_kind *
+trace_kind(const char *source, char *path, size_t size)
 {
     const struct trace_kind *k = NULL;
-    char rel[128], path[512];
-    const char *names[3];
-    struct pfs__csv csv;
-    struct pfs_trace *t;
-    size_t idx[3], cap = 0;
-    double clock = 0;
-    int rc;
+    char rel[128];
 
-    *out = NULL;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         size_t n = strlen(kinds[i].prefix);
 
@@ -85,18 +79,55 @@ pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag
 
         if (strlen(c) != 9 || strncmp(c, "cluster", 7) != 0 || c[7] < '0' || c[7] > '9' ||
             c[8] < '0' || c[8] > '9')
-            k = NULL;
-        else
-            snprintf(rel, sizeof rel, "jobs/elasticflow-itp/raw/%s.csv", c);
+            return NULL;
+        snprintf(rel, sizeof rel, "jobs/elasticflow-itp/raw/%s.csv", c);
     } else if (k) {
         pfs__strlcpy(rel, k->relpath, sizeof rel);
+    } else {
+        return NULL;
     }
-    if (!k)
+    if (snprintf(path, size, "%s/%s", pfs_data_dir(), rel) >= (int)size)
+        return NULL;
+    return k;
+}
+
+bool
+pfs__trace_path(const char *source, char *path, size_t size)
+{
+    return trace_kind(source, path, size) != NULL;
+}
+
+int
+pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag)
+{
+    char path[512];
+
+    *out = NULL;
+    if (!trace_kind(source, path, sizeof path))
         return pfs__diag_set(diag, PFS_ENOTFOUND, NULL, 0, 0, "arrivals",
                              "unknown trace '%s' (known: kalos, itp:cluster01..itp:cluster10, "
                              "helios, philly)",
                              source);
-    snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), rel);
+    return pfs__trace_read_file(source, path, out, diag);
+}
+
+int
+pfs__trace_read_file(const char *source, const char *path, struct pfs_trace **out,
+                     struct pfs_diag *diag)
+{
+    char scratch[512];
+    const struct trace_kind *k = trace_kind(source, scratch, sizeof scratch);
+    const char *names[3];
+    struct pfs__csv csv;
+    struct pfs_trace *t;
+    size_t idx[3], cap = 0;
+    double clock = 0;
+    int rc;
+
+    *out = NULL;
+    if (!k)
+        return pfs__diag_set(diag, PFS_ENOTFOUND, NULL, 0, 0, "arrivals", "unknown trace '%s'",
+                             source);
     names[0] = k->submit;
     names[1] = k->duration;
     names[2] = k->gpus;
@@ -124,6 +155,11 @@ pfs_trace_read(const char *source, struct pfs_trace **out, struct pfs_diag *diag
             int c = sub < 0 ? 0 : j.duration_s < 0 ? 1 : 2;
 
             rc = pfs__csv_error(&csv, idx[c], names[c], PFS_EINVAL, "must not be negative");
+            goto fail;
+        }
+        if (g > PFS__MAX_JOB_GPUS) {
+            rc = pfs__csv_error(&csv, idx[2], names[2], PFS_EINVAL,
+                                "%ld GPUs: more than a job can have (%d)", g, PFS__MAX_JOB_GPUS);
             goto fail;
         }
         clock = k->interval ? clock + sub : sub;

@@ -402,10 +402,23 @@ pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag
     for (size_t i = 0; i < w->n_jobs; i++) {
         const struct pfs_workload_job *j = &w->jobs[i];
 
-        fprintf(fp, "%s,%.3f,%s,%d,%.10g,%.3f,%s", j->job_id, j->submit_s, j->curve_id, j->n_gpus,
-                j->tokens, j->deadline_s, pfs_tier_name(j->tier));
-        if (pools)
-            fprintf(fp, ",%s", j->pool);
+        if (strpbrk(j->job_id, "\n\r") || strpbrk(j->curve_id, "\n\r") || strpbrk(j->pool, "\n\r"))
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "job_id",
+                                 "job '%.40s': a line break cannot be written to a CSV", j->job_id);
+        pfs__csv_put_text(fp, j->job_id);
+        fputc(',', fp);
+        pfs__csv_put_num(fp, j->submit_s);
+        fputc(',', fp);
+        pfs__csv_put_text(fp, j->curve_id);
+        fprintf(fp, ",%d,", j->n_gpus);
+        pfs__csv_put_num(fp, j->tokens);
+        fputc(',', fp);
+        pfs__csv_put_num(fp, j->deadline_s);
+        fprintf(fp, ",%s", pfs_tier_name(j->tier));
+        if (pools) {
+            fputc(',', fp);
+            pfs__csv_put_text(fp, j->pool);
+        }
         fputc('\n', fp);
     }
     if (fflush(fp) != 0 || ferror(fp))
@@ -472,8 +485,13 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
         }
         if (!*id || strlen(id) >= sizeof j.job_id || !*curve ||
             strlen(curve) >= sizeof j.curve_id) {
-            rc = pfs__csv_error(&csv, idx[*id ? 2 : 0], *id ? "curve_id" : "job_id", PFS_EINVAL,
-                                "must be 1 to 31 bytes");
+            /* Blame the field that is wrong (issue 17: a 32-byte job id was blamed on
+             * curve_id). */
+            bool id_bad = !*id || strlen(id) >= sizeof j.job_id;
+
+            rc = pfs__csv_error(&csv, idx[id_bad ? 0 : 2], id_bad ? "job_id" : "curve_id",
+                                PFS_EINVAL, "must be 1 to 31 bytes, got %zu",
+                                strlen(id_bad ? id : curve));
             goto fail;
         }
         if (j.submit_s < 0 || j.submit_s < last) {
@@ -486,10 +504,12 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                 "%g is before the job's submit_s %g", j.deadline_s, j.submit_s);
             goto fail;
         }
-        if (n < 1 || n > 10000000 || !(j.tokens > 0)) {
-            rc = pfs__csv_error(&csv, idx[n < 1 || n > 10000000 ? 3 : 4],
-                                n < 1 || n > 10000000 ? "n_gpus" : "tokens", PFS_EINVAL,
-                                "must be positive");
+        if (n < 1 || n > PFS__MAX_JOB_GPUS || !(j.tokens > 0)) {
+            bool gpus_bad = n < 1 || n > PFS__MAX_JOB_GPUS;
+
+            rc = pfs__csv_error(&csv, idx[gpus_bad ? 3 : 4], gpus_bad ? "n_gpus" : "tokens",
+                                PFS_EINVAL,
+                                gpus_bad ? "must be between 1 and 1000000" : "must be positive");
             goto fail;
         }
         if ((seen = pfs__strindex_find(&ids, id, wl_key, w)) != SIZE_MAX) {

@@ -1,0 +1,540 @@
+/*
+ * tests/fuzz/fuzz.c - libFuzzer harnesses, one per reader (docs/reliability.md).
+ *
+ * One source, one binary per harness: the Makefile compiles it with -DFUZZ_TARGET=NAME and
+ * NAME's entry below becomes LLVMFuzzerTestOneInput. Each harness writes the input to a
+ * file (the readers take paths, as pfisim does), reads it, and checks more than "no crash":
+ *
+ *   - round trip: what a reader accepted and pfisim writes back reads again, to the same
+ *     bytes when written a second time (the rows survive the trip);
+ *   - finite: no NaN or infinity reaches a written file or a number the simulator uses
+ *     (every reader refuses a non-finite number, so a written one fails the round trip;
+ *     the numbers read are checked directly);
+ *   - a rejected input leaves a diagnostic with a message.
+ *
+ * A violated property calls abort(), which libFuzzer reports as a crash with its input.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static char dir[64], in_path[96], back_path[96];
+
+static void
+fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "fuzz: property violated: %s\n%s\n", what, detail ? detail : "");
+    abort();
+}
+
+static void
+put(const char *path, const void *data, size_t size)
+{
+    FILE *fp = fopen(path, "wb");
+
+    if (!fp || fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
+        fail("cannot write the input file", path);
+}
+
+/* A rejected input must say why. */
+static void
+rejected(const struct pfs_diag *d)
+{
+    if (!d->code || !d->message[0])
+        fail("an input was rejected without a message", NULL);
+}
+
+static void
+finite(double v, const char *what)
+{
+    if (!isfinite(v))
+        fail("a non-finite number was read", what);
+}
+
+typedef int (*write_fn)(const void *obj, FILE *fp, struct pfs_diag *d);
+
+/* What write_fn writes of obj, as a malloc'd string. */
+static char *
+text_of(write_fn w, const void *obj)
+{
+    struct pfs_diag d;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    pfs_diag_clear(&d);
+    if (!fp)
+        fail("open_memstream", NULL);
+    if (w(obj, fp, &d) != 0)
+        fail("writing back what was read failed", d.message);
+    fclose(fp);
+    return text;
+}
+
+/* The round trip: first is what pfisim wrote of what it read. Written to a file and read
+ * with read_back, it must be accepted, and written again, give the same bytes. */
+static void
+round_trip(const char *first, char *(*read_back)(const char *path, struct pfs_diag *d))
+{
+    struct pfs_diag d;
+    char *second;
+
+    put(back_path, first, strlen(first));
+    pfs_diag_clear(&d);
+    if (!(second = read_back(back_path, &d))) {
+        fprintf(stderr, "fuzz: %s:%ld: %s: %s\n", d.file, d.line, d.field, d.message);
+        fail("pfisim's own output does not read back", first);
+    }
+    if (strcmp(first, second) != 0) {
+        fprintf(stderr, "fuzz: second write:\n%s\n", second);
+        fail("written, read and written again, the output changed", first);
+    }
+    free(second);
+}
+
+/* ---- curves.csv, and the importers that fill a curve set ---- */
+
+static int
+w_curves(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_curveset_write(obj, fp, d);
+}
+
+static char *
+curves_text(const char *path, struct pfs_diag *d)
+{
+    struct pfs_curveset *cs = NULL;
+    char *text;
+
+    if (pfs_curveset_read(path, &cs, d) != 0)
+        return NULL;
+    text = text_of(w_curves, cs);
+    pfs_curveset_free(cs);
+    return text;
+}
+
+static void
+check_curves(const struct pfs_curveset *cs)
+{
+    for (size_t i = 0; i < cs->n_jobs; i++)
+        for (size_t k = 0; k < cs->jobs[i].n_points; k++) {
+            finite(cs->jobs[i].cap_w[k], "curve cap_w");
+            finite(cs->jobs[i].throughput[k], "curve throughput");
+            finite(cs->jobs[i].power_w[k], "curve power_w");
+        }
+}
+
+static void
+fuzz_curves(void)
+{
+    struct pfs_curveset *cs = NULL;
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (pfs_curveset_read(in_path, &cs, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    check_curves(cs);
+    text = text_of(w_curves, cs);
+    pfs_curveset_free(cs);
+    round_trip(text, curves_text);
+    free(text);
+}
+
+static void
+fuzz_importer(const char *name)
+{
+    const struct pfs_importer_ops *imp = pfs_importer_find(name);
+    struct pfs_curveset *cs = NULL;
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!imp || pfs_curveset_new(&cs) != 0)
+        fail("no such importer", name);
+    if (imp->read(in_path, "a100-sxm", cs, &d) != 0) {
+        rejected(&d);
+        pfs_curveset_free(cs);
+        return;
+    }
+    check_curves(cs);
+    text = cs->n_jobs ? text_of(w_curves, cs) : NULL;
+    pfs_curveset_free(cs);
+    if (text)
+        round_trip(text, curves_text);
+    free(text);
+}
+
+static void
+fuzz_perseus(void)
+{
+    fuzz_importer("perseus");
+}
+
+static void
+fuzz_zeus(void)
+{
+    fuzz_importer("zeus");
+}
+
+static void
+fuzz_emerald(void)
+{
+    fuzz_importer("emerald");
+}
+
+/* ---- jobs.csv, and the telemetry importers that make its rows ---- */
+
+static int
+w_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_jobset_write(obj, fp, d);
+}
+
+static char *
+jobs_text(const char *path, struct pfs_diag *d)
+{
+    struct pfs_jobset *js = NULL;
+    char *text;
+
+    if (pfs_jobset_read(path, &js, d) != 0)
+        return NULL;
+    text = text_of(w_jobs, js);
+    pfs_jobset_free(js);
+    return text;
+}
+
+static void
+fuzz_jobs(void)
+{
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!(text = jobs_text(in_path, &d))) {
+        rejected(&d);
+        return;
+    }
+    round_trip(text, jobs_text);
+    free(text);
+}
+
+static void
+fuzz_telemetry(const char *name)
+{
+    const struct pfs_telemetry_ops *imp = pfs_telemetry_find(name);
+    struct pfs_corpus_job job;
+    struct pfs_jobset js = {.n_jobs = 1, .jobs = &job};
+    struct pfs_gpu g;
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!imp || pfs_gpu_find("h200-sxm", &g, &d) != 0)
+        fail("no such importer", name);
+    memset(&job, 0, sizeof job);
+    pfs__strlcpy(job.job_id, "fuzz-job", sizeof job.job_id);
+    pfs__strlcpy(job.gpu, g.name, sizeof job.gpu);
+    if (imp->read(in_path, &g, &job, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    text = text_of(w_jobs, &js);
+    round_trip(text, jobs_text);
+    free(text);
+}
+
+static void
+fuzz_nvidia_smi(void)
+{
+    fuzz_telemetry("nvidia-smi");
+}
+
+static void
+fuzz_dcgm(void)
+{
+    fuzz_telemetry("dcgm");
+}
+
+/* ---- workload CSV ---- */
+
+static int
+w_workload(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_workload_write(obj, fp, d);
+}
+
+static char *
+workload_text(const char *path, struct pfs_diag *d)
+{
+    struct pfs_workload *w = NULL;
+    char *text;
+
+    if (pfs_workload_read(path, &w, d) != 0)
+        return NULL;
+    text = text_of(w_workload, w);
+    pfs_workload_free(w);
+    return text;
+}
+
+static void
+fuzz_workload(void)
+{
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!(text = workload_text(in_path, &d))) {
+        rejected(&d);
+        return;
+    }
+    round_trip(text, workload_text);
+    free(text);
+}
+
+/* ---- the strict CSV reader underneath them all ---- */
+
+static void
+fuzz_csv(void)
+{
+    struct pfs__csv csv;
+    struct pfs_diag d;
+    int rc;
+
+    pfs_diag_clear(&d);
+    if (pfs__csv_open(&csv, in_path, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    while ((rc = pfs__csv_next(&csv)) == 1)
+        for (size_t i = 0; i < csv.n_fields; i++)
+            if (!csv.fields[i] || csv.columns[i] < 1)
+                fail("a field without text or column", NULL);
+    pfs__csv_close(&csv);
+    if (rc < 0 || rc > 1)
+        rejected(&d);
+}
+
+/* ---- arrival traces (the kalos layout; the others differ in column names only) ---- */
+
+static void
+fuzz_trace(void)
+{
+    struct pfs_trace *t = NULL;
+    struct pfs_diag d;
+
+    pfs_diag_clear(&d);
+    if (pfs__trace_read_file("kalos", in_path, &t, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    for (size_t i = 0; i < t->n_jobs; i++) {
+        finite(t->jobs[i].submit_s, "trace submit");
+        finite(t->jobs[i].duration_s, "trace duration");
+        if (t->jobs[i].n_gpus < 1 || (i && t->jobs[i].submit_s < t->jobs[i - 1].submit_s))
+            fail("trace job out of order or without GPUs", NULL);
+    }
+    pfs_trace_free(t);
+}
+
+/* ---- grid signals ---- */
+
+static void
+fuzz_grid(void)
+{
+    static const int tops[] = {0, 3};
+    struct pfs_dr_event ev[64];
+    struct pfs_diag d;
+
+    for (size_t k = 0; k < 2; k++) {
+        struct pfs_grid_options o = {.column = "SRP Actual",
+                                     .threshold = tops[k] ? 0 : 4.6,
+                                     .top_hours = tops[k],
+                                     .cut = 0.3,
+                                     .ramp_s = 900};
+        size_t n = 0;
+        double thr = 0;
+
+        pfs_diag_clear(&d);
+        if (pfs_grid_events(in_path, &o, ev, 64, &n, &thr, &d) != 0) {
+            rejected(&d);
+            continue;
+        }
+        finite(thr, "grid threshold");
+        for (size_t i = 0; i < n; i++)
+            if (!isfinite(ev[i].start_s) || !isfinite(ev[i].end_s) ||
+                !(ev[i].end_s > ev[i].start_s))
+                fail("a grid event without a finite, positive span", NULL);
+    }
+}
+
+/* ---- GPU profiles, scenarios, sweeps, predictors (libconfig) ---- */
+
+static void
+fuzz_gpu(void)
+{
+    struct pfs_gpu g;
+    struct pfs_diag d;
+
+    pfs_diag_clear(&d);
+    if (pfs_gpu_load(in_path, &g, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    finite(g.idle_w, "gpu idle");
+    finite(g.default_limit_w, "gpu default limit");
+    if (!(g.min_limit_w <= g.default_limit_w && g.default_limit_w <= g.max_limit_w))
+        fail("a GPU profile with its limits out of order", g.name);
+}
+
+static int
+w_scenario(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    (void)d;
+    return pfs_scenario_write(obj, fp);
+}
+
+static char *
+scenario_text(const char *path, struct pfs_diag *d)
+{
+    static struct pfs_scenario sc; /* large: not on the stack */
+
+    if (pfs_scenario_load(path, &sc, d) != 0)
+        return NULL;
+    return text_of(w_scenario, &sc);
+}
+
+static void
+fuzz_scenario(void)
+{
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!(text = scenario_text(in_path, &d))) {
+        rejected(&d);
+        return;
+    }
+    round_trip(text, scenario_text);
+    free(text);
+}
+
+static void
+fuzz_sweep(void)
+{
+    static struct pfs_scenario sc;
+    struct pfs_sweep *sw = NULL;
+    struct pfs_diag d;
+    size_t n;
+
+    pfs_diag_clear(&d);
+    if (pfs_sweep_load(in_path, &sw, &d) != 0) {
+        rejected(&d);
+        return;
+    }
+    n = pfs_sweep_n_items(sw);
+    for (size_t i = 0; i < n && i < 8; i++) {
+        pfs_diag_clear(&d);
+        if (pfs_sweep_scenario(sw, i, &sc, &d) != 0)
+            rejected(&d);
+    }
+    pfs_sweep_free(sw);
+}
+
+static int
+w_predictor(const void *obj, FILE *fp, struct pfs_diag *d)
+{
+    return pfs_predictor_save(obj, fp, d);
+}
+
+static char *
+predictor_text(const char *path, struct pfs_diag *d)
+{
+    struct pfs_predictor *p = NULL;
+    char *text;
+
+    if (pfs_predictor_load(path, &p, d) != 0)
+        return NULL;
+    text = text_of(w_predictor, p);
+    pfs_predictor_free(p);
+    return text;
+}
+
+static void
+fuzz_predictor(void)
+{
+    struct pfs_diag d;
+    char *text;
+
+    pfs_diag_clear(&d);
+    if (!(text = predictor_text(in_path, &d))) {
+        rejected(&d);
+        return;
+    }
+    round_trip(text, predictor_text);
+    free(text);
+}
+
+/* ---- the entry points ---- */
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} targets[] = {
+    {"csv", fuzz_csv},           {"curves", fuzz_curves},   {"jobs", fuzz_jobs},
+    {"workload", fuzz_workload}, {"trace", fuzz_trace},     {"nvidia_smi", fuzz_nvidia_smi},
+    {"dcgm", fuzz_dcgm},         {"perseus", fuzz_perseus}, {"zeus", fuzz_zeus},
+    {"emerald", fuzz_emerald},   {"grid", fuzz_grid},       {"gpu", fuzz_gpu},
+    {"scenario", fuzz_scenario}, {"sweep", fuzz_sweep},     {"predictor", fuzz_predictor},
+};
+static void (*target)(void);
+
+static void
+clean_up(void)
+{
+    remove(in_path);
+    remove(back_path);
+    rmdir(dir);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    snprintf(dir, sizeof dir, "/tmp/pfisim-fuzz-XXXXXX");
+    if (!mkdtemp(dir))
+        fail("mkdtemp", NULL);
+    snprintf(in_path, sizeof in_path, "%s/input", dir);
+    snprintf(back_path, sizeof back_path, "%s/written", dir);
+    atexit(clean_up);
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        if (strcmp(targets[i].name, STR(FUZZ_TARGET)) == 0)
+            target = targets[i].fn;
+    if (!target)
+        fail("no such harness", STR(FUZZ_TARGET));
+    return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!target)
+        LLVMFuzzerInitialize(NULL, NULL);
+    put(in_path, data, size);
+    target();
+    return 0;
+}

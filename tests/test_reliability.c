@@ -1,0 +1,250 @@
+/*
+ * tests/test_reliability.c - issue 17's findings that are about reading and writing back:
+ * what pfisim writes it reads again as the same rows (ids that need quoting, numbers to the
+ * last bit), what it cannot represent it refuses with the reason, and inputs that were
+ * accepted though wrong are refused at their file, line and field (docs/reliability.md).
+ */
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "test.h"
+
+/* Bitwise equality of doubles, without -Wfloat-equal. */
+static bool
+same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+void
+test_roundtrip_ids_and_numbers(struct test *t)
+{
+    /* Ids a CSV must quote, or whose '#' would start a comment, and numbers that %.10g or
+     * %.3f (the writers before) did not carry exactly. */
+    static const char *const ids[] = {"#1", "a,b", "say \"hi\"", " lead", "plain"};
+    const double nums[] = {0.1 + 0.2, 1.0 / 3.0, 123456.789012345678, 5e-324, 0.0004};
+    struct pfs_corpus_job jobs[5];
+    struct pfs_jobset js = {.n_jobs = 5, .jobs = jobs}, *back = NULL;
+    struct pfs_workload_job wj[5];
+    struct pfs_workload wl = {.n_jobs = 5, .jobs = wj}, *wback = NULL;
+    struct pfs_diag d = {0};
+    char path[300], wpath[300];
+    FILE *fp;
+
+    memset(jobs, 0, sizeof jobs);
+    memset(wj, 0, sizeof wj);
+    for (int i = 0; i < 5; i++) {
+        struct pfs_corpus_job *j = &jobs[i];
+
+        pfs__strlcpy(j->job_id, ids[i], sizeof j->job_id);
+        pfs__strlcpy(j->gpu, "h200-sxm", sizeof j->gpu);
+        j->n_gpus = 8;
+        j->params_b = j->active_params_b = j->power_w = j->power_frac = NAN;
+        j->sm_clock_mhz = j->sm_active = j->tensor_active = j->dram_active = NAN;
+        j->nvlink_gbps = j->net_gbps = j->tokens_per_s = NAN;
+        for (int k = 0; k < PFS_N_CUTS; k++)
+            j->pfi[k] = NAN;
+        j->power_w = nums[i] * 1000;
+        j->sm_active = nums[i] / (1 + nums[i]);
+
+        pfs__strlcpy(wj[i].job_id, ids[i], sizeof wj[i].job_id);
+        pfs__strlcpy(wj[i].curve_id, ids[4 - i], sizeof wj[i].curve_id);
+        wj[i].submit_s = nums[i] * 10 * (i + 1);
+        wj[i].n_gpus = 8;
+        wj[i].tokens = 1e9 * nums[i] + 1;
+        wj[i].deadline_s = wj[i].submit_s + nums[i];
+    }
+    /* the workload must be in submit order */
+    for (int i = 1; i < 5; i++)
+        if (wj[i].submit_s < wj[i - 1].submit_s)
+            wj[i].submit_s = wj[i - 1].submit_s, wj[i].deadline_s = wj[i].submit_s + 1;
+
+    snprintf(path, sizeof path, "%s/jobs.csv", t->tmpdir);
+    if (!(fp = fopen(path, "w"))) {
+        CHECK(fp != NULL);
+        return;
+    }
+    CHECK_INT(pfs_jobset_write(&js, fp, &d), 0);
+    fclose(fp);
+    CHECK_INT(pfs_jobset_read(path, &back, &d), 0);
+    if (d.code)
+        fprintf(stderr, "  %s:%ld: %s: %s\n", d.file, d.line, d.field, d.message);
+    if (back) {
+        CHECK_INT(back->n_jobs, 5);
+        for (size_t i = 0; i < back->n_jobs && i < 5; i++) {
+            CHECK_STR(back->jobs[i].job_id, ids[i]);
+            CHECK(same_double(back->jobs[i].power_w, jobs[i].power_w));
+            CHECK(same_double(back->jobs[i].sm_active, jobs[i].sm_active));
+            CHECK(isnan(back->jobs[i].tokens_per_s)); /* unknown stays unknown */
+        }
+    }
+    pfs_jobset_free(back);
+
+    snprintf(wpath, sizeof wpath, "%s/workload.csv", t->tmpdir);
+    if (!(fp = fopen(wpath, "w"))) {
+        CHECK(fp != NULL);
+        return;
+    }
+    CHECK_INT(pfs_workload_write(&wl, fp, &d), 0);
+    fclose(fp);
+    CHECK_INT(pfs_workload_read(wpath, &wback, &d), 0);
+    if (wback) {
+        CHECK_INT(wback->n_jobs, 5);
+        for (size_t i = 0; i < wback->n_jobs && i < 5; i++) {
+            CHECK_STR(wback->jobs[i].job_id, wj[i].job_id);
+            CHECK_STR(wback->jobs[i].curve_id, wj[i].curve_id);
+            CHECK(same_double(wback->jobs[i].submit_s, wj[i].submit_s));
+            CHECK(same_double(wback->jobs[i].tokens, wj[i].tokens));
+            CHECK(same_double(wback->jobs[i].deadline_s, wj[i].deadline_s));
+        }
+    }
+    pfs_workload_free(wback);
+
+    /* A line break cannot be written to a line-based CSV: refused, with the reason. */
+    pfs__strlcpy(jobs[0].job_id, "two\nlines", sizeof jobs[0].job_id);
+    pfs_diag_clear(&d);
+    if (!(fp = fopen(path, "w"))) {
+        CHECK(fp != NULL);
+        return;
+    }
+    CHECK_INT(pfs_jobset_write(&js, fp, &d), PFS_EINVAL);
+    CHECK(strstr(d.message, "line break") != NULL);
+    fclose(fp);
+}
+
+void
+test_import_ids(struct test *t)
+{
+    char a[300], b[300], args[1400], *out, *err;
+    const char *log = "timestamp, index, power.draw [W], power.limit [W], clocks.sm [MHz], "
+                      "utilization.gpu [%], utilization.memory [%]\n"
+                      "2026/11/29 23:15:27.100, 0, 600.00 W, 700.00 W, 1950 MHz, 90 %, 40 %\n"
+                      "2026/11/29 23:15:28.100, 0, 610.00 W, 700.00 W, 1950 MHz, 90 %, 40 %\n"
+                      "2026/11/29 23:15:29.100, 0, 620.00 W, 700.00 W, 1960 MHz, 90 %, 40 %\n"
+                      "2026/11/29 23:15:30.100, 0, 630.00 W, 700.00 W, 1960 MHz, 90 %, 40 %\n"
+                      "2026/11/29 23:15:31.100, 0, 640.00 W, 700.00 W, 1960 MHz, 90 %, 40 %\n";
+
+    /* Two logs of one base name in two folders gave two jobs of one id. */
+    snprintf(a, sizeof a, "%s/a", t->tmpdir);
+    snprintf(b, sizeof b, "%s/b", t->tmpdir);
+    CHECK(mkdir(a, 0777) == 0 && mkdir(b, 0777) == 0);
+    test_write(t, 0, "a/run.csv", log);
+    test_write(t, 1, "b/run.csv", log);
+    snprintf(args, sizeof args, "import nvidia-smi --gpu h200-sxm %s/run.csv %s/run.csv", a, b);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "b/run.csv") && strstr(err, "'run'") && strstr(err, "a/run.csv"));
+    CHECK(out[0] == '\0'); /* nothing written */
+    free(out);
+    free(err);
+
+    /* A base name longer than jobs.csv's 31 bytes was cut silently. */
+    test_write(t, 2, "a-log-name-that-is-longer-than-thirty-one-bytes.csv", log);
+    snprintf(args, sizeof args,
+             "import nvidia-smi --gpu h200-sxm %s/a-log-name-that-is-longer-than-thirty-one-"
+             "bytes.csv",
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "longer than 31 bytes") && strstr(err, "--job-id"));
+    free(out);
+    free(err);
+
+    /* A comma and a leading '#' in --job-id: quoted on write, so it reads back. */
+    snprintf(args, sizeof args,
+             "import nvidia-smi --gpu h200-sxm --job-id '#7,b' %s/run.csv -o %s/out.csv", a,
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    {
+        char path[300];
+        struct pfs_jobset *js = NULL;
+        struct pfs_diag d = {0};
+
+        snprintf(path, sizeof path, "%s/out.csv", t->tmpdir);
+        CHECK_INT(pfs_jobset_read(path, &js, &d), 0);
+        if (js) {
+            CHECK_INT(js->n_jobs, 1);
+            CHECK_STR(js->jobs[0].job_id, "#7,b");
+        }
+        pfs_jobset_free(js);
+    }
+}
+
+void
+test_readers_refuse_wrong(struct test *t)
+{
+    struct pfs_curveset *cs = NULL;
+    struct pfs_workload *w = NULL;
+    struct pfs_trace *tr = NULL;
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_diag d = {0};
+    const char *p;
+
+    /* Power above its cap: a little is a measurement (Zeus's A40 at its 100 W floor draws
+     * up to 121 W), half again is a unit or column mistake. */
+    p = test_write(t, 0, "c.csv",
+                   "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                   "j,a40,1,100,1.0,it/s,121\nj,a40,1,300,2.0,it/s,290\n");
+    CHECK_INT(pfs_curveset_read(p, &cs, &d), 0);
+    pfs_curveset_free(cs);
+    cs = NULL;
+    p = test_write(t, 0, "c.csv",
+                   "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                   "j,a40,1,100,1.0,it/s,80\nj,a40,1,300,2.0,it/s,0.29e4\n");
+    CHECK_INT(pfs_curveset_read(p, &cs, &d), PFS_EINVAL);
+    CHECK_INT(d.line, 3);
+    CHECK_STR(d.field, "power_w");
+    CHECK(strstr(d.message, "times the cap") != NULL);
+
+    /* A UTF-8 byte-order mark (a spreadsheet's export) is not part of the first column's
+     * name: read as if absent. */
+    p = test_write(t, 0, "bom.csv",
+                   "\xEF\xBB\xBFjob_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                   "j,a40,1,100,1.0,it/s,90\nj,a40,1,300,2.0,it/s,290\n");
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs_curveset_read(p, &cs, &d), 0);
+    if (cs)
+        CHECK_STR(cs->jobs[0].job_id, "j");
+    pfs_curveset_free(cs);
+    if (sc) {
+        p = test_write(t, 1, "bom.cfg",
+                       "\xEF\xBB\xBFscenario = { name = \"bom\"; duration_days = 1.0; };\n");
+        CHECK_INT(pfs_scenario_load(p, sc, &d), 0);
+        CHECK_STR(sc->name, "bom");
+        /* A NUL byte (a binary file) is refused at its line, before libconfig sees it. */
+        p = test_write(t, 1, "nul.cfg", "scenario = {\n name = \"x\";\n};\n");
+        {
+            FILE *fp = fopen(p, "r+");
+
+            if (fp) {
+                fseek(fp, 15, SEEK_SET); /* inside line 2 */
+                fputc('\0', fp);
+                fclose(fp);
+            }
+        }
+        pfs_diag_clear(&d);
+        CHECK_INT(pfs_scenario_load(p, sc, &d), PFS_EINVAL);
+        CHECK_INT(d.line, 2);
+        CHECK(strstr(d.message, "NUL byte") != NULL);
+    }
+    free(sc);
+
+    /* A 32-byte job id was blamed on curve_id. */
+    p = test_write(t, 2, "w.csv",
+                   "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                   "abcdefghijabcdefghijabcdefghij12,0,c,8,1e9,100,firm\n");
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs_workload_read(p, &w, &d), PFS_EINVAL);
+    CHECK_STR(d.field, "job_id");
+    CHECK(strstr(d.message, "got 32") != NULL);
+    pfs_workload_free(w);
+
+    /* A trace job of more GPUs than any job can have (an int overflow downstream). */
+    p = test_write(t, 3, "kalos.csv",
+                   "submit_offset_s,duration_s,gpu_num\n0,3600,8\n10,60,99999999999\n");
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs__trace_read_file("kalos", p, &tr, &d), PFS_EINVAL);
+    CHECK_INT(d.line, 3);
+    CHECK_STR(d.field, "gpu_num");
+    pfs_trace_free(tr);
+}
