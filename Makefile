@@ -154,6 +154,7 @@ check-asan: deps
 FUZZ_TARGETS := csv curves jobs workload trace nvidia_smi dcgm perseus zeus emerald grid gpu \
                 scenario sweep predictor
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -169,10 +170,10 @@ fuzz-build: deps
 	    $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
 
 fuzz: fuzz-build
-	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	$(Q)FUZZ_JOBS=$(FUZZ_JOBS) sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-ci: fuzz-build
-	$(Q)sh tests/fuzz/run.sh 4 $(FUZZ_TARGETS)
+	$(Q)FUZZ_JOBS=$$(nproc) sh tests/fuzz/run.sh 4 $(FUZZ_TARGETS)
 
 $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")

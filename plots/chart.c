@@ -3,8 +3,8 @@
  * below the plot (never over the data), shaded spans (DR events), a colour-blind-safe
  * palette (Okabe and Ito, 2008), to PNG, SVG or PDF.
  *
- * Output goes to PATH.tmp and is renamed into place only when cairo reports success, so a
- * failed figure leaves no half-written file.
+ * Output goes through sim/outfile.c: a figure is renamed into place only when cairo and
+ * the disk report success, so a failed figure leaves no half-written file.
  */
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -294,37 +294,29 @@ pfs__chart_draw(cairo_t *cr, const struct pfs_chart *c, double w, double h)
 }
 
 /* cairo's write callback: a short write is an error cairo then reports. */
-static cairo_status_t
-pdf_write(void *closure, const unsigned char *data, unsigned int length)
+int
+pfs__cairo_write(void *closure, const unsigned char *data, unsigned int length)
 {
     return fwrite(data, 1, length, closure) == length ? CAIRO_STATUS_SUCCESS
                                                       : CAIRO_STATUS_WRITE_ERROR;
 }
 
-int
-pfs__pdf_close(FILE *fp)
+static cairo_status_t
+stream_write(void *closure, const unsigned char *data, unsigned int length)
 {
-    int bad;
-
-    if (!fp)
-        return -1;
-    bad = fflush(fp) != 0 || ferror(fp);
-    return fclose(fp) != 0 || bad ? -1 : 0;
+    return (cairo_status_t)pfs__cairo_write(closure, data, length);
 }
 
 cairo_surface_t *
-pfs__pdf_surface(const char *path, double w, double h, FILE **fp)
+pfs__pdf_surface(FILE *fp, double w, double h)
 {
-    cairo_surface_t *s;
+    /* Through our own checked stream, not cairo's file: cairo does not check the close of
+     * the file it opens, so a disk that fills at the last flush left a truncated PDF and
+     * success (issue 17). */
+    cairo_surface_t *s = cairo_pdf_surface_create_for_stream(stream_write, fp, w, h);
     const char *epoch = getenv("SOURCE_DATE_EPOCH");
     char date[32] = "1970-01-01T00:00:00Z";
     long secs;
-
-    /* Through our own stream, not cairo's file: cairo does not check the close of the file
-     * it opens, so a disk that fills at the last flush left a truncated PDF and success. */
-    *fp = fopen(path, "wb");
-    s = *fp ? cairo_pdf_surface_create_for_stream(pdf_write, *fp, w, h)
-            : cairo_pdf_surface_create(path, w, h); /* fails, with cairo's own status */
 
     /* cairo stamps a PDF with the time it was made; the same inputs must give the same
      * bytes, so the date is SOURCE_DATE_EPOCH's (the reproducible-builds convention) or the
@@ -340,7 +332,7 @@ pfs__pdf_surface(const char *path, double w, double h, FILE **fp)
     return s;
 }
 
-/* Draws with fn(cr, arg, w, h) into path (format), via path.tmp and a rename. */
+/* Draws with fn(cr, arg, w, h) into path (format), whole or not at all (sim/outfile.c). */
 static int
 write_file(const char *path, enum pfs_plot_format format,
            void (*fn)(cairo_t *, const void *, double, double), const void *arg,
@@ -350,14 +342,15 @@ write_file(const char *path, enum pfs_plot_format format,
     cairo_surface_t *surface;
     cairo_t *cr;
     cairo_status_t st;
-    char tmp[1100];
-    FILE *pdf = NULL;
+    struct pfs__out out;
+    int rc;
 
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if ((rc = pfs__out_open(&out, path, diag)))
+        return rc;
     if (format == PFS_PLOT_SVG)
-        surface = cairo_svg_surface_create(tmp, w, h);
+        surface = cairo_svg_surface_create_for_stream(stream_write, out.fp, w, h);
     else if (format == PFS_PLOT_PDF)
-        surface = pfs__pdf_surface(tmp, w, h, &pdf);
+        surface = pfs__pdf_surface(out.fp, w, h);
     else
         surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
     cr = cairo_create(surface);
@@ -365,23 +358,17 @@ write_file(const char *path, enum pfs_plot_format format,
     st = cairo_status(cr);
     cairo_destroy(cr);
     if (st == CAIRO_STATUS_SUCCESS && format == PFS_PLOT_PNG)
-        st = cairo_surface_write_to_png(surface, tmp);
+        st = cairo_surface_write_to_png_stream(surface, stream_write, out.fp);
     cairo_surface_finish(surface);
     if (st == CAIRO_STATUS_SUCCESS)
         st = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
-    if (format == PFS_PLOT_PDF && pfs__pdf_close(pdf) != 0 && st == CAIRO_STATUS_SUCCESS)
-        st = CAIRO_STATUS_WRITE_ERROR;
     if (st != CAIRO_STATUS_SUCCESS) {
-        remove(tmp);
+        pfs__out_abort(&out);
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s",
                              cairo_status_to_string(st));
     }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place");
-    }
-    return 0;
+    return pfs__out_end(&out, 0, diag);
 }
 
 static void

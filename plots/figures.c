@@ -1661,9 +1661,9 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     struct figs f = {.db_path = db_path};
     cairo_surface_t *surface = NULL;
     sqlite3_stmt *q = NULL;
-    char tmp[1100], *config = NULL;
+    char *config = NULL;
     cairo_status_t cs;
-    FILE *pdf = NULL;
+    struct pfs__out out;
     int rc;
 
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
@@ -1680,8 +1680,9 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
         rc = db_error(&f, diag);
         goto out;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
-    surface = pfs__pdf_surface(tmp, 842, 595, &pdf); /* A4 landscape, points */
+    if ((rc = pfs__out_open(&out, out_path, diag)))
+        goto out;
+    surface = pfs__pdf_surface(out.fp, 842, 595); /* A4 landscape, points */
     f.page = cairo_create(surface);
     title_page(&f, config);
     summary_page(&f);
@@ -1692,16 +1693,10 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     if (cs == CAIRO_STATUS_SUCCESS)
         cs = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
-    if (pfs__pdf_close(pdf) != 0 && cs == CAIRO_STATUS_SUCCESS)
-        cs = CAIRO_STATUS_WRITE_ERROR;
     if (rc == 0 && cs != CAIRO_STATUS_SUCCESS)
         rc = pfs__diag_set(diag, PFS_EIO, out_path, 0, 0, NULL, "cannot write: %s",
                            cairo_status_to_string(cs));
-    if (rc == 0 && rename(tmp, out_path) != 0)
-        rc = pfs__diag_set(diag, PFS_EIO, out_path, 0, 0, NULL, "cannot rename into place: %s",
-                           strerror(errno));
-    if (rc)
-        remove(tmp);
+    rc = pfs__out_end(&out, rc, diag);
 out:
     sqlite3_finalize(q);
     free(config);

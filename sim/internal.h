@@ -88,6 +88,10 @@ struct pfs__csv {
 /* A curve point's power may exceed its cap by at most this factor (traces/curves.c). */
 #define PFS__POWER_OVER_CAP 1.5
 
+/* sim/inputs.c: the files the scenario's simulation reads, one per line as "HASH PATH"
+ * (FNV-1a of the bytes; "missing PATH" for one not there), malloc'd; NULL without memory. */
+char *pfs__scenario_inputs(const struct pfs_scenario *sc);
+
 /* The data-directory file behind a trace source (kalos, itp:clusterNN, ...) into path;
  * false for an unknown source. pfs__trace_read_file reads source's kind of file from any
  * path (pfs_trace_read: from its data-directory file). */
@@ -172,13 +176,40 @@ int pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs
                      struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
                      struct pfs_gpu *truth_gpu, struct pfs_diag *diag);
 
-/* plots/chart.c: a PDF surface writing to path through *fp (opened here; NULL on failure)
- * with every write checked, dated SOURCE_DATE_EPOCH or the epoch (reproducible bytes).
- * After cairo_surface_finish and destroy, pfs__pdf_close(fp) flushes and closes it: 0, or -1
- * when any write failed (a full disk at the last flush included: issue 17). */
+/* plots/chart.c: a PDF surface writing to fp (an open output, sim/outfile.c) through a
+ * checked stream, dated SOURCE_DATE_EPOCH or the epoch (reproducible bytes). A failed write
+ * (a full disk at the last flush included: issue 17) shows in the surface's status after
+ * cairo_surface_finish, and in the output's close. pfs__cairo_write is the stream callback,
+ * for the other vector and image formats. */
 struct _cairo_surface;
-struct _cairo_surface *pfs__pdf_surface(const char *path, double w, double h, FILE **fp);
-int pfs__pdf_close(FILE *fp);
+struct _cairo_surface *pfs__pdf_surface(FILE *fp, double w, double h);
+int pfs__cairo_write(void *closure, const unsigned char *data, unsigned int length);
+
+/* sim/outfile.c: an output file, written whole or not at all (docs/reliability.md). */
+struct pfs__out {
+    FILE *fp;          /* write here */
+    bool is_stdout;    /* "-" */
+    char path[1024];   /* as given, for messages */
+    char target[1024]; /* the regular file replaced (a symbolic link's target) */
+    char tmp[1100];    /* the temporary file beside target, "" when written in place */
+};
+
+/* Opens path for writing: "-" is stdout; a device, FIFO or socket is written in place; a
+ * regular or new file (a link's target) goes to a temporary file beside it. Refuses a
+ * directory and a dangling link. Returns 0 or PFS_EIO with the path. */
+int pfs__out_open(struct pfs__out *o, const char *path, struct pfs_diag *diag);
+/* Flushes, syncs and closes; with rc != 0 (the writer's error) or a failed write, removes
+ * the temporary file. Returns rc, or the close's error, naming the path. */
+int pfs__out_close(struct pfs__out *o, int rc, struct pfs_diag *diag);
+/* Renames the closed temporary file over the target (nothing for in-place outputs). */
+int pfs__out_commit(struct pfs__out *o, struct pfs_diag *diag);
+/* Closes and removes without replacing anything. */
+void pfs__out_abort(struct pfs__out *o);
+/* pfs__out_close, then pfs__out_commit when that succeeded. */
+int pfs__out_end(struct pfs__out *o, int rc, struct pfs_diag *diag);
+/* All of it: write(obj, fp, diag) into path. */
+int pfs__out_write(const char *path, int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
+                   const void *obj, struct pfs_diag *diag);
 
 /* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
 struct _cairo;

@@ -388,24 +388,7 @@ pfs_cli_write_output(const char *output,
                      int (*write)(const void *obj, FILE *fp, struct pfs_diag *d), const void *obj,
                      struct pfs_diag *d)
 {
-    char tmp[600];
-    FILE *fp;
-    int rc;
-
-    if (!output || strcmp(output, "-") == 0)
-        return write(obj, stdout, d);
-    snprintf(tmp, sizeof tmp, "%s.tmp", output);
-    if (!(fp = fopen(tmp, "w")))
-        return pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    rc = write(obj, fp, d);
-    if (fclose(fp) != 0 && rc == 0)
-        rc = pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "write error");
-    if (rc == 0 && rename(tmp, output) != 0)
-        rc = pfs__diag_set(d, PFS_EIO, output, 0, 0, NULL, "cannot rename into place: %s",
-                           strerror(errno));
-    if (rc)
-        remove(tmp);
-    return rc;
+    return pfs__out_write(output, write, obj, d);
 }
 
 static int
@@ -557,12 +540,7 @@ cmd_import(int argc, char **argv)
         fprintf(stderr, "pfisim import: no data rows in the input\n");
         return EXIT_INPUT;
     }
-    if (output && strcmp(output, "-") != 0)
-        rc = pfs_curveset_write_path(cs, output, &d);
-    else
-        rc = pfs_curveset_write(cs, stdout, &d);
-    if (rc && !d.file[0] && output)
-        pfs__strlcpy(d.file, output, sizeof d.file);
+    rc = pfs_curveset_write_path(cs, output ? output : "-", &d);
     pfs_curveset_free(cs);
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }

@@ -233,9 +233,9 @@ int pfs_curveset_add(struct pfs_curveset *cs, const char *job_id, const char *gp
  * Returns 0, PFS_EIO, PFS_EINVAL (diag: file:line:column and field), PFS_ENOMEM. */
 int pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_diag *diag);
 
-/* Writes the set as a curves CSV, numbers with 17 significant digits (round-trip exact).
- * The path variant writes a temporary file beside path and renames it, so a failed write
- * leaves no half-written output. Returns 0 or PFS_EIO. */
+/* Writes the set as a curves CSV, numbers in the fewest digits that read back exactly.
+ * The path variant writes whole or not at all ("-": standard output; docs/reliability.md
+ * has how devices and links are treated). Returns 0 or PFS_EIO. */
 int pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *diag);
 int pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct pfs_diag *diag);
 

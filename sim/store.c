@@ -4,24 +4,27 @@
  *
  * Every run is written in one transaction: either all its rows are there or none, so a run
  * interrupted midway leaves the rows of earlier runs as they were. A run is keyed by its
- * scenario (the hash of the scenario's canonical text, pfs_scenario_write), its policy and
- * its seed: writing the same key again replaces the run's rows (foreign keys cascade).
- * The file is in WAL mode with foreign keys on. It carries its own identity in table
- * pfisim_meta, so that pfisim refuses a database that is not its own or of another schema
- * version instead of writing into it. No wall-clock time is stored: the same runs give the
- * same bytes.
+ * scenario (the hash of the scenario's canonical text, pfs_scenario_write, and of the bytes
+ * of every file it reads, sim/inputs.c), its policy and its seed: writing the same key again
+ * replaces the run's rows (foreign keys cascade). The file is in WAL mode with foreign keys on. It
+ * carries its own identity in table pfisim_meta, so that pfisim refuses a database that is not its
+ * own or of another schema version instead of writing into it. No wall-clock time is stored: the
+ * same runs give the same bytes.
  */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 /* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the planner's summary,
- * gap_note, deadlines_given_up, job_result.pool and given_up, pool_result. */
-#define SCHEMA_VERSION "5"
+ * gap_note, deadlines_given_up, job_result.pool and given_up, pool_result; 6: scenario.inputs
+ * (the files read and their hashes, part of the key). */
+#define SCHEMA_VERSION "6"
 
 /* The summary's columns after run_id, in table order: the schema, the insert and the merge
  * name them from here. */
@@ -46,7 +49,7 @@ static const char schema[] =
     "  id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS scenario (\n"
     "  id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, name TEXT NOT NULL,\n"
-    "  config TEXT NOT NULL);\n"
+    "  config TEXT NOT NULL, inputs TEXT NOT NULL);\n"
     "CREATE TABLE IF NOT EXISTS run (\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  scenario_id INTEGER NOT NULL REFERENCES scenario(id) ON DELETE CASCADE,\n"
@@ -124,60 +127,145 @@ meta(struct pfs_store *st, const char *key, char *buf, size_t size)
     return SQLITE_OK;
 }
 
+/* Checks the identity of an existing database (pfisim's, this schema version). */
+static int
+check_identity(struct pfs_store *st, struct pfs_diag *diag)
+{
+    char app[32], version[32];
+
+    if (meta(st, "app", app, sizeof app) != SQLITE_OK || strcmp(app, "pfisim") != 0)
+        return pfs__diag_set(diag, PFS_EINVAL, st->path, 0, 0, NULL,
+                             "not a pfisim results database (no pfisim_meta identity)");
+    meta(st, "schema_version", version, sizeof version);
+    if (strcmp(version, SCHEMA_VERSION) != 0)
+        return pfs__diag_set(diag, PFS_EINVAL, st->path, 0, 0, NULL,
+                             "results database of schema version '%s'; this pfisim knows "
+                             "version " SCHEMA_VERSION,
+                             version);
+    return 0;
+}
+
+/* The number of tables, or -1 when the file cannot be read as SQLite (*err: SQLite's code). */
+static int
+count_tables(struct pfs_store *st, int *err)
+{
+    sqlite3_stmt *q = NULL;
+    int n = -1;
+
+    *err = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1,
+                              &q, NULL);
+    if (*err == SQLITE_OK && (*err = sqlite3_step(q)) == SQLITE_ROW) {
+        n = sqlite3_column_int(q, 0);
+        *err = SQLITE_OK;
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* Opens st->db on path with flags (a file: URI when uri). */
+static int
+connect(struct pfs_store *st, const char *path, int flags)
+{
+    if (st->db)
+        sqlite3_close(st->db);
+    st->db = NULL;
+    if (sqlite3_open_v2(path, &st->db, flags, NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(st->db, 30000) != SQLITE_OK || /* another writer: wait, not fail */
+        sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    return 0;
+}
+
+/* A database on read-only media: SQLite cannot make the -shm file that reading WAL mode
+ * needs, unless told that nothing can change the file (immutable). That is only true when
+ * no -wal file holds transactions the main file lacks, so it is tried only then. */
+static int
+connect_immutable(struct pfs_store *st, const char *path)
+{
+    char wal[600], uri[1600];
+    size_t n = 0;
+    FILE *fp;
+
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if ((fp = fopen(wal, "rb")) != NULL) {
+        bool empty = fgetc(fp) == EOF;
+
+        fclose(fp);
+        if (!empty)
+            return -1;
+    }
+    n += (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const char *c = path; *c && n + 4 < sizeof uri; c++)
+        n += (size_t)(strchr("?#%", *c)
+                          ? snprintf(uri + n, sizeof uri - n, "%%%02X", (unsigned char)*c)
+                          : snprintf(uri + n, sizeof uri - n, "%c", *c));
+    snprintf(uri + n, sizeof uri - n, "?immutable=1");
+    return connect(st, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+}
+
+static void
+remove_created(const char *path)
+{
+    static const char *const sidecars[] = {"", "-journal", "-wal", "-shm"};
+    char p[600];
+
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(p, sizeof p, "%s%s", path, sidecars[k]);
+        unlink(p);
+    }
+}
+
+/*
+ * Opening for writing is race-free: the identity is checked, and for a new file the schema
+ * and identity written, inside one write transaction (BEGIN IMMEDIATE, which waits on the
+ * busy timeout), so a second writer creating the same new database at the same moment
+ * waits and then finds a complete pfisim database (issue 17: 3 of 6 tries failed with "not
+ * a pfisim results database"). A database this call created and could not finish (a full
+ * disk) is removed again, not left as a 0-byte file.
+ */
 static int
 store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag *diag)
 {
     struct pfs_store *st = calloc(1, sizeof *st);
     sqlite3_stmt *q = NULL;
-    int n_tables = 0, rc;
-    char app[32], version[32], study[64];
+    int n_tables, err, rc;
+    bool created = false;
+    char study[64];
 
     *out = NULL;
     if (!st)
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
     pfs__strlcpy(st->path, path, sizeof st->path);
-    if (write)
+    if (write) {
         pfs__mkdir_parents(path); /* a failure shows as the open's */
-    if (sqlite3_open_v2(path, &st->db,
-                        write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY,
-                        NULL) != SQLITE_OK ||
-        sqlite3_busy_timeout(st->db, 30000) != SQLITE_OK || /* another writer: wait, not fail */
-        sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK) {
+        created = access(path, F_OK) != 0;
+    }
+    if (connect(st, path,
+                write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) != 0) {
         rc = fail(st, diag, PFS_EIO, "cannot open the results database");
         goto fail;
     }
-    /* What is in it already? A file that is not SQLite fails here too. */
-    if (sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1,
-                           &q, NULL) != SQLITE_OK ||
-        sqlite3_step(q) != SQLITE_ROW) {
-        sqlite3_finalize(q);
-        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "not a results database: %s",
-                           sqlite3_errmsg(st->db));
+    n_tables = count_tables(st, &err);
+    if (n_tables < 0 && !write && (err == SQLITE_CANTOPEN || err == SQLITE_READONLY) &&
+        connect_immutable(st, path) == 0)
+        n_tables = count_tables(st, &err);
+    if (n_tables < 0) { /* a file that is not SQLite fails here too */
+        rc = err == SQLITE_CANTOPEN || err == SQLITE_READONLY || err == SQLITE_IOERR
+                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read: %s",
+                                 sqlite3_errmsg(st->db))
+                 : pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "not a results database: %s",
+                                 sqlite3_errmsg(st->db));
         goto fail;
-    }
-    n_tables = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    if (n_tables == 0 && !write) {
-        rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
-                           "not a pfisim results database (empty; pfisim run --db writes one)");
-        goto fail;
-    }
-    if (n_tables > 0) {
-        if (meta(st, "app", app, sizeof app) != SQLITE_OK || strcmp(app, "pfisim") != 0) {
-            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
-                               "not a pfisim results database (no pfisim_meta identity)");
-            goto fail;
-        }
-        meta(st, "schema_version", version, sizeof version);
-        if (strcmp(version, SCHEMA_VERSION) != 0) {
-            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
-                               "results database of schema version '%s'; this pfisim knows "
-                               "version " SCHEMA_VERSION,
-                               version);
-            goto fail;
-        }
     }
     if (!write) {
+        if (n_tables == 0) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
+                               "not a pfisim results database (empty; pfisim run --db writes "
+                               "one)");
+            goto fail;
+        }
+        if ((rc = check_identity(st, diag)))
+            goto fail;
         *out = st;
         return 0;
     }
@@ -188,26 +276,56 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
 
         snprintf(study, sizeof study, "%.*s", (int)(dot && dot > base ? dot - base : 63), base);
     }
-    if ((rc = exec(st, "PRAGMA journal_mode = WAL;", diag)) || (rc = exec(st, schema, diag)) ||
+    /* The switch to WAL takes a lock that SQLite does not wait for with the busy handler
+     * when another connection is creating the same file: wait here, as long as the busy
+     * timeout would. */
+    for (int tries = 0;; tries++) {
+        err = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+        if ((err != SQLITE_BUSY && err != SQLITE_LOCKED) || tries == 3000)
+            break;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    if (err != SQLITE_OK) {
+        rc = fail(st, diag, PFS_EIO, "database");
+        goto fail;
+    }
+    if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)))
+        goto fail;
+    if ((n_tables = count_tables(st, &err)) < 0) {
+        rc = fail(st, diag, PFS_EIO, "database");
+        goto rollback;
+    }
+    if (n_tables > 0 && (rc = check_identity(st, diag)))
+        goto rollback;
+    if ((rc = exec(st, schema, diag)) ||
         (rc = exec(st,
                    "INSERT OR IGNORE INTO pfisim_meta VALUES ('app', 'pfisim');"
                    "INSERT OR IGNORE INTO pfisim_meta VALUES ('schema_version', '" SCHEMA_VERSION
                    "');",
                    diag)))
-        goto fail;
+        goto rollback;
     if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO study VALUES (1, ?)", -1, &q, NULL) !=
             SQLITE_OK ||
         sqlite3_bind_text(q, 1, study, -1, SQLITE_STATIC) != SQLITE_OK ||
         sqlite3_step(q) != SQLITE_DONE) {
         sqlite3_finalize(q);
         rc = fail(st, diag, PFS_EIO, "database");
-        goto fail;
+        goto rollback;
     }
     sqlite3_finalize(q);
+    if ((rc = exec(st, "COMMIT;", diag)))
+        goto rollback;
     *out = st;
     return 0;
+rollback:
+    sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
 fail:
+    /* Removed only when this call made the file and no other writer holds it (a lock
+     * error: removing it would pull the file from under that writer). */
+    err = st->db ? sqlite3_errcode(st->db) : SQLITE_OK;
     pfs_store_close(st);
+    if (created && err != SQLITE_BUSY && err != SQLITE_LOCKED)
+        remove_created(path);
     return rc;
 }
 
@@ -245,33 +363,54 @@ pfs_store_close(struct pfs_store *st)
     free(st);
 }
 
-/* FNV-1a, 64 bits, as 16 hex digits: the scenario's key. */
-static void
-hash_text(const char *s, char out[17])
+/* FNV-1a, 64 bits, continued from h over s. */
+static uint64_t
+fnv(uint64_t h, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
         h *= 1099511628211ULL;
     }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    return h;
 }
 
-/* The scenario's canonical text (malloc'd) and its hash. */
+/* The scenario's canonical text (malloc'd) and its key: 16 hex digits of the FNV-1a hash of
+ * the text and of the content hashes of the files it reads (sim/inputs.c; their paths are
+ * not part of the key, so the same files found elsewhere give the same key). inputs, when
+ * not NULL, receives the list of files and hashes (malloc'd), stored with the scenario. */
 static char *
-canonical(const struct pfs_scenario *sc, char hash[17])
+canonical(const struct pfs_scenario *sc, char hash[17], char **inputs)
 {
-    char *text = NULL;
+    char *text = NULL, *files;
     size_t len = 0;
     FILE *fp = open_memstream(&text, &len);
+    uint64_t h = 1469598103934665603ULL;
 
+    if (inputs)
+        *inputs = NULL;
     if (!fp)
         return NULL;
     pfs_scenario_write(sc, fp);
     fclose(fp);
-    if (text)
-        hash_text(text, hash);
+    if (!text || !(files = pfs__scenario_inputs(sc))) {
+        free(text);
+        return NULL;
+    }
+    h = fnv(h, text, strlen(text));
+    for (const char *line = files; *line;) {
+        const char *end = strchr(line, '\n'), *sp = strchr(line, ' ');
+
+        if (!end)
+            end = line + strlen(line);
+        h = fnv(h, "\n", 1);
+        h = fnv(h, line, (size_t)((sp && sp < end ? sp : end) - line));
+        line = *end ? end + 1 : end;
+    }
+    snprintf(hash, 17, "%016llx", (unsigned long long)h);
+    if (inputs)
+        *inputs = files;
+    else
+        free(files);
     return text;
 }
 
@@ -279,7 +418,7 @@ int
 pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const char *policy,
                       struct pfs_run_result *out, bool *found, struct pfs_diag *diag)
 {
-    char hash[17], *text = canonical(sc, hash);
+    char hash[17], *text = canonical(sc, hash, NULL);
     sqlite3_stmt *q = NULL;
     int rc = 0;
 
@@ -389,7 +528,7 @@ step(sqlite3_stmt *q)
 int
 pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struct pfs_diag *diag)
 {
-    char hash[17], *text = canonical(sc, hash);
+    char hash[17], *text = canonical(sc, hash, NULL);
     sqlite3_stmt *q = NULL;
     int rc = 0;
 
@@ -420,7 +559,7 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                     const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
                     struct pfs_diag *diag)
 {
-    char hash[17], *text = canonical(sc, hash);
+    char hash[17], *inputs, *text = canonical(sc, hash, &inputs);
     sqlite3_stmt *q = NULL;
     sqlite3_int64 scenario_id, run_id;
     int rc;
@@ -445,10 +584,11 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             goto rollback;                                                                         \
         }                                                                                          \
     } while (0)
-    PREP("INSERT OR IGNORE INTO scenario (hash, name, config) VALUES (?, ?, ?)");
+    PREP("INSERT OR IGNORE INTO scenario (hash, name, config, inputs) VALUES (?, ?, ?, ?)");
     sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, sc->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, inputs, -1, SQLITE_STATIC);
     STEP();
     PREP("SELECT id FROM scenario WHERE hash = ?");
     sqlite3_bind_text(q, 1, hash, -1, SQLITE_STATIC);
@@ -638,12 +778,14 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     if ((rc = exec(st, "COMMIT;", diag)))
         goto rollback;
     free(text);
+    free(inputs);
     return 0;
 rollback:
     sqlite3_finalize(q);
     sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
 out_text:
     free(text);
+    free(inputs);
     return rc;
 }
 
@@ -652,8 +794,8 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
 {
     /* The shard's ids are its own: scenarios map by hash, runs by (scenario, policy, seed). */
     static const char copy[] =
-        "INSERT OR IGNORE INTO main.scenario (hash, name, config)"
-        "  SELECT hash, name, config FROM shard.scenario ORDER BY id;"
+        "INSERT OR IGNORE INTO main.scenario (hash, name, config, inputs)"
+        "  SELECT hash, name, config, inputs FROM shard.scenario ORDER BY id;"
         "CREATE TEMP TABLE smap AS SELECT s.id AS old, m.id AS new"
         "  FROM shard.scenario s JOIN main.scenario m USING (hash);"
         "INSERT INTO main.curve SELECT smap.new, curve_id, gpu, n_gpus, unit, family, phase,"

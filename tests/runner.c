@@ -5,10 +5,13 @@
  * the tests whose names contain it. GSL's abort-on-error handler is turned off, as in
  * main(), so that a GSL failure is a return code the library must handle.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <gsl/gsl_errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +118,57 @@ test_run(struct test *t, const char *args, char **out, char **err)
     if (st == -1 || !WIFEXITED(st))
         return -1;
     return WEXITSTATUS(st);
+}
+
+int
+test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, char **err)
+{
+    const char *bin = getenv("PFISIM_BIN");
+    char cmd[2048], o[512], e[512];
+    pid_t pid;
+    int st = -1;
+
+    if (!bin || !*bin)
+        bin = "build/pfisim";
+    snprintf(o, sizeof o, "%s/stdout", t->tmpdir);
+    snprintf(e, sizeof e, "%s/stderr", t->tmpdir);
+    snprintf(cmd, sizeof cmd, "exec %s %s >%s 2>%s </dev/null", bin, args, o, e);
+    if ((pid = fork()) == 0) {
+        struct rlimit lim = {(rlim_t)max_bytes, (rlim_t)max_bytes};
+
+        /* A full disk, as a process sees one: writes past the limit fail with EFBIG
+         * (the signal that would kill it instead is ignored, and stays so across exec). */
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &lim);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        st = -1;
+    *out = slurp(o);
+    *err = slurp(e);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+bool
+test_leftover_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    bool found = false;
+
+    if (!d)
+        return false;
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+
+        if (n > 4 && strcmp(de->d_name + n - 4, ".tmp") == 0)
+            found = true;
+    }
+    closedir(d);
+    return found;
 }
 
 struct entry {

@@ -74,6 +74,11 @@ const char *test_data(const char *rel, char *buf, size_t size);
  * stderr into *out / *err (malloc'd, caller frees). Returns the exit status, -1 on error. */
 int test_run(struct test *t, const char *args, char **out, char **err);
 
+/* test_run with every file the process writes limited to max_bytes (a full disk). */
+int test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, char **err);
+/* Whether dir holds a file whose name ends in .tmp (an output's temporary file, left). */
+bool test_leftover_tmp(const char *dir);
+
 /* Decodes the PNG at path and checks that it is w x h pixels (a failure of t otherwise). */
 void test_check_png(struct test *t, const char *path, int w, int h);
 /* Whether two files have the same bytes (false when either cannot be read). */
@@ -123,6 +128,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_roundtrip_ids_and_numbers)                                                              \
     X(test_import_ids)                                                                             \
     X(test_readers_refuse_wrong)                                                                   \
+    X(test_outputs_safe)                                                                           \
     X(test_telemetry_real_h200)                                                                    \
     X(test_workload_real_sources)                                                                  \
     X(test_workload_synthetic_sources)                                                             \
@@ -189,6 +195,9 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sweep_figures)                                                                          \
     X(test_sweep_bad_input)                                                                        \
     X(test_store_bad_databases)                                                                    \
+    X(test_store_concurrent_create)                                                                \
+    X(test_store_read_only_media)                                                                  \
+    X(test_store_key_covers_inputs)                                                                \
     X(test_plot_axis)                                                                              \
     X(test_plot_ranges)                                                                            \
     X(test_plot_cli)

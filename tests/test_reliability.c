@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -247,4 +248,102 @@ test_readers_refuse_wrong(struct test *t)
     CHECK_INT(d.line, 3);
     CHECK_STR(d.field, "gpu_num");
     pfs_trace_free(tr);
+}
+
+/* The size of the file at path, -1 when there is none. */
+static long
+file_size(const char *path)
+{
+    struct stat sb;
+
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+#define WL_ARGS "workload --arrivals poisson:20 --gpus 1024 --days 2 --seed 3"
+
+void
+test_outputs_safe(struct test *t)
+{
+    char args[1400], path[400], link[400], fifo[400], *out, *err;
+    struct stat sb;
+    long full;
+
+    /* The reference: the output as a regular file. */
+    snprintf(path, sizeof path, "%s/wl.csv", t->tmpdir);
+    snprintf(args, sizeof args, WL_ARGS " -o %s", path);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    full = file_size(path);
+    CHECK(full > 2000);
+
+    /* A symbolic link is followed: the file it points to is replaced, the link stays
+     * (the old FILE.tmp-and-rename replaced the link itself with a file). */
+    snprintf(link, sizeof link, "%s/link.csv", t->tmpdir);
+    test_write(t, 0, "target.csv", "old\n");
+    CHECK(symlink("target.csv", link) == 0);
+    snprintf(args, sizeof args, WL_ARGS " -o %s", link);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    {
+        char target[400];
+
+        snprintf(target, sizeof target, "%s/target.csv", t->tmpdir);
+        CHECK(test_same_file(target, path));
+    }
+
+    /* A link to nothing is refused, not replaced by a file. */
+    snprintf(link, sizeof link, "%s/dangling.csv", t->tmpdir);
+    CHECK(symlink("no-such-file.csv", link) == 0);
+    snprintf(args, sizeof args, WL_ARGS " -o %s", link);
+    CHECK_INT(test_run(t, args, &out, &err), 4);
+    CHECK(strstr(err, "dangling.csv") && strstr(err, "symbolic link"));
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    free(out);
+    free(err);
+
+    /* A FIFO (as a device such as /dev/null) is written in place, never replaced: the
+     * reader at its other end gets the whole output. */
+    snprintf(fifo, sizeof fifo, "%s/pipe", t->tmpdir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    {
+        char got[400];
+
+        snprintf(got, sizeof got, "%s/from-pipe.csv", t->tmpdir);
+        snprintf(args, sizeof args, WL_ARGS " -o %s & timeout 60 cat %s > %s; wait $!", fifo, fifo,
+                 got);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+        CHECK(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+        CHECK(test_same_file(got, path));
+    }
+
+    /* A directory is refused, naming it. */
+    snprintf(args, sizeof args, WL_ARGS " -o %s", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 4);
+    CHECK(strstr(err, t->tmpdir) && strstr(err, "is a directory"));
+    free(out);
+    free(err);
+
+    /* A full disk: exit 4, the message names the file (it said "write error"), the file
+     * that was there is as it was, and no temporary file is left. */
+    snprintf(args, sizeof args, WL_ARGS " -o %s", path);
+    CHECK_INT(test_run_fsize(t, full / 2, args, &out, &err), 4);
+    CHECK(strstr(err, path) != NULL);
+    CHECK_INT(file_size(path), full);
+    CHECK(!test_leftover_tmp(t->tmpdir));
+    free(out);
+    free(err);
+
+    /* synth into a new folder that cannot be filled: no empty folder left behind. */
+    snprintf(path, sizeof path, "%s/corpus", t->tmpdir);
+    snprintf(args, sizeof args, "synth --seed 3 -o %s", path);
+    CHECK_INT(test_run_fsize(t, 20000, args, &out, &err), 4);
+    CHECK(strstr(err, path) != NULL);
+    CHECK(access(path, F_OK) != 0);
+    free(out);
+    free(err);
 }

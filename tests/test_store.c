@@ -6,9 +6,13 @@
  * back from SQLite must match the text, reruns must replace rather than duplicate, and a
  * run that fails half-way must leave the rows it would have replaced untouched.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -343,8 +347,171 @@ test_store_bad_databases(struct test *t)
     free(out);
     free(err);
 
+    /* A full disk while the database is made: exit 4 naming it, and no 0-byte or
+     * half-made database left behind (issue 17: sweep left one). */
+    snprintf(path, sizeof path, "%s/full.db", t->tmpdir);
+    snprintf(args, sizeof args, "sweep configs/sweeps/oversub.cfg --db %s", path);
+    CHECK_INT(test_run_fsize(t, 2048, args, &out, &err), 4);
+    CHECK(strstr(err, path) != NULL);
+    CHECK(access(path, F_OK) != 0);
+    free(out);
+    free(err);
+
     /* --resume without --db is a usage error. */
     CHECK_INT(test_run(t, RUN_ARGS " --resume", &out, &err), 2);
+    free(out);
+    free(err);
+}
+
+/* Two writers creating one new database at once (two shards of a sweep): before, a second
+ * writer could find the tables half-made and refuse the file as "not a pfisim results
+ * database". Each try releases two processes together through a pipe; both must open it. */
+void
+test_store_concurrent_create(struct test *t)
+{
+    int failures = 0, tries = 24;
+
+    for (int k = 0; k < tries; k++) {
+        char path[400];
+        int go[2];
+        pid_t pid[2];
+
+        snprintf(path, sizeof path, "%s/race-%d.db", t->tmpdir, k);
+        if (pipe(go) != 0) {
+            CHECK(false);
+            return;
+        }
+        for (int w = 0; w < 2; w++) {
+            if ((pid[w] = fork()) == 0) {
+                struct pfs_store *st = NULL;
+                struct pfs_diag d = {0};
+                char c;
+                int rc;
+
+                close(go[1]);
+                if (read(go[0], &c, 1) < 0)
+                    _exit(2);
+                rc = pfs_store_open(path, &st, &d);
+                if (rc)
+                    fprintf(stderr, "  writer %d, try %d: %s\n", w, k, d.message);
+                pfs_store_close(st);
+                _exit(rc ? 1 : 0);
+            }
+        }
+        close(go[0]);
+        close(go[1]); /* both released at once: read() returns 0 */
+        for (int w = 0; w < 2; w++) {
+            int status = -1;
+
+            if (pid[w] <= 0 || waitpid(pid[w], &status, 0) != pid[w] || !WIFEXITED(status) ||
+                WEXITSTATUS(status) != 0)
+                failures++;
+        }
+        {
+            sqlite3 *db = NULL;
+
+            CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+            CHECK_INT(test_query_long(db, "SELECT count(*) FROM pfisim_meta"), 2);
+            sqlite3_close(db);
+        }
+    }
+    CHECK_INT(failures, 0);
+}
+
+/* A finished database on read-only media (WAL mode, no -shm beside it and no way to make
+ * one) was refused as "not a results database". The folder is made read-only and, since
+ * root ignores permissions, the reader runs as nobody then. */
+void
+test_store_read_only_media(struct test *t)
+{
+    char base[] = "/tmp/pfisim-ro-XXXXXX", dir[300], db[400], args[1200], *out, *err;
+    const char *bin =
+        getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+    char abs_bin[PATH_MAX];
+    pid_t pid;
+    int status = -1;
+
+    if (!mkdtemp(base) || !realpath(bin, abs_bin)) {
+        CHECK(false);
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s/media", base);
+    snprintf(db, sizeof db, "%s/r.db", dir);
+    snprintf(args, sizeof args, RUN_ARGS " --db=%s", db);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s-shm", db);
+    CHECK(access(args, F_OK) != 0); /* closed cleanly: no -shm, no -wal */
+    CHECK(chmod(db, 0444) == 0 && chmod(dir, 0555) == 0 && chmod(base, 0755) == 0);
+    if ((pid = fork()) == 0) {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(125);
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(126);
+        execl(abs_bin, "pfisim", "price", db, (char *)NULL);
+        _exit(127);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        fprintf(stderr, "  (nobody cannot run %s)\n", abs_bin);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(args, sizeof args, "%s-shm", db);
+    CHECK(access(args, F_OK) != 0); /* nothing written beside it */
+    chmod(dir, 0755);
+    snprintf(args, sizeof args, "rm -rf '%s'", base);
+    CHECK(system(args) == 0);
+}
+
+/* --resume after the corpus was edited skipped every run (the key was the scenario's text
+ * alone, which names the files but not what they hold). Now the key covers the bytes of
+ * every file read: an edit re-runs, an untouched copy elsewhere does not. */
+void
+test_store_key_covers_inputs(struct test *t)
+{
+    char corpus[400], cfg_text[600], args[1600], db[400], sql[600], *out, *err;
+    const char *cfg;
+    sqlite3 *h = NULL;
+
+    snprintf(corpus, sizeof corpus, "%s/corpus", t->tmpdir);
+    snprintf(db, sizeof db, "%s/k.db", t->tmpdir);
+    snprintf(args, sizeof args, "cp -r traces/h200-h100 %s", corpus);
+    CHECK(system(args) == 0);
+    snprintf(cfg_text, sizeof cfg_text,
+             "scenario = { name = \"k\"; workload = { corpus = \"%s\"; }; };\n", corpus);
+    cfg = test_write(t, 0, "k.cfg", cfg_text);
+    snprintf(args, sizeof args, "run %s --days 1 --policy equal --db=%s --resume", cfg, db);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "skipped") == NULL);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, args, &out, &err), 0); /* nothing changed: skipped */
+    CHECK(strstr(err, "skipped (--resume)") != NULL);
+    free(out);
+    free(err);
+
+    /* One throughput of one curve point edited: the run is made again, as a new key. */
+    snprintf(args, sizeof args,
+             "sed -i '3s/^\\([^,]*,[^,]*,[^,]*,[^,]*,\\)[0-9.]*/\\11234.5/' %s/curves.csv", corpus);
+    CHECK(system(args) == 0);
+    snprintf(args, sizeof args, "run %s --days 1 --policy equal --db=%s --resume", cfg, db);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "skipped") == NULL);
+    free(out);
+    free(err);
+    CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_INT(test_query_long(h, "SELECT count(*) FROM run"), 2);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM scenario WHERE inputs LIKE '%% %s/curves.csv%%'", corpus);
+    CHECK_INT(test_query_long(h, sql), 2); /* the files read are on record */
+    sqlite3_close(h);
+
+    /* The edit undone: the bytes are the first run's again, and so is the key. */
+    snprintf(args, sizeof args, "cp traces/h200-h100/curves.csv %s/curves.csv", corpus);
+    CHECK(system(args) == 0);
+    snprintf(args, sizeof args, "run %s --days 1 --policy equal --db=%s --resume", cfg, db);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "skipped (--resume)") != NULL);
     free(out);
     free(err);
 }

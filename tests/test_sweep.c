@@ -213,6 +213,21 @@ test_sweep_resume(struct test *t)
     dp = dump(part);
     CHECK(dw && dp && strcmp(dw, dp) == 0);
     free(dp);
+    /* Killed after a point's runs were committed but before its gaps were filled (the
+     * gap columns still NULL): --resume skips every run and still fills them in. */
+    sqlite3_open(part, &h);
+    sqlite3_exec(h, "UPDATE summary SET gap_recovered = NULL, gap_note = NULL", NULL, NULL, NULL);
+    CHECK_INT(test_query_long(h, "SELECT count(*) FROM summary WHERE gap_recovered IS NOT NULL"),
+              0);
+    sqlite3_close(h);
+    snprintf(cmd, sizeof cmd, "sweep %s --db %s --resume", cfg, part);
+    CHECK_INT(test_run(t, cmd, &out, &err), 0);
+    CHECK(out && strstr(out, "0 runs done, 24 skipped"));
+    free(out);
+    free(err);
+    dp = dump(part);
+    CHECK(dw && dp && strcmp(dw, dp) == 0);
+    free(dp);
     free(dw);
     /* And a sweep really killed midway (wherever it is), then resumed: the same rows as the
      * whole. Seven days on 1,024 and 2,048 GPUs, so that the kill lands while it runs. */

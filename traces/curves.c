@@ -311,25 +311,14 @@ pfs_curveset_write(const struct pfs_curveset *cs, FILE *fp, struct pfs_diag *dia
     return 0;
 }
 
+static int
+write_obj(const void *obj, FILE *fp, struct pfs_diag *diag)
+{
+    return pfs_curveset_write(obj, fp, diag);
+}
+
 int
 pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct pfs_diag *diag)
 {
-    char tmp[512];
-    FILE *fp;
-    int rc;
-
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp)
-        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "path too long");
-    fp = fopen(tmp, "w");
-    if (!fp)
-        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    rc = pfs_curveset_write(cs, fp, diag);
-    if (fclose(fp) != 0 && rc == 0)
-        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot write: %s", strerror(errno));
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot rename into place: %s",
-                           strerror(errno));
-    if (rc)
-        remove(tmp);
-    return rc;
+    return pfs__out_write(path, write_obj, cs, diag);
 }

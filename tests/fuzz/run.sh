@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/fuzz/run.sh SECONDS NAME... - runs each libFuzzer harness (build/fuzz/fuzz-NAME) for
 # SECONDS on its corpus, and prints one line per harness: executions, corpus size, result.
+# FUZZ_JOBS=N runs N harnesses at a time (default 1); FUZZ_OUT=DIR takes the binaries from
+# DIR and keeps corpora and logs there (default build/fuzz).
 #
 # Seeds come from the project's own files (the shipped corpus, configs, test data) and, when
 # the data directory ($PFISIM_DATA, default ../shared/data) is there, the head of its real
@@ -8,10 +10,16 @@
 # repository. What a run finds grows build/fuzz/corpus/NAME, kept between runs. A crash
 # leaves build/fuzz/crash-NAME-* and makes this script exit 1.
 set -u
+if [ "$1" = --one ]; then
+    one=1
+    shift
+else
+    one=0
+fi
 secs=$1
 shift
 data=${PFISIM_DATA:-../shared/data}
-out=build/fuzz
+out=${FUZZ_OUT:-build/fuzz}
 status=0
 
 # seed NAME FILE [LINES]: the first LINES (default 40) lines of FILE, when it exists.
@@ -28,7 +36,6 @@ seed_text() {
 }
 
 make_seeds() {
-    rm -rf "$out/seeds"
     for f in traces/h200-h100/curves.csv traces/h200-h100/jobs.csv configs/phoenix-workload.csv \
         tests/data/h200-mlp-nvidia-smi.csv; do
         seed csv "$f" 20
@@ -53,29 +60,32 @@ make_seeds() {
     seed predictor traces/h200-h100/predictor.cfg 400
 }
 
-make_seeds
 LSAN_OPTIONS=suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS UBSAN_OPTIONS
-for name in "$@"; do
-    bin=$out/fuzz-$name
-    corpus=$out/corpus/$name
-    log=$out/fuzz-$name.log
-    mkdir -p "$corpus" "$out/seeds/$name"
-    "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=8192 \
-        -print_final_stats=1 -artifact_prefix="$out/crash-$name-" "$corpus" \
-        "$out/seeds/$name" >"$log" 2>&1
-    rc=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-    files=$(ls "$corpus" | wc -l)
-    if [ "$rc" -eq 0 ]; then
-        printf 'fuzz %-11s %10s executions in %ss, corpus %s files: nothing found\n' \
-            "$name" "${runs:-?}" "$secs" "$files"
-    else
-        printf 'fuzz %-11s FAILED (exit %s) after %s executions; see %s\n' "$name" "$rc" \
-            "${runs:-?}" "$log"
-        grep -m 5 -E 'ERROR|property violated|SUMMARY' "$log" | sed 's/^/    /'
-        status=1
-    fi
-done
-exit $status
+
+if [ "$one" = 0 ]; then
+    make_seeds
+    printf '%s\n' "$@" | xargs -P "${FUZZ_JOBS:-1}" -I{} sh "$0" --one "$secs" {} || exit 1
+    exit 0
+fi
+name=$1
+bin=$out/fuzz-$name
+corpus=$out/corpus/$name
+log=$out/fuzz-$name.log
+mkdir -p "$corpus" "$out/seeds/$name"
+"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=8192 \
+    -print_final_stats=1 -artifact_prefix="$out/crash-$name-" "$corpus" \
+    "$out/seeds/$name" >"$log" 2>&1
+rc=$?
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+files=$(ls "$corpus" | wc -l)
+if [ "$rc" -eq 0 ]; then
+    printf 'fuzz %-11s %10s executions in %ss, corpus %s files: nothing found\n' \
+        "$name" "${runs:-?}" "$secs" "$files"
+    exit 0
+fi
+printf 'fuzz %-11s FAILED (exit %s) after %s executions; see %s\n' "$name" "$rc" \
+    "${runs:-?}" "$log"
+grep -m 5 -E 'ERROR|property violated|SUMMARY' "$log" | sed 's/^/    /'
+exit 1
