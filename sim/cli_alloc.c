@@ -51,6 +51,7 @@ struct problem {
     struct pfs_curve **curves;
     struct pfs_truth *truth;
     double ref_total_w, min_total_w;
+    double full_total_w; /* what the jobs draw uncapped, at their reference limits */
     long n_gpus;
     const char *unit;
 };
@@ -184,7 +185,12 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
         if ((rc = pfs_predictor_load(mp, &p->predictor, d)) != 0)
             return rc;
     }
-    return pfs_truth_new((const struct pfs_curve *const *)p->curves, p->jobs, p->n, &p->truth, d);
+    if ((rc = pfs_truth_new((const struct pfs_curve *const *)p->curves, p->jobs, p->n, &p->truth,
+                            d)) != 0)
+        return rc;
+    for (size_t i = 0; i < p->n; i++)
+        p->full_total_w += p->jobs[i].n_gpus * pfs_truth_power_w(p->truth, i, p->jobs[i].ref_w);
+    return 0;
 }
 
 struct outcome {
@@ -205,7 +211,14 @@ run_policy(const struct problem *p, const struct pfs_alloc_view *v, struct outco
         o->rc = pfs__diag_set(&o->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         return;
     }
-    o->rc = pfs_policy_allocate(o->ops, v, o->d, &o->diag);
+    /* A budget that covers what every job draws uncapped binds nothing: each job keeps its
+     * reference limit and no policy is asked, as in the simulator (issue 17: pfi and sla
+     * capped jobs anyway and lost throughput against equal). */
+    if (v->budget_w >= p->full_total_w)
+        for (size_t i = 0; i < p->n; i++)
+            o->d[i] = (struct pfs_alloc_decision){.cap_w = p->jobs[i].ref_w};
+    else
+        o->rc = pfs_policy_allocate(o->ops, v, o->d, &o->diag);
     for (size_t i = 0; o->rc == 0 && i < p->n; i++) {
         struct pfs_alloc_decision full = {.cap_w = p->jobs[i].ref_w};
         double t = pfs_truth_throughput(p->truth, i, &o->d[i]);
@@ -396,6 +409,7 @@ pfs_cli_alloc(int argc, char **argv)
     {
         double eq = i_equal < n_pol && out[i_equal].rc == 0 ? out[i_equal].total : (double)NAN;
         double orc = i_oracle < n_pol && out[i_oracle].rc == 0 ? out[i_oracle].total : (double)NAN;
+        char gap[32];
 
         if (csv)
             puts("policy,total_throughput,unit,delta_vs_equal,gap_recovered,mean_gain_per_job,"
@@ -415,11 +429,23 @@ pfs_cli_alloc(int argc, char **argv)
                     printf("%-20s %s\n", pfs_policy_name(o->ops), o->diag.message);
                 continue;
             }
-            printf(csv ? "%s,%.6g,%s,%.6g,%.4f,%.6g,%.4f\n"
-                       : "%-20s %16.6g %-10s %+12.6g %8.4f %+14.6g %8.4f\n",
-                   pfs_policy_name(o->ops), o->total, p.unit, o->total - eq,
-                   (o->total - eq) / (orc - eq), (o->total - eq) / (double)p.n, o->min_rel);
+            /* The gap is defined only where the oracle gains more than 0.1% of equal's
+             * throughput (docs/simulator.md); else empty, not -nan or -inf. */
+            if (orc - eq > 1e-3 * fabs(eq))
+                snprintf(gap, sizeof gap, "%.4f", (o->total - eq) / (orc - eq));
+            else
+                pfs__strlcpy(gap, csv ? "" : "-", sizeof gap);
+            printf(csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%.4f\n"
+                       : "%-20s %16.6g %-10s %+12.6g %8s %+14.6g %8.4f\n",
+                   pfs_policy_name(o->ops), o->total, p.unit, o->total - eq, gap,
+                   (o->total - eq) / (double)p.n, o->min_rel);
         }
+        if (!csv && budget >= p.full_total_w)
+            printf("The budget covers the %.0f W the jobs draw uncapped: it binds nothing, every "
+                   "job keeps its reference limit and no policy is asked.\n",
+                   p.full_total_w);
+        else if (!csv && !(orc - eq > 1e-3 * fabs(eq)))
+            printf("gap: not defined, the oracle gains less than 0.1%% over equal here.\n");
         for (size_t k = 0; csv && k < n_pol; k++)
             if (out[k].d && out[k].rc)
                 fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),

@@ -347,3 +347,43 @@ test_outputs_safe(struct test *t)
     free(out);
     free(err);
 }
+
+/* alloc --budget-w above what the jobs draw uncapped: pfi, sla and deadline capped jobs
+ * anyway, lost throughput against equal, and the gap printed -inf. A budget that binds
+ * nothing leaves every job at its reference limit, under every policy. */
+void
+test_alloc_budget_binds_nothing(struct test *t)
+{
+    char *out, *err, *line;
+    double equal_total = NAN;
+    int rows = 0;
+
+    CHECK_INT(test_run(t, "alloc traces/h200-h100/curves.csv --budget-w 1e9 --csv", &out, &err),
+              0);
+    CHECK(strstr(out, "nan") == NULL && strstr(out, "inf") == NULL);
+    for (line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char name[64];
+        double total, delta;
+
+        if (sscanf(line + 1, "%63[^,],%lf,%*[^,],%lf,", name, &total, &delta) != 3)
+            continue;
+        if (strcmp(name, "equal") == 0)
+            equal_total = total;
+        CHECK_NEAR(delta, 0, 1e-9);
+        rows++;
+    }
+    CHECK(rows >= 9 && equal_total > 0);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "alloc traces/h200-h100/curves.csv --budget-w 1e9 --policy pfi --caps",
+                       &out, &err),
+              0);
+    for (line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        double cap = NAN;
+
+        CHECK(sscanf(line + 1, "%*[^,],%*d,%lf", &cap) == 1);
+        CHECK_NEAR(cap, 700, 1e-9); /* every job of the corpus at the H100/H200 default */
+    }
+    free(out);
+    free(err);
+}
