@@ -142,6 +142,18 @@ pfs__csv_next(struct pfs__csv *csv)
         if (strlen(csv->buf) != (size_t)len)
             return pfs__diag_set(csv->diag, PFS_EINVAL, csv->path, csv->line,
                                  (long)strlen(csv->buf) + 1, NULL, "NUL byte in a text file");
+        {
+            /* A carriage return is a line end only at the end of a line (CRLF); inside one
+             * it is a file with classic Mac line ends, or a stray byte no writer could
+             * write back (fuzz-jobs, fuzz-workload). */
+            const char *cr = memchr(csv->buf, '\r', (size_t)len);
+
+            if (cr)
+                return pfs__diag_set(csv->diag, PFS_EINVAL, csv->path, csv->line,
+                                     (long)(cr - csv->buf) + 1, NULL,
+                                     "carriage return inside a line (line ends must be LF or "
+                                     "CRLF)");
+        }
         raw_need = (size_t)len + 1;
         if (raw_need > csv->raw_cap) {
             char *raw = realloc(csv->raw, raw_need);

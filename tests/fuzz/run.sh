@@ -36,6 +36,12 @@ seed_text() {
 }
 
 make_seeds() {
+    # What fuzzing once found (tests/fuzz/regress/NAME/), kept as seeds so that it stays fixed.
+    for d in tests/fuzz/regress/*/; do
+        n=$(basename "$d")
+        mkdir -p "$out/seeds/$n"
+        cp "$d"* "$out/seeds/$n/"
+    done
     for f in traces/h200-h100/curves.csv traces/h200-h100/jobs.csv configs/phoenix-workload.csv \
         tests/data/h200-mlp-nvidia-smi.csv; do
         seed csv "$f" 20
