@@ -22,6 +22,7 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
+SHAREDIR ?= $(PREFIX)/share/pfisim
 DESTDIR ?=
 
 CC      ?= cc
@@ -228,16 +229,27 @@ lint:
 format:
 	$(Q)clang-format -i $(LINT_SRC)
 
+# The shipped files go to SHAREDIR ($(PREFIX)/share/pfisim), where the binary finds them from
+# its own path (BIN/../share/pfisim, so an install can be moved): the synthetic corpus with its
+# predictor, and the scenarios and sweeps of configs/ (docs/scenarios.md).
+SHARE_FILES := traces/h200-h100/curves.csv traces/h200-h100/jobs.csv \
+               traces/h200-h100/predictor.cfg traces/h200-h100/README.md \
+               $(wildcard configs/*.cfg configs/*.csv configs/sweeps/*.cfg)
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/pfisim
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libpfisim.a
 	install -m 644 sim/pfisim.h $(DESTDIR)$(INCDIR)/pfisim.h
 	install -m 644 docs/pfisim.1 $(DESTDIR)$(MANDIR)/man1/pfisim.1
+	for f in $(SHARE_FILES); do \
+	  install -d $(DESTDIR)$(SHAREDIR)/$$(dirname $$f) && \
+	  install -m 644 $$f $(DESTDIR)$(SHAREDIR)/$$f || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pfisim $(DESTDIR)$(LIBDIR)/libpfisim.a \
 	      $(DESTDIR)$(INCDIR)/pfisim.h $(DESTDIR)$(MANDIR)/man1/pfisim.1
+	rm -rf $(DESTDIR)$(SHAREDIR)
 
 clean:
 	rm -rf build results

@@ -18,6 +18,10 @@ int pfs_cli_usage(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
 
 /* Writes obj with write() to output atomically (a temporary file renamed into place), or to
  * stdout when output is NULL or "-". Returns 0 or PFS_EIO. */
+/* A shipped file or folder (traces/h200-h100, ...) found from the current folder or the
+ * shipped files (pfs_share_dir); rel itself when nowhere. At most four at a time. */
+const char *pfs_cli_shipped(const char *rel);
+
 int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);

@@ -180,7 +180,8 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
         p->n_gpus += j->n_gpus;
     }
     if (!given_pfi && (model_path || p->js)) {
-        const char *mp = model_path ? model_path : "traces/h200-h100/predictor.cfg";
+        const char *mp =
+            model_path ? model_path : pfs_cli_shipped("traces/h200-h100/predictor.cfg");
 
         if ((rc = pfs_predictor_load(mp, &p->predictor, d)) != 0)
             return rc;

@@ -6,11 +6,14 @@
  * cannot overwrite it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -118,6 +121,65 @@ pfs_data_dir(void)
     return (d && *d) ? d : "../shared/data";
 }
 
+/* Whether dir holds the shipped corpus (the mark of a folder of pfisim's shipped files). */
+static bool
+has_shipped(const char *dir)
+{
+    char p[PATH_MAX + 64];
+
+    snprintf(p, sizeof p, "%s/traces/h200-h100/curves.csv", dir);
+    return access(p, R_OK) == 0;
+}
+
+static char share_dir[PATH_MAX];
+
+/* $PFISIM_SHARE; else, from the executable's own path (links resolved): an installed tree
+ * (BIN/../share/pfisim) or the source tree it was built in (build/pfisim, build/asan/pfisim);
+ * else none. */
+static void
+find_share_dir(void)
+{
+    const char *env = getenv("PFISIM_SHARE");
+    char exe[PATH_MAX], cand[PATH_MAX + 32];
+    ssize_t n;
+
+    if (env && *env) {
+        pfs__strlcpy(share_dir, env, sizeof share_dir);
+        return;
+    }
+    if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) <= 0)
+        return;
+    exe[n] = '\0';
+    /* exe becomes the folder of the binary, then each folder above it in turn */
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(exe, '/');
+
+        if (!slash || slash == exe)
+            return;
+        *slash = '\0';
+        if (up == 1) { /* BIN's parent: an installed tree */
+            snprintf(cand, sizeof cand, "%s/share/pfisim", exe);
+            if (has_shipped(cand)) {
+                pfs__strlcpy(share_dir, cand, sizeof share_dir);
+                return;
+            }
+        }
+        if (up > 0 && has_shipped(exe)) { /* the source tree: build/pfisim, build/asan/pfisim */
+            pfs__strlcpy(share_dir, exe, sizeof share_dir);
+            return;
+        }
+    }
+}
+
+const char *
+pfs_share_dir(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, find_share_dir);
+    return share_dir[0] ? share_dir : NULL;
+}
+
 void *
 pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
 {
@@ -151,6 +213,28 @@ pfs__mkdir_parents(const char *path)
         *p = '/';
     }
     return 0;
+}
+
+int
+pfs__resolve_path(const char *base_dir, const char *path, char *out, size_t size)
+{
+    const char *share = pfs_share_dir();
+    char cand[3][PATH_MAX + 600];
+    int n = 0;
+
+    if (!path[0] || path[0] == '/' || strncmp(path, "import:", 7) == 0)
+        return pfs__strlcpy(out, path, size) ? 0 : -1;
+    /* In order: beside the file that names it, the current folder, the shipped files. */
+    if (base_dir && base_dir[0] && strcmp(base_dir, ".") != 0)
+        snprintf(cand[n++], sizeof cand[0], "%s/%s", base_dir, path);
+    snprintf(cand[n++], sizeof cand[0], "%s", path);
+    if (share)
+        snprintf(cand[n++], sizeof cand[0], "%s/%s", share, path);
+    for (int i = 0; i < n; i++)
+        if (access(cand[i], F_OK) == 0)
+            return pfs__strlcpy(out, cand[i], size) ? 0 : -1;
+    /* Nowhere: the first place looked, which the reader's error will then name. */
+    return pfs__strlcpy(out, cand[0], size) ? 0 : -1;
 }
 
 /* Whether y-m-d is a real date, years 1-9999 (internal.h). */

@@ -88,6 +88,12 @@ struct pfs__csv {
 /* A curve point's power may exceed its cap by at most this factor (traces/curves.c). */
 #define PFS__POWER_OVER_CAP 1.5
 
+/* A relative input path as a scenario, sweep or option names it, found (docs/scenarios.md):
+ * beside the file that names it (base_dir, NULL for none), else in the current folder, else
+ * among the shipped files (pfs_share_dir). An absolute path, "", or import:... is kept.
+ * When it is nowhere, out is the first place looked. Returns 0, or -1 when out is too small. */
+int pfs__resolve_path(const char *base_dir, const char *path, char *out, size_t size);
+
 /* sim/inputs.c: the files the scenario's simulation reads, one per line as "HASH PATH"
  * (FNV-1a of the bytes; "missing PATH" for one not there), malloc'd; NULL without memory. */
 char *pfs__scenario_inputs(const struct pfs_scenario *sc);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -382,6 +383,18 @@ cmd_model(int argc, char **argv)
 /* ---------------------------------------------------------------------------------------
  * pfisim import
  */
+
+const char *
+pfs_cli_shipped(const char *rel)
+{
+    static char paths[4][PATH_MAX];
+    static int next;
+    char *p = paths[next++ % 4];
+
+    if (pfs__resolve_path(NULL, rel, p, PATH_MAX) != 0)
+        return rel;
+    return p;
+}
 
 int
 pfs_cli_write_output(const char *output,
@@ -1353,7 +1366,7 @@ cmd_workload(int argc, char **argv)
                                          {0, 0, 0, 0}};
     struct pfs_workload_options o;
     struct pfs_gpu gpu;
-    const char *corpus_dir = "traces/h200-h100", *output = NULL, *fit = NULL;
+    const char *corpus_dir = pfs_cli_shipped("traces/h200-h100"), *output = NULL, *fit = NULL;
     char jobs_path[600];
     struct pfs_jobset *js = NULL;
     struct pfs_workload *w = NULL;
@@ -1653,7 +1666,7 @@ cmd_predict(int argc, char **argv)
         {"drop", required_argument, 0, 'D'},   {"output", required_argument, 0, 'o'},
         {"csv", no_argument, 0, 'C'},          {"per-job", no_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    struct predict_args a = {.corpus = "traces/h200-h100", .split = "validation"};
+    struct predict_args a = {.corpus = pfs_cli_shipped("traces/h200-h100"), .split = "validation"};
     const char *verb;
     unsigned long v;
     int c;

@@ -67,6 +67,11 @@ void pfs_diag_clear(struct pfs_diag *diag);
  * "../shared/data". The string is owned by the environment or is static. */
 const char *pfs_data_dir(void);
 
+/* The folder of pfisim's shipped files (the corpus traces/h200-h100, configs/): $PFISIM_SHARE
+ * when set; else found from the executable's path, an installed tree (BIN/../share/pfisim)
+ * or the source tree it was built in; NULL when there is none. */
+const char *pfs_share_dir(void);
+
 /* ---------------------------------------------------------------------------------------
  * GPU profiles (models/gpu.c). The profiles are libconfig files in configs/gpus/, embedded
  * into the library at build time; pfs_gpu_load() reads any other file of the same form.

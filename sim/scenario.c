@@ -11,6 +11,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ pfs_scenario_default(struct pfs_scenario *sc)
     sc->node_other_w = 1500; /* CPUs, memory, NICs, fans of an 8-GPU node (docs/simulator.md) */
     sc->pue = 1.3;
     sc->base_cap_w = 0;
-    pfs__strlcpy(sc->corpus, "traces/h200-h100", sizeof sc->corpus);
+    if (pfs__resolve_path(NULL, "traces/h200-h100", sc->corpus, sizeof sc->corpus) != 0)
+        pfs__strlcpy(sc->corpus, "traces/h200-h100", sizeof sc->corpus);
     pfs_workload_defaults(&sc->arrivals);
     /* Microsoft ITP cluster 04's fitted model: many concurrent training jobs of 1-64 GPUs, at
      * 90% offered load (docs/simulator.md says why not Kalos). */
@@ -737,10 +739,23 @@ read_grid(const struct reader *r, const config_setting_t *g, struct pfs_scenario
     o.top_hours = (int)top;
     o.ramp_s = ramp * 60;
     o.notice_s = notice * 60;
-    if (file[0] == '/' || access(file, R_OK) == 0)
-        snprintf(path, sizeof path, "%s", file);
-    else
-        snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), file);
+    {
+        char base[PATH_MAX], *slash, near[PATH_MAX + 300];
+
+        pfs__strlcpy(base, r->file ? r->file : "", sizeof base);
+        if ((slash = strrchr(base, '/')) != NULL) {
+            *slash = '\0';
+            snprintf(near, sizeof near, "%s/%s", base, file);
+        } else {
+            near[0] = '\0';
+        }
+        if (file[0] == '/' || access(file, R_OK) == 0)
+            snprintf(path, sizeof path, "%s", file);
+        else if (near[0] && access(near, R_OK) == 0)
+            snprintf(path, sizeof path, "%s", near);
+        else
+            snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), file);
+    }
     if ((rc = pfs_grid_events(path, &o, sc->dr + sc->n_dr, PFS_MAX_DR - sc->n_dr, &n, NULL,
                               r->diag)))
         return rc;
@@ -831,6 +846,28 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
     if ((g = config_setting_get_member(root, "dr_generator")) && (rc = read_generator(&r, g, sc)))
         return rc;
     pfs_scenario_set_days(sc, sc->days);
+    /* Relative paths are found beside the scenario file, else in the current folder, else
+     * among the shipped files (pfs__resolve_path, docs/scenarios.md). */
+    {
+        char base[PATH_MAX], *slash;
+        char *paths[] = {sc->corpus, sc->workload, sc->predictor};
+        size_t sizes[] = {sizeof sc->corpus, sizeof sc->workload, sizeof sc->predictor};
+
+        pfs__strlcpy(base, file ? file : "", sizeof base);
+        if ((slash = strrchr(base, '/')) != NULL)
+            *slash = '\0';
+        else
+            base[0] = '\0';
+        for (size_t k = 0; k < 3; k++) {
+            char found[PATH_MAX];
+
+            if (pfs__resolve_path(base, paths[k], found, sizeof found) != 0 ||
+                !pfs__strlcpy(paths[k], found, sizes[k]))
+                return pfs__diag_set(diag, PFS_EINVAL, file, 0, 0, "workload",
+                                     "the path '%s', found at '%s', is longer than %zu bytes",
+                                     paths[k], found, sizes[k] - 1);
+        }
+    }
     /* In time order, given, imported and drawn alike (a stable insertion sort): the
      * canonical text lists them so. */
     for (size_t i = 1; i < sc->n_dr; i++)

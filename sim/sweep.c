@@ -16,6 +16,7 @@
  * and an interrupted sweep loses at most the runs in flight.
  */
 #include <libconfig.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -422,6 +423,16 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
     }
     /* The base scenario, kept as text: every item starts from a fresh tree of it. */
     if (base[0]) {
+        char dir[PATH_MAX], found[PATH_MAX], *slash;
+
+        /* Beside the sweep file first, as a scenario's own paths (docs/sweeps.md). */
+        pfs__strlcpy(dir, path, sizeof dir);
+        if ((slash = strrchr(dir, '/')) != NULL)
+            *slash = '\0';
+        else
+            dir[0] = '\0';
+        if (pfs__resolve_path(dir, base, found, sizeof found) == 0)
+            base = found;
         pfs__strlcpy(sw->base_name, base, sizeof sw->base_name);
         if (!(sw->base = slurp(base))) {
             rc = pfs__diag_set(diag, PFS_EIO, path, config_setting_source_line(scen), 0,
