@@ -166,6 +166,17 @@ pfs_gpu_find(const char *name, struct pfs_gpu *out, struct pfs_diag *diag)
         config_destroy(&cfg);
         return rc;
     }
-    return pfs__diag_set(diag, PFS_ENOTFOUND, NULL, 0, 0, "gpu",
-                         "unknown GPU profile '%s' (known: %s)", name, known);
+    {
+        const char *names[32], *near;
+        size_t n = 0;
+
+        while (n < 32 && pfs_gpu_name(n)) {
+            names[n] = pfs_gpu_name(n);
+            n++;
+        }
+        near = pfs__nearest(name, names, n);
+        return pfs__diag_set(
+            diag, PFS_ENOTFOUND, NULL, 0, 0, "gpu", "unknown GPU profile '%s'%s%s%s (known: %s)",
+            name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);
+    }
 }

@@ -18,6 +18,17 @@ int pfs_cli_usage(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
 
 /* Writes obj with write() to output atomically (a temporary file renamed into place), or to
  * stdout when output is NULL or "-". Returns 0 or PFS_EIO. */
+/* argv with "OPT VALUE" joined into "OPT=VALUE" for an option whose value is optional
+ * (getopt takes it only joined), unless VALUE starts with '-' or ends in not_suffix; *n_out
+ * is the new count. The array lives as long as the process. NULL without memory. */
+char **pfs_cli_join_optional(int argc, char **argv, const char *opt, const char *not_suffix,
+                             int *n_out);
+
+/* "; did you mean 'X'?" for the candidate nearest name (a prefix, or at most two edits
+ * away; candidate(i) until NULL), or "". The policy names' version. */
+const char *pfs_cli_suggest(const char *name, const char *(*candidate)(size_t i));
+const char *pfs_cli_suggest_policy(const char *name);
+
 /* A shipped file or folder (traces/h200-h100, ...) found from the current folder or the
  * shipped files (pfs_share_dir); rel itself when nowhere. At most four at a time. */
 const char *pfs_cli_shipped(const char *rel);

@@ -526,14 +526,28 @@ pfs_cli_run(int argc, char **argv)
         free(seeds);
         return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
     }
+    /* --db takes its file as the next word too (--db FILE as --db=FILE), unless that word is
+     * an option or a scenario (.cfg): --db alone means results/pfisim.db. */
+    argv = pfs_cli_join_optional(argc, argv, "--db", ".cfg", &argc);
+    if (!argv) {
+        free(sc);
+        free(seeds);
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    }
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            if (!pfs_policy_find(optarg)) {
-                code = pfs_cli_usage("run", "unknown policy '%s' (pfisim --list-policies)", optarg);
-                goto usage_out;
-            } else if (n_pol < PFS_MAX_POLICIES)
-                policies[n_pol++] = optarg;
+            /* one name, or a comma list: --policy equal,pfi */
+            for (char *name = optarg, *comma; name; name = comma ? comma + 1 : NULL) {
+                if ((comma = strchr(name, ',')) != NULL)
+                    *comma = '\0';
+                if (!pfs_policy_find(name)) {
+                    code = pfs_cli_usage("run", "unknown policy '%s'%s (pfisim --list-policies)",
+                                         name, pfs_cli_suggest_policy(name));
+                    goto usage_out;
+                } else if (n_pol < PFS_MAX_POLICIES)
+                    policies[n_pol++] = name;
+            }
             break;
         case 's':
             if (!pfs__parse_long(optarg, &seed) || seed < 0) {

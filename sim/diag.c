@@ -237,6 +237,56 @@ pfs__resolve_path(const char *base_dir, const char *path, char *out, size_t size
     return pfs__strlcpy(out, cand[0], size) ? 0 : -1;
 }
 
+/* Levenshtein distance of a and b, capped at 9 (names are short). */
+static int
+edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    int row[64];
+
+    if (la > 62 || lb > 62)
+        return 9;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb] > 9 ? 9 : row[lb];
+}
+
+const char *
+pfs__nearest(const char *name, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t len = strlen(name);
+    /* A prefix counts as one edit; short names may be one edit away, longer ones two (so
+     * that b200 suggests nothing rather than p100). */
+    int best_d = len >= 6 ? 3 : 2;
+
+    for (size_t i = 0; i < n; i++) {
+        int dist =
+            len >= 2 && strncmp(names[i], name, len) == 0 ? 1 : edit_distance(name, names[i]);
+
+        if (dist < best_d && strcmp(name, names[i]) != 0) {
+            best_d = dist;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
 /* Whether y-m-d is a real date, years 1-9999 (internal.h). */
 bool
 pfs__civil_date(long y, long m, long d)

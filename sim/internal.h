@@ -88,6 +88,10 @@ struct pfs__csv {
 /* A curve point's power may exceed its cap by at most this factor (traces/curves.c). */
 #define PFS__POWER_OVER_CAP 1.5
 
+/* The name in names[0..n) nearest name (a prefix of it, or one edit away, two for names of
+ * six bytes or more), for a "did you mean" after an unknown name; NULL when none is near. */
+const char *pfs__nearest(const char *name, const char *const *names, size_t n);
+
 /* A relative input path as a scenario, sweep or option names it, found (docs/scenarios.md):
  * beside the file that names it (base_dir, NULL for none), else in the current folder, else
  * among the shipped files (pfs_share_dir). An absolute path, "", or import:... is kept.

@@ -384,6 +384,75 @@ cmd_model(int argc, char **argv)
  * pfisim import
  */
 
+char **
+pfs_cli_join_optional(int argc, char **argv, const char *opt, const char *not_suffix, int *n_out)
+{
+    static char **kept; /* lives as long as the process, like argv */
+    size_t n_opt = strlen(opt), n_suf = strlen(not_suffix);
+    char **out = calloc((size_t)argc + 1, sizeof *out);
+    int n = 0;
+
+    if (!out)
+        return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t len = next ? strlen(next) : 0;
+
+        if (strcmp(argv[i], "--") == 0) { /* the rest are operands */
+            while (i < argc)
+                out[n++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], opt) == 0 && next && next[0] != '-' &&
+            !(len >= n_suf && strcmp(next + len - n_suf, not_suffix) == 0)) {
+            char *joined = malloc(n_opt + 1 + len + 1);
+
+            if (!joined) {
+                free(out);
+                return NULL;
+            }
+            snprintf(joined, n_opt + 1 + len + 1, "%s=%s", opt, next);
+            out[n++] = joined;
+            i++;
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    out[n] = NULL;
+    kept = out;
+    *n_out = n;
+    return kept;
+}
+
+const char *
+pfs_cli_suggest(const char *name, const char *(*candidate)(size_t i))
+{
+    static char buf[96];
+    const char *names[64];
+    size_t n = 0;
+
+    while (n < 64 && candidate(n)) {
+        names[n] = candidate(n);
+        n++;
+    }
+    if (!pfs__nearest(name, names, n))
+        return "";
+    snprintf(buf, sizeof buf, "; did you mean '%s'?", pfs__nearest(name, names, n));
+    return buf;
+}
+
+static const char *
+policy_name_at(size_t i)
+{
+    return pfs_policy_at(i) ? pfs_policy_name(pfs_policy_at(i)) : NULL;
+}
+
+const char *
+pfs_cli_suggest_policy(const char *name)
+{
+    return pfs_cli_suggest(name, policy_name_at);
+}
+
 const char *
 pfs_cli_shipped(const char *rel)
 {
@@ -1896,6 +1965,12 @@ find_command(const char *name)
     return NULL;
 }
 
+static const char *
+command_name_at(size_t i)
+{
+    return i < sizeof commands / sizeof commands[0] ? commands[i].name : NULL;
+}
+
 static void
 print_main_help(FILE *fp)
 {
@@ -1923,9 +1998,15 @@ cmd_help(int argc, char **argv)
         print_main_help(stdout);
         return EXIT_OK;
     }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        /* help on help: the command list (before, exit 2) */
+        print_main_help(stdout);
+        return EXIT_OK;
+    }
     c = find_command(argv[1]);
     if (!c || !c->usage) {
-        fprintf(stderr, "pfisim help: unknown command '%s'\n", argv[1]);
+        fprintf(stderr, "pfisim help: unknown command '%s'%s\n", argv[1],
+                pfs_cli_suggest(argv[1], command_name_at));
         return EXIT_USAGE;
     }
     if (c->run == cmd_import) {
@@ -1964,7 +2045,8 @@ main(int argc, char **argv)
     }
     c = find_command(argv[1]);
     if (!c) {
-        fprintf(stderr, "pfisim: unknown command '%s' (commands:", argv[1]);
+        fprintf(stderr, "pfisim: unknown command '%s'%s (commands:", argv[1],
+                pfs_cli_suggest(argv[1], command_name_at));
         for (const struct command *k = commands; k->name; k++)
             fprintf(stderr, " %s", k->name);
         fprintf(stderr, ")\n");

@@ -71,6 +71,24 @@ struct reader {
     struct pfs_diag *diag;
 };
 
+/* "unknown GPU profile 'x'; did you mean 'y'? (pfisim gpus)" (a static buffer). */
+static const char *
+unknown_gpu(const char *name)
+{
+    static char msg[160];
+    const char *names[32], *near;
+    size_t n = 0;
+
+    while (n < 32 && pfs_gpu_name(n)) {
+        names[n] = pfs_gpu_name(n);
+        n++;
+    }
+    near = pfs__nearest(name, names, n);
+    snprintf(msg, sizeof msg, "unknown GPU profile '%.40s'%s%s%s (pfisim gpus)", name,
+             near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    return msg;
+}
+
 static int
 bad(const struct reader *r, const config_setting_t *s, const char *path, const char *msg)
 {
@@ -141,9 +159,16 @@ pfs__config_only(const config_setting_t *g, const char *prefix, const char *cons
         for (size_t k = 0; names[k] && n; k++)
             known = known || strcmp(n, names[k]) == 0;
         if (!known) {
+            size_t count = 0;
+            const char *near;
+
+            while (names[count])
+                count++;
+            near = n ? pfs__nearest(n, names, count) : NULL;
             snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
             return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
-                                 "%s: unknown setting", path);
+                                 "%s: unknown setting%s%s%s", path, near ? "; did you mean '" : "",
+                                 near ? near : "", near ? "'?" : "");
         }
     }
     return 0;
@@ -222,8 +247,7 @@ read_pools(const struct reader *r, const config_setting_t *l, struct pfs_scenari
         if (!p->gpu[0] || p->gpus < 1)
             return bad(r, e, path, "a pool needs gpu and gpus");
         if (pfs_gpu_find(p->gpu, &g, NULL) != 0)
-            return bad(r, config_setting_get_member(e, "gpu"), SUB("gpu"),
-                       "unknown GPU profile (see pfisim gpus)");
+            return bad(r, config_setting_get_member(e, "gpu"), SUB("gpu"), unknown_gpu(p->gpu));
 #undef SUB
         if (!p->name[0])
             pfs__strlcpy(p->name, p->gpu, sizeof p->name);
@@ -263,7 +287,7 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
     sc->gpus_per_node = (int)per;
     if (pfs_gpu_find(sc->gpu, &g, NULL) != 0)
         return bad(r, config_setting_get_member(f, "gpu"), "scenario.facility.gpu",
-                   "unknown GPU profile (see pfisim gpus)");
+                   unknown_gpu(sc->gpu));
     if (pools) {
         /* gpus_per_node and node_other_w given beside pools are the pools' defaults; gpus
          * and gpu would say the facility twice. */
@@ -522,10 +546,19 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
         const char *name = config_setting_get_string_elem(p, i);
 
         if (!name || !pfs_policy_find(name)) {
-            char msg[128];
+            const char *names[64];
+            size_t n = 0;
+            const char *near;
+            char msg[160];
 
-            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
-                     name ? name : "?");
+            while (n < 64 && pfs_policy_at(n)) {
+                names[n] = pfs_policy_name(pfs_policy_at(n));
+                n++;
+            }
+            near = name ? pfs__nearest(name, names, n) : NULL;
+            snprintf(msg, sizeof msg, "unknown policy '%s'%s%s%s (pfisim --list-policies)",
+                     name ? name : "?", near ? "; did you mean '" : "", near ? near : "",
+                     near ? "'?" : "");
             return bad(r, p, "scenario.policies", msg);
         }
         pfs__strlcpy(sc->policies[sc->n_policies++], name, sizeof sc->policies[0]);

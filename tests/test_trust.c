@@ -494,7 +494,8 @@ test_trust_pool_settings(struct test *t)
                                            "  pools = ( { gpu = \"b300\"; gpus = 8; } ); }; };\n"),
                                 a, &d),
               PFS_EINVAL);
-    CHECK_STR(d.message, "scenario.facility.pools.[0].gpu: unknown GPU profile (see pfisim gpus)");
+    CHECK_STR(d.message,
+              "scenario.facility.pools.[0].gpu: unknown GPU profile 'b300' (pfisim gpus)");
     free(a);
     free(b);
 }

@@ -86,3 +86,57 @@ test_paths_beside_scenario(struct test *t)
         CHECK(system(cmd) == 0);
     }
 }
+
+/* Every option that takes a value takes it both ways; --policy takes a comma list; unknown
+ * names say the nearest known one (before: --db FILE failed with "cannot read the file",
+ * and "run cfg --db x.db" with "expected at most one scenario file"). */
+void
+test_option_forms(struct test *t)
+{
+    char args[1200], db[3][400], *out, *err;
+    const char *cfg = test_write(t, 0, "s.cfg", "scenario = { name = \"forms\"; };\n");
+
+    for (int k = 0; k < 3; k++)
+        snprintf(db[k], sizeof db[k], "%s/%d/r.db", t->tmpdir, k); /* one study name */
+    snprintf(args, sizeof args, "run --days 0.5 --policy equal --db %s", db[0]);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "run --days=0.5 --policy=equal --db=%s", db[1]);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "run %s --days 0.5 --db %s --policy equal,pfi", cfg, db[2]);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "scenario forms:") && strstr(out, "\nequal ") && strstr(out, "\npfi "));
+    free(out);
+    free(err);
+    for (int k = 0; k < 3; k++)
+        CHECK(access(db[k], R_OK) == 0);
+    CHECK(test_same_file(db[0], db[1])); /* the same run, the same bytes */
+
+    CHECK_INT(test_run(t, "run --days 0.5 --policy pfii", &out, &err), 2);
+    CHECK(strstr(err, "did you mean 'pfi'?") != NULL);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "gpu", &out, &err), 2);
+    CHECK(strstr(err, "did you mean 'gpus'?") != NULL);
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "g.cfg", "scenario = {\n  facility = { gpu = \"h100\"; };\n};\n");
+    snprintf(args, sizeof args, "run %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "g.cfg:2:") && strstr(err, "did you mean 'h100-sxm'?"));
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "p.cfg", "scenario = {\n  polices = [\"pfi\"];\n};\n");
+    snprintf(args, sizeof args, "run %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "p.cfg:2:") && strstr(err, "did you mean 'policies'?"));
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "help --help", &out, &err), 0);
+    CHECK(strstr(out, "usage: pfisim") != NULL);
+    free(out);
+    free(err);
+}
