@@ -287,6 +287,82 @@ pfs__nearest(const char *name, const char *const *names, size_t n)
     return best;
 }
 
+/* The kind of quantity a setting holds, from its name. */
+enum quantity { Q_NONE, Q_WATTS, Q_HOURS, Q_MINUTES, Q_SECONDS, Q_DAYS, Q_FRACTION };
+
+static enum quantity
+quantity_of(const char *name)
+{
+    static const char *const fractions[] = {"cut",   "load",  "margin", "firm",
+                                            "flex1", "flex2", "flex3",  NULL};
+    size_t n = strlen(name);
+
+    for (size_t k = 0; fractions[k]; k++)
+        if (strcmp(name, fractions[k]) == 0)
+            return Q_FRACTION;
+    if (n > 2 && strcmp(name + n - 2, "_w") == 0)
+        return Q_WATTS;
+    if (n > 2 && strcmp(name + n - 2, "_h") == 0)
+        return Q_HOURS;
+    if (n > 4 && strcmp(name + n - 4, "_min") == 0)
+        return Q_MINUTES;
+    if (n > 2 && strcmp(name + n - 2, "_s") == 0)
+        return Q_SECONDS;
+    if (n > 5 && strcmp(name + n - 5, "_days") == 0)
+        return Q_DAYS;
+    return Q_NONE;
+}
+
+bool
+pfs__parse_quantity(const char *text, const char *setting, double *out, char *why, size_t size)
+{
+    static const struct {
+        const char *unit;
+        int kind;     /* 0 power, 1 time, 2 fraction */
+        double scale; /* to W, to s, to a fraction */
+    } units[] = {
+        {"W", 0, 1},        {"kW", 0, 1e3},     {"MW", 0, 1e6},  {"GW", 0, 1e9},
+        {"s", 1, 1},        {"sec", 1, 1},      {"min", 1, 60},  {"h", 1, 3600},
+        {"hour", 1, 3600},  {"hours", 1, 3600}, {"d", 1, 86400}, {"day", 1, 86400},
+        {"days", 1, 86400}, {"%", 2, 0.01},
+    };
+    static const double per_setting[] = {0, 1, 3600, 60, 1, 86400, 1}; /* s per unit */
+    enum quantity q = quantity_of(setting);
+    char *end;
+    double v;
+
+    if (q == Q_NONE) {
+        snprintf(why, size, "expected a number (this setting takes no unit)");
+        return false;
+    }
+    errno = 0;
+    v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v)) {
+        snprintf(why, size, "expected a number and a unit");
+        return false;
+    }
+    while (*end == ' ')
+        end++;
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
+        int want = q == Q_WATTS ? 0 : q == Q_FRACTION ? 2 : 1;
+
+        if (strcmp(end, units[k].unit) != 0)
+            continue;
+        if (units[k].kind != want)
+            break;
+        v *= units[k].scale;
+        if (want == 1)
+            v /= per_setting[q];
+        *out = v;
+        return true;
+    }
+    snprintf(why, size, "%s",
+             q == Q_WATTS      ? "expected watts: a number, or with W, kW, MW or GW"
+             : q == Q_FRACTION ? "expected a fraction (0.3) or a percent (30%)"
+                               : "expected a time: a number, or with s, min, h or d");
+    return false;
+}
+
 /* Whether y-m-d is a real date, years 1-9999 (internal.h). */
 bool
 pfs__civil_date(long y, long m, long d)

@@ -88,6 +88,14 @@ struct pfs__csv {
 /* A curve point's power may exceed its cap by at most this factor (traces/curves.c). */
 #define PFS__POWER_OVER_CAP 1.5
 
+/* A quantity written with its unit ("5 MW", "4 h", "30 min", "25%") for the setting named
+ * setting (its last path component), whose name says its unit (_w watts, _h hours, _min,
+ * _s, _days; cut, load, margin and tier shares fractions), into *out in that unit. False
+ * with the reason in why when the unit does not suit the setting or the text is no
+ * quantity. */
+bool pfs__parse_quantity(const char *text, const char *setting, double *out, char *why,
+                         size_t size);
+
 /* The name in names[0..n) nearest name (a prefix of it, or one edit away, two for names of
  * six bytes or more), for a "did you mean" after an unknown name; NULL when none is near. */
 const char *pfs__nearest(const char *name, const char *const *names, size_t n);

@@ -136,6 +136,21 @@ pfs__config_number(const config_setting_t *s, const char *path, double lo, doubl
     case CONFIG_TYPE_FLOAT:
         v = config_setting_get_float(s);
         break;
+    case CONFIG_TYPE_STRING: {
+        /* A quantity as a person writes it: "5 MW", "4 h", "30 min", "25%" (docs/scenarios.md,
+         * Units); the unit must suit the setting. */
+        const char *name = config_setting_name(s) ? config_setting_name(s) : "";
+        char why[160];
+
+        size_t lp = strlen(path), ln = strlen(name);
+        bool named = lp >= ln && strcmp(path + lp - ln, name) == 0;
+
+        if (!pfs__parse_quantity(config_setting_get_string(s), name, &v, why, sizeof why))
+            return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s%s%s: '%.40s': %s", path,
+                                 named ? "" : ".", named ? "" : name, config_setting_get_string(s),
+                                 why);
+        break;
+    }
     default:
         return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: expected a number", path);
     }

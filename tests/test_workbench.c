@@ -140,3 +140,59 @@ test_option_forms(struct test *t)
     free(out);
     free(err);
 }
+
+/* Settings with units as a person writes them (before: `25%` a bare syntax error, and no
+ * string taken for a number): the same results as the plain numbers, and a unit that does
+ * not suit the setting refused at its line. */
+void
+test_units_in_scenarios(struct test *t)
+{
+    char args[1200], *with, *plain, *err;
+    const char *a = test_write(t, 0, "units.cfg",
+                               "scenario = { name = \"u\"; duration_days = \"36 h\";\n"
+                               "  facility = { cap_w = \"1.3 MW\"; };\n"
+                               "  dr_events = ( { start_h = \"1 d\"; end_h = \"1620 min\";\n"
+                               "                  ramp_min = \"900 s\"; cut = \"25%\"; } );\n"
+                               "  control = { cadence_s = \"5 min\"; };\n"
+                               "  workload = { load = \"90%\"; }; };\n");
+    const char *b = test_write(t, 1, "plain.cfg",
+                               "scenario = { name = \"u\"; duration_days = 1.5;\n"
+                               "  facility = { cap_w = 1300000.0; };\n"
+                               "  dr_events = ( { start_h = 24.0; end_h = 27.0;\n"
+                               "                  ramp_min = 15.0; cut = 0.25; } );\n"
+                               "  control = { cadence_s = 300.0; };\n"
+                               "  workload = { load = 0.9; }; };\n");
+
+    snprintf(args, sizeof args, "run %s --policy equal,pfi --csv", a);
+    CHECK_INT(test_run(t, args, &with, &err), 0);
+    free(err);
+    snprintf(args, sizeof args, "run %s --policy equal,pfi --csv", b);
+    CHECK_INT(test_run(t, args, &plain, &err), 0);
+    free(err);
+    CHECK(with && plain && strlen(with) > 100);
+    CHECK_STR(with, plain);
+    free(with);
+    free(plain);
+
+    a = test_write(t, 0, "bad.cfg",
+                   "scenario = {\n  dr_events = ( { start_h = 30.0; end_h = 33.0;\n"
+                   "    cut = \"25 kW\"; } );\n};\n");
+    snprintf(args, sizeof args, "run %s", a);
+    CHECK_INT(test_run(t, args, &with, &err), 3);
+    CHECK(strstr(err, "bad.cfg:3:") && strstr(err, "dr_events.[0].cut: '25 kW'") &&
+          strstr(err, "percent"));
+    free(with);
+    free(err);
+    a = test_write(t, 0, "bad.cfg", "scenario = {\n  facility = { pue = \"1.3 W\"; };\n};\n");
+    snprintf(args, sizeof args, "run %s", a);
+    CHECK_INT(test_run(t, args, &with, &err), 3);
+    CHECK(strstr(err, "bad.cfg:2:") && strstr(err, "takes no unit"));
+    free(with);
+    free(err);
+    a = test_write(t, 0, "bad.cfg", "scenario = {\n  facility = { cap_w = \"5 MWh\"; };\n};\n");
+    snprintf(args, sizeof args, "run %s", a);
+    CHECK_INT(test_run(t, args, &with, &err), 3);
+    CHECK(strstr(err, "bad.cfg:2:") && strstr(err, "expected watts"));
+    free(with);
+    free(err);
+}
