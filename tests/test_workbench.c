@@ -170,7 +170,8 @@ test_units_in_scenarios(struct test *t)
     CHECK_INT(test_run(t, args, &plain, &err), 0);
     free(err);
     CHECK(with && plain && strlen(with) > 100);
-    CHECK_STR(with, plain);
+    if (with && plain)
+        CHECK_STR(with, plain);
     free(with);
     free(plain);
 
