@@ -16,16 +16,14 @@ int pfs_cli_report(const struct pfs_diag *d, int rc);
 /* Prints "pfisim CMD: message" and a pointer to the help; returns EXIT_USAGE. */
 int pfs_cli_usage(const char *cmd, const char *fmt, ...) PFS__PRINTF(2, 3);
 
-/* Writes obj with write() to output atomically (a temporary file renamed into place), or to
- * stdout when output is NULL or "-". Returns 0 or PFS_EIO. */
 /* argv with "OPT VALUE" joined into "OPT=VALUE" for an option whose value is optional
  * (getopt takes it only joined), unless VALUE starts with '-' or ends in not_suffix; *n_out
  * is the new count. The array lives as long as the process. NULL without memory. */
 char **pfs_cli_join_optional(int argc, char **argv, const char *opt, const char *not_suffix,
                              int *n_out);
 
-/* "; did you mean 'X'?" for the candidate nearest name (a prefix, or at most two edits
- * away; candidate(i) until NULL), or "". The policy names' version. */
+/* "; did you mean 'X'?" for the candidate nearest name (pfs__nearest; candidate(i) until
+ * NULL), or "". The policy names' version. */
 const char *pfs_cli_suggest(const char *name, const char *(*candidate)(size_t i));
 const char *pfs_cli_suggest_policy(const char *name);
 
@@ -33,6 +31,9 @@ const char *pfs_cli_suggest_policy(const char *name);
  * shipped files (pfs_share_dir); rel itself when nowhere. At most four at a time. */
 const char *pfs_cli_shipped(const char *rel);
 
+/* Writes obj with write() to output whole or not at all (sim/outfile.c: a temporary file
+ * renamed into place; devices and FIFOs in place), or to stdout when output is NULL or "-".
+ * Returns 0 or PFS_EIO. */
 int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);
@@ -53,5 +54,9 @@ int pfs_cli_grid(int argc, char **argv);
 extern const char pfs_cli_grid_help[];
 int pfs_cli_price(int argc, char **argv);
 extern const char pfs_cli_price_help[];
+
+/* pfisim check (sim/cli_check.c). */
+extern const char pfs_cli_check_help[];
+int pfs_cli_check(int argc, char **argv);
 
 #endif

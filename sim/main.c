@@ -140,7 +140,7 @@ static const char help_fit[] =
     "PFI marked * comes from the fitted model because the cut is outside the measured caps.\n";
 
 static const char help_import[] =
-    "usage: pfisim import FORMAT FILE... [--gpu NAME] [-o CURVES.csv]\n"
+    "usage: pfisim import FORMAT FILE... [--gpu NAME] [--job-id ID] [-o|--output OUT.csv]\n"
     "\n"
     "Converts real power-cap measurements into a curves CSV (docs/formats.md); without -o\n"
     "it writes to standard output. FORMAT is one of:\n";
@@ -155,7 +155,7 @@ static const char help_import_tail[] =
     "  --gpu NAME   GPU profile of the measurements (see 'pfisim gpus'); required where the\n"
     "               file does not say it (perseus, emerald, nvidia-smi, dcgm)\n"
     "  --job-id ID  job id of a telemetry import of one log (default: the log's file name)\n"
-    "  -o FILE      write here (atomically: nothing is written if any input is bad)\n"
+    "  -o, --output FILE  write here (whole or not at all: nothing if any input is bad)\n"
     "\n"
     "Real data lives in the data directory: $PFISIM_DATA, default ../shared/data.\n";
 
@@ -1241,7 +1241,7 @@ out:
  */
 
 static const char help_synth[] =
-    "usage: pfisim synth [--seed S] -o DIR [--train N] [--validation N] [--transfer N]\n"
+    "usage: pfisim synth [--seed S] -o|--output DIR [--train N] [--validation N] [--transfer N]\n"
     "\n"
     "Generates the SYNTHETIC H100/H200 LLM-training corpus of docs/corpus.md into DIR:\n"
     "curves.csv (cap sweeps 200-700 W), jobs.csv (configuration, telemetry at the default\n"
@@ -1337,7 +1337,7 @@ static const char help_workload[] =
     "                       [--start-day X] [--seed S]\n"
     "                       [--slack LO:HI] [--tiers firm:F,flex1:F,flex2:F,flex3:F]\n"
     "                       [--rescale] [--load L] [--gpu-scale K] [--gpu TYPE]...\n"
-    "                       [-o WORKLOAD.csv]\n"
+    "                       [-o|--output WORKLOAD.csv]\n"
     "       pfisim workload --fit SOURCE [-o MODEL.cfg]\n"
     "\n"
     "Builds a workload (job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier) whose\n"
@@ -1538,7 +1538,7 @@ cmd_workload(int argc, char **argv)
 
 static const char help_predict[] =
     "usage: pfisim predict train [--corpus DIR] [--method ridge|physics] [--seed S]\n"
-    "                            [--folds K] [--drop FEATURE] [-o MODEL.cfg]\n"
+    "                            [--folds K] [--drop FEATURE] [-o|--output MODEL.cfg]\n"
     "       pfisim predict eval --model MODEL.cfg [--corpus DIR]\n"
     "                           [--split validation|transfer|train] [--csv] [--per-job]\n"
     "       pfisim predict explain --model MODEL.cfg [--corpus DIR]\n"
@@ -1827,7 +1827,7 @@ cmd_predict(int argc, char **argv)
  */
 
 static const char help_plot[] =
-    "usage: pfisim plot DB [-o DIR] [--format png|svg|pdf] [--only NAME]\n"
+    "usage: pfisim plot DB [-o|--output DIR] [--format png|svg|pdf] [--only NAME]\n"
     "\n"
     "Draws figures from a results database (pfisim run --db) into DIR (default\n"
     "results/plots), one file per figure, and prints their paths (docs/plots.md):\n"
@@ -1841,7 +1841,7 @@ static const char help_plot[] =
     "              configs/phoenix-srp.cfg, with the data directory present)\n"
     "The first scenario in the database and its lowest seed are drawn.\n"
     "\n"
-    "  -o DIR           output directory (created if missing)\n"
+    "  -o, --output DIR  output directory (created if missing)\n"
     "  --format F       png (900 x 520 pixels, the default), svg or pdf\n"
     "  --only NAME      one figure\n";
 
@@ -1893,7 +1893,7 @@ cmd_plot(int argc, char **argv)
  */
 
 static const char help_report[] =
-    "usage: pfisim report DB [-o REPORT.pdf]\n"
+    "usage: pfisim report DB [-o|--output REPORT.pdf]\n"
     "\n"
     "Writes a multi-page PDF (A4 landscape) from a results database: a title page naming\n"
     "the scenario, the pfisim version and whether its curves and workload are real or\n"
@@ -1952,6 +1952,8 @@ static const struct command commands[] = {
      pfs_cli_grid},
     {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,
      cmd_workload},
+    {"check", "validate a scenario and say what it means (pools, draw against the cap, events)",
+     pfs_cli_check_help, pfs_cli_check},
     {"help", "help on a command", NULL, cmd_help},
     {NULL, NULL, NULL, NULL},
 };

@@ -197,3 +197,129 @@ test_units_in_scenarios(struct test *t)
     free(with);
     free(err);
 }
+
+/* pfisim check: a valid scenario in words, with the cap that can never bind called out.
+ * The default facility: 1,024 H200s at 700 W and 128 nodes of 1,500 W other draw, PUE 1.3:
+ * at most 1.3 x (716,800 + 192,000) = 1,181,440 W; idle 1.3 x (1,024 x 75 + 192,000). */
+void
+test_check_command(struct test *t)
+{
+    char args[1200], *out, *err;
+    const char *cfg = test_write(t, 0, "cap.cfg",
+                                 "scenario = { name = \"loose\"; facility = { cap_w = \"1.2 MW\"; "
+                                 "}; };\n");
+
+    snprintf(args, sizeof args, "check %s --json", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "\"peak_w\": 1181440,") != NULL);
+    CHECK(strstr(out, "\"idle_w\": 349440,") != NULL);
+    CHECK(strstr(out, "\"cap_can_bind\": false") && strstr(out, "can never bind"));
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "cap.cfg",
+                     "scenario = { name = \"tight\"; facility = { cap_w = \"1.1 MW\"; }; };\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "scenario tight: valid.") && strstr(out, "it binds when"));
+    CHECK(strstr(out, "warning") == NULL);
+    CHECK(strstr(out, "DR events inside the run: 3.") != NULL);
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "cap.cfg", "scenario = {\n facility = { cap_w = -1.0; };\n};\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "cap.cfg:2:") != NULL);
+    free(out);
+    free(err);
+}
+
+/* Reads a whole file (malloc'd; NULL when it cannot). */
+static char *
+read_all(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (!fp)
+        return NULL;
+    if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) != NULL) {
+        size_t got = fread(buf, 1, (size_t)n, fp);
+
+        buf[got] = '\0';
+    }
+    fclose(fp);
+    return buf;
+}
+
+/* One source for help: every long option in a command's getopt table (in the sim/ sources,
+ * the table followed by its command's pfs_cli_usage("NAME", ...)) appears in that
+ * command's --help and in the man page; every command appears in the man page. */
+void
+test_help_man_consistent(struct test *t)
+{
+    static const char *const files[] = {"sim/main.c", "sim/cli_run.c", "sim/cli_alloc.c",
+                                        "sim/cli_sweep.c", "sim/cli_check.c"};
+    char *man = read_all("docs/pfisim.1"), *list, *err;
+    int checked = 0;
+
+    CHECK(man != NULL);
+    if (!man)
+        return;
+    /* the man page writes - as \- */
+    for (char *r = man, *w = man;; r++) {
+        if (r[0] == '\\' && r[1] == '-')
+            r++;
+        if (!(*w++ = *r))
+            break;
+    }
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char *src = read_all(files[f]);
+
+        CHECK(src != NULL);
+        for (char *tab = src; src && (tab = strstr(tab, "static const struct option"));) {
+            char *end = strstr(tab, "{0, 0, 0, 0}"), *use, cmd[32] = "", args[64];
+            char *help = NULL, *herr = NULL;
+
+            if (!end)
+                break;
+            use = strstr(end, "pfs_cli_usage(\"");
+            if (use)
+                sscanf(use + 15, "%31[^\"]", cmd);
+            snprintf(args, sizeof args, "%s --help", cmd);
+            CHECK(cmd[0] && test_run(t, args, &help, &herr) == 0);
+            for (char *o = tab; help && (o = strstr(o, "{\"")) && o < end; o += 2) {
+                char name[40], flag[48];
+
+                if (sscanf(o + 2, "%39[a-z0-9-]", name) != 1 || strcmp(name, "help") == 0)
+                    continue;
+                snprintf(flag, sizeof flag, "--%s", name);
+                if (!strstr(help, flag))
+                    test_fail(t, __FILE__, __LINE__, "pfisim %s --help lacks %s", cmd, flag);
+                if (!strstr(man, flag))
+                    test_fail(t, __FILE__, __LINE__, "the man page lacks %s of %s", flag, cmd);
+                checked++;
+            }
+            free(help);
+            free(herr);
+            tab = end;
+        }
+        free(src);
+    }
+    CHECK(checked > 80);
+    /* every command of pfisim --help has its entry */
+    CHECK_INT(test_run(t, "--help", &list, &err), 0);
+    for (char *l = strstr(list, "Commands:\n"); l && (l = strstr(l, "\n  ")); l += 3) {
+        char name[32], entry[48];
+
+        if (sscanf(l + 3, "%31s", name) != 1)
+            continue;
+        snprintf(entry, sizeof entry, ".B %s", name);
+        if (!strstr(man, entry))
+            test_fail(t, __FILE__, __LINE__, "the man page has no entry for %s", name);
+    }
+    free(list);
+    free(err);
+    free(man);
+}

@@ -1,0 +1,205 @@
+/*
+ * sim/cli_check.c - pfisim check SCENARIO.cfg: is the scenario valid, and what does it mean
+ * in words (issue 18, docs/scenarios.md).
+ *
+ * It reads the scenario and builds its inputs as a run would (the corpus, the workload from
+ * its arrivals), simulates nothing, and says: the GPUs of each pool; the facility's draw
+ * idle and at most (every GPU at its highest limit), against the cap; each DR event inside
+ * the run and the level it asks for; the jobs the arrivals give and the GPU time they ask
+ * against what the facility has. Warnings: a cap the facility can never reach (it binds
+ * nothing: the run is as without it), an event whose level is at or below the idle draw, a
+ * run large enough to take long or to write a large database. Exit 0 when valid (warnings
+ * included), 3 when not, with the reader's file:line message.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char pfs_cli_check_help[] =
+    "usage: pfisim check [SCENARIO.cfg] [--days D] [--json]\n"
+    "\n"
+    "Validates a scenario and says what it means: GPUs per pool, the facility's draw idle\n"
+    "and at most against its cap, the DR events inside the run, the jobs the arrivals give.\n"
+    "Warns when the cap can never bind, when an event asks for less than the idle draw, and\n"
+    "when a run will be very large. Simulates nothing. Without SCENARIO: the default.\n"
+    "\n"
+    "  --days D   as pfisim run --days\n"
+    "  --json     the same as one JSON document\n";
+
+/* A JSON string (the few characters JSON needs escaped). */
+static void
+json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+struct warning {
+    char text[300];
+};
+
+int
+pfs_cli_check(int argc, char **argv)
+{
+    static const struct option opts[] = {{"days", required_argument, 0, 'd'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    struct warning warn[8] = {{""}};
+    size_t n_pools, n_warn = 0, n_jobs, n_events = 0;
+    double days = NAN, idle_w = 0, peak_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
+    long total_gpus = 0;
+    bool json = false;
+    int c, rc;
+
+    if (!sc)
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'd') {
+            if (!pfs__parse_double(optarg, &days) || !(days >= 1.0 / 1440 && days <= 3660)) {
+                free(sc);
+                return pfs_cli_usage("check", "--days takes 1/1440 to 3660 days, got '%s'", optarg);
+            }
+        } else if (c == 'J') {
+            json = true;
+        } else if (c == 'h') {
+            free(sc);
+            return fputs(pfs_cli_check_help, stdout), EXIT_OK;
+        } else {
+            free(sc);
+            return pfs_cli_usage("check", "%s", "bad option");
+        }
+    }
+    if (argc - optind > 1) {
+        free(sc);
+        return pfs_cli_usage("check", "%s", "expected at most one scenario file");
+    }
+    if ((rc = pfs_scenario_load_days(optind < argc ? argv[optind] : NULL, days, sc, &d)) ||
+        (rc = pfs_sim_inputs_new(sc, &in, &d))) {
+        free(sc);
+        return pfs_cli_report(&d, rc);
+    }
+
+    /* The facility: each pool's GPUs and nodes, its draw idle and at most. */
+    n_pools = pfs_scenario_pools(sc, pools);
+    for (size_t p = 0; p < n_pools; p++) {
+        struct pfs_gpu g;
+        long nodes = (pools[p].gpus + pools[p].gpus_per_node - 1) / pools[p].gpus_per_node;
+
+        if (pfs_gpu_find(pools[p].gpu, &g, NULL) != 0)
+            continue; /* the reader checked it */
+        total_gpus += pools[p].gpus;
+        idle_w += sc->pue * (pools[p].gpus * g.idle_w + (double)nodes * pools[p].node_other_w);
+        peak_w += sc->pue * (pools[p].gpus * g.max_limit_w + (double)nodes * pools[p].node_other_w);
+    }
+    gpu_h_have = (double)total_gpus * sc->days * 24;
+    n_jobs = pfs_sim_inputs_n_jobs(in);
+    for (size_t j = 0; j < n_jobs; j++) {
+        const struct pfs_workload_job *wj = pfs_sim_inputs_job(in, j);
+
+        gpu_h_asked += wj->n_gpus * wj->duration_s / 3600;
+    }
+    for (size_t k = 0; k < sc->n_dr; k++)
+        n_events += sc->dr[k].start_s < sc->days * 86400;
+
+    if (sc->base_cap_w > 0 && peak_w <= sc->base_cap_w)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "the cap of %.4g MW can never bind: every GPU at its highest limit and every "
+                 "node's other draw come to %.4g MW; the run is as without a cap",
+                 sc->base_cap_w / 1e6, peak_w / 1e6);
+    if (sc->base_cap_w > 0 && sc->base_cap_w < idle_w)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "the cap of %.4g MW is below the idle draw of %.4g MW: no run can meet it",
+                 sc->base_cap_w / 1e6, idle_w / 1e6);
+    for (size_t k = 0; k < sc->n_dr && n_warn < 6; k++) {
+        const struct pfs_dr_event *e = &sc->dr[k];
+        double level = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * peak_w;
+
+        if (e->start_s < sc->days * 86400 && e->target_w > 0 && level <= idle_w)
+            snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                     "event %zu asks for %.4g MW, at or below the idle draw of %.4g MW", k + 1,
+                     level / 1e6, idle_w / 1e6);
+    }
+    if (n_jobs > 1000000 || sc->days * total_gpus > 365.0 * 100000)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "a large run: %zu jobs over %.4g days on %ld GPUs (docs/benchmarks.md has what "
+                 "such runs take); a database with time series holds %.3g rows per policy",
+                 n_jobs, sc->days, total_gpus, sc->days * 1440);
+
+    if (json) {
+        printf("{\"scenario\": ");
+        json_str(sc->name);
+        printf(", \"valid\": true, \"days\": %.17g, \"gpus\": %ld, \"pools\": [", sc->days,
+               total_gpus);
+        for (size_t p = 0; p < n_pools; p++) {
+            printf("%s{\"name\": ", p ? ", " : "");
+            json_str(pools[p].name);
+            printf(", \"gpu\": ");
+            json_str(pools[p].gpu);
+            printf(", \"gpus\": %d}", pools[p].gpus);
+        }
+        printf("], \"idle_w\": %.17g, \"peak_w\": %.17g, \"cap_w\": %.17g, \"cap_can_bind\": %s, "
+               "\"dr_events\": %zu, \"jobs\": %zu, \"gpu_hours_asked\": %.17g, "
+               "\"gpu_hours_available\": %.17g, \"warnings\": [",
+               idle_w, peak_w, sc->base_cap_w,
+               sc->base_cap_w > 0 && peak_w > sc->base_cap_w ? "true" : "false", n_events, n_jobs,
+               gpu_h_asked, gpu_h_have);
+        for (size_t w = 0; w < n_warn; w++) {
+            printf("%s", w ? ", " : "");
+            json_str(warn[w].text);
+        }
+        printf("]}\n");
+    } else {
+        printf("scenario %s: valid. %.4g days.\n", sc->name, sc->days);
+        printf("facility: %ld GPUs in %zu pool%s:", total_gpus, n_pools, n_pools == 1 ? "" : "s");
+        for (size_t p = 0; p < n_pools; p++)
+            printf("%s %d x %s (%s)", p ? "," : "", pools[p].gpus, pools[p].gpu, pools[p].name);
+        printf(".\n  draw: %.4g MW idle, at most %.4g MW (PUE %.3g).\n", idle_w / 1e6, peak_w / 1e6,
+               sc->pue);
+        if (sc->base_cap_w > 0)
+            printf("  cap: %.4g MW, %s.\n", sc->base_cap_w / 1e6,
+                   peak_w > sc->base_cap_w ? "it binds when the facility draws more"
+                                           : "it never binds");
+        else
+            printf("  cap: none outside DR events.\n");
+        printf("DR events inside the run: %zu.\n", n_events);
+        for (size_t k = 0; k < sc->n_dr; k++) {
+            const struct pfs_dr_event *e = &sc->dr[k];
+
+            if (e->start_s >= sc->days * 86400)
+                continue;
+            printf("  %zu: hours %.4g-%.4g, ", k + 1, e->start_s / 3600, e->end_s / 3600);
+            if (e->target_w > 0)
+                printf("to %.4g MW", e->target_w / 1e6);
+            else
+                printf("a %.3g%% cut of the draw at its start", 100 * e->cut_frac);
+            if (isfinite(e->notice_s))
+                printf(", announced %.3g h ahead", e->notice_s / 3600);
+            printf(".\n");
+        }
+        printf("workload: %zu jobs asking %.4g GPU-hours, %.3g%% of the %.4g the facility has "
+               "in the run.\n",
+               n_jobs, gpu_h_asked, gpu_h_have > 0 ? 100 * gpu_h_asked / gpu_h_have : 0,
+               gpu_h_have);
+        for (size_t w = 0; w < n_warn; w++)
+            printf("warning: %s.\n", warn[w].text);
+    }
+    pfs_sim_inputs_free(in);
+    free(sc);
+    return EXIT_OK;
+}
