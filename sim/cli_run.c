@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -497,6 +498,46 @@ seeds_report(const struct pfs_run_result *res, size_t n_seeds, size_t n_pol, boo
     free(v);
 }
 
+/* Progress on a terminal (never on a pipe): simulated days done of all the runs, events a
+ * second and the time left, redrawn at most twice a second. */
+struct progress {
+    pthread_mutex_t mu;
+    struct timespec t0, last;
+    double sim_s, total_s;
+    size_t events;
+    bool shown;
+};
+
+static double
+seconds_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
+}
+
+static void
+show_progress(void *arg, double sim_s, size_t events)
+{
+    struct progress *p = arg;
+    struct timespec now;
+
+    pthread_mutex_lock(&p->mu);
+    p->sim_s += sim_s;
+    p->events += events;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (seconds_between(&p->last, &now) >= 0.5) {
+        double el = seconds_between(&p->t0, &now), frac = fmin(p->sim_s / p->total_s, 0.99);
+
+        fprintf(stderr,
+                "\rpfisim run: %.1f of %.0f simulated days (%.0f%%), %.3g events/s, about %.0f s "
+                "left   ",
+                p->sim_s / 86400, p->total_s / 86400, 100 * frac,
+                el > 0 ? (double)p->events / el : 0, frac > 0 ? el * (1 - frac) / frac : 0);
+        p->last = now;
+        p->shown = true;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 int
 pfs_cli_run(int argc, char **argv)
 {
@@ -515,6 +556,7 @@ pfs_cli_run(int argc, char **argv)
     bool resume = false, csv = false;
     size_t n_pol = 0, n_seeds = 0, n_jobs = 0;
     struct outputs o = {0};
+    struct progress prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
     double days = NAN;
@@ -644,6 +686,15 @@ pfs_cli_run(int argc, char **argv)
     /* The database first: a wrong one must fail before hours of simulation. */
     if (rc == 0 && db_path)
         rc = pfs_store_open(db_path, &store, &d);
+    if (rc == 0 && isatty(2)) {
+        /* every policy and seed, and again without events where there are some (a guess:
+         * runs whose policies nothing asks share theirs) */
+        prog.total_s = sc->days * 86400 * (double)(n_pol * n_seeds) * (sc->n_dr > 0 ? 2 : 1);
+        clock_gettime(CLOCK_MONOTONIC, &prog.t0);
+        prog.last = prog.t0;
+        prog.last.tv_sec -= 1; /* the first simulated hour shows at once */
+        pfs_sim_set_progress(show_progress, &prog);
+    }
     for (size_t i = 0; rc == 0 && i < n_seeds; i++) {
         sc->seed = seeds[i];
         o.res = &all[i * n_pol];
@@ -697,8 +748,8 @@ pfs_cli_run(int argc, char **argv)
                 if (store)
                     rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
                 if (isatty(2) && rc == 0)
-                    fprintf(stderr, "pfisim run: %s, seed %lu done (%zu of %zu)\n", policies[k],
-                            seeds[i], i * n_pol + k + 1, n_seeds * n_pol);
+                    fprintf(stderr, "\rpfisim run: %s, seed %lu done (%zu of %zu)%*s\n",
+                            policies[k], seeds[i], i * n_pol + k + 1, n_seeds * n_pol, 40, "");
             }
         }
         if (rc == 0) {
@@ -707,6 +758,9 @@ pfs_cli_run(int argc, char **argv)
                 rc = pfs_store_update_gaps(store, sc, &d);
         }
     }
+    pfs_sim_set_progress(NULL, NULL);
+    if (prog.shown)
+        fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */
     if (rc == 0 && n_seeds == 1) {
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);

@@ -1104,6 +1104,12 @@ double pfs_sim_inputs_curve_pfi(const struct pfs_sim_inputs *in, size_t k, size_
 
 /* Runs one policy over the scenario. ts and per_job (n_jobs entries) may be NULL. Returns 0
  * or PFS_E* (diag says). */
+/* A hook told, every simulated hour of every run (the run without DR events that prices DR
+ * included), the simulated seconds since it was last told and the events simulated in them;
+ * for a progress display. It may be called from several threads at once (pfisim run
+ * --threads). fn NULL: none (the default). Not a result: nothing it sees changes a run. */
+void pfs_sim_set_progress(void (*fn)(void *arg, double sim_s, size_t events), void *arg);
+
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
                 struct pfs_run_result *out, struct pfs_timeseries *ts,
                 struct pfs_job_result *per_job, struct pfs_diag *diag);

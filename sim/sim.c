@@ -107,7 +107,13 @@ struct job {
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
 };
 
+/* The progress hook (pfs_sim_set_progress): told every simulated hour of every run. */
+static void (*progress_fn)(void *arg, double sim_s, size_t events);
+static void *progress_arg;
+
 struct sim {
+    unsigned progress_minutes; /* minutes since progress_fn was last told */
+    size_t progress_events;    /* out->events when it was */
     const struct pfs_scenario *sc;
     const struct pfs_sim_inputs *in;
     const struct pfs_policy_ops *policy;
@@ -1982,6 +1988,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             break;
         case PFS__EV_MINUTE:
             rc = minute(&s);
+            if (progress_fn && ++s.progress_minutes == 60) { /* every simulated hour */
+                progress_fn(progress_arg, 3600.0, out->events - s.progress_events);
+                s.progress_minutes = 0;
+                s.progress_events = out->events;
+            }
             break;
         case PFS__EV_END:
             break;
@@ -2092,6 +2103,13 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     if (shared)
         pthread_mutex_unlock(&c->lock);
     return rc;
+}
+
+void
+pfs_sim_set_progress(void (*fn)(void *arg, double sim_s, size_t events), void *arg)
+{
+    progress_fn = fn;
+    progress_arg = arg;
 }
 
 int

@@ -323,3 +323,29 @@ test_help_man_consistent(struct test *t)
     free(err);
     free(man);
 }
+
+/* Progress within a run on a terminal (simulated days, events a second, time left), and
+ * none on a pipe: scripts and logs get only the results. The terminal is a pseudo-terminal
+ * made by script(1) (util-linux); without it the test skips. */
+void
+test_progress_tty_only(struct test *t)
+{
+    const char *bin =
+        getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
+    char cmd[1200], *out, *err;
+
+    if (system("command -v script >/dev/null 2>&1") != 0)
+        SKIP("script(1) is not installed (util-linux): no pseudo-terminal to test on");
+    snprintf(cmd, sizeof cmd, "script -qec '%s run --days 1 --policy equal' /dev/null > %s/tty",
+             bin, t->tmpdir);
+    CHECK(system(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "%s/tty", t->tmpdir);
+    out = read_all(cmd);
+    CHECK(out && strstr(out, "simulated days") && strstr(out, "events/s") && strstr(out, "left"));
+    free(out);
+    CHECK_INT(test_run(t, "run --days 1 --policy equal", &out, &err), 0);
+    CHECK(strstr(err, "simulated days") == NULL && strstr(out, "simulated days") == NULL);
+    CHECK(err[0] == '\0');
+    free(out);
+    free(err);
+}
