@@ -21,7 +21,7 @@
 const char pfs_cli_alloc_help[] =
     "usage: pfisim alloc CURVES.csv [--jobs JOBS.csv] (--cut FRAC | --budget-w W)\n"
     "                   [--policy NAME [--caps] [--nvidia-smi MAP.csv]] [--tier TIER]\n"
-    "                   [--model MODEL.cfg | --given-pfi] [--csv]\n"
+    "                   [--model MODEL.cfg | --given-pfi] [--csv | --json]\n"
     "\n"
     "Divides a power budget among all the jobs of CURVES running at once. Without --policy:\n"
     "one row per policy: policy,total_throughput,unit,delta_vs_equal,gap_recovered,\n"
@@ -276,16 +276,22 @@ out:
 int
 pfs_cli_alloc(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"jobs", required_argument, 0, 'j'},     {"cut", required_argument, 0, 'c'},
-        {"budget-w", required_argument, 0, 'b'}, {"policy", required_argument, 0, 'p'},
-        {"caps", no_argument, 0, 'C'},           {"nvidia-smi", required_argument, 0, 'n'},
-        {"tier", required_argument, 0, 't'},     {"model", required_argument, 0, 'm'},
-        {"given-pfi", no_argument, 0, 'g'},      {"csv", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"jobs", required_argument, 0, 'j'},
+                                         {"cut", required_argument, 0, 'c'},
+                                         {"budget-w", required_argument, 0, 'b'},
+                                         {"policy", required_argument, 0, 'p'},
+                                         {"caps", no_argument, 0, 'C'},
+                                         {"nvidia-smi", required_argument, 0, 'n'},
+                                         {"tier", required_argument, 0, 't'},
+                                         {"model", required_argument, 0, 'm'},
+                                         {"given-pfi", no_argument, 0, 'g'},
+                                         {"csv", no_argument, 0, 'v'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
-    bool caps = false, given = false, csv = false;
+    bool caps = false, given = false, csv = false, json = false;
     int c, tier = PFS_TIER_FLEX2, rc, code = EXIT_OK;
     struct problem p = {0};
     struct pfs_diag d = {0};
@@ -304,9 +310,21 @@ pfs_cli_alloc(int argc, char **argv)
                                      "got '%s'",
                                      optarg);
             break;
-        case 'b':
-            if (!pfs__parse_double(optarg, &budget) || !(budget > 0))
-                return pfs_cli_usage("alloc", "--budget-w takes positive watts, got '%s'", optarg);
+        case 'b': {
+            char why[120];
+
+            /* watts, or with a unit as in scenarios: 900kW, "1.2 MW" */
+            if ((!pfs__parse_double(optarg, &budget) &&
+                 !pfs__parse_quantity(optarg, "budget_w", &budget, why, sizeof why)) ||
+                !(budget > 0))
+                return pfs_cli_usage("alloc",
+                                     "--budget-w takes positive watts (or kW, MW), "
+                                     "got '%s'",
+                                     optarg);
+            break;
+        }
+        case 'J':
+            json = true;
             break;
         case 'p':
             policy = optarg;
@@ -412,6 +430,42 @@ pfs_cli_alloc(int argc, char **argv)
         double orc = i_oracle < n_pol && out[i_oracle].rc == 0 ? out[i_oracle].total : (double)NAN;
         char gap[32];
 
+        bool gap_defined = orc - eq > 1e-3 * fabs(eq);
+
+        if (json) {
+            /* the same as one JSON document (null where the table shows "-") */
+            printf("{\"jobs\": %zu, \"gpus\": %ld, \"budget_w\": %.17g, \"reference_w\": "
+                   "%.17g, \"uncapped_w\": %.17g, \"binds\": %s, \"unit\": \"%s\", "
+                   "\"policies\": [",
+                   p.n, p.n_gpus, budget, p.ref_total_w, p.full_total_w,
+                   budget < p.full_total_w ? "true" : "false", p.unit);
+            for (size_t k = 0, first = 1; k < n_pol; k++) {
+                const struct outcome *o = &out[k];
+
+                if (!o->d)
+                    continue;
+                printf("%s\n  {\"policy\": \"%s\"", first ? "" : ",", pfs_policy_name(o->ops));
+                first = 0;
+                if (o->rc) {
+                    printf(", \"error\": \"");
+                    for (const char *m = o->diag.message; *m; m++)
+                        printf(*m == '"' || *m == '\\' ? "\\%c" : "%c", *m);
+                    printf("\"}");
+                    continue;
+                }
+                printf(", \"total_throughput\": %.17g, \"delta_vs_equal\": %.17g, "
+                       "\"gap_recovered\": ",
+                       o->total, o->total - eq);
+                if (gap_defined)
+                    printf("%.17g", (o->total - eq) / (orc - eq));
+                else
+                    fputs("null", stdout);
+                printf(", \"mean_gain_per_job\": %.17g, \"min_rel_throughput\": %.17g}",
+                       (o->total - eq) / (double)p.n, o->min_rel);
+            }
+            printf("\n]}\n");
+            goto infeasible;
+        }
         if (csv)
             puts("policy,total_throughput,unit,delta_vs_equal,gap_recovered,mean_gain_per_job,"
                  "min_rel_throughput");
@@ -432,7 +486,7 @@ pfs_cli_alloc(int argc, char **argv)
             }
             /* The gap is defined only where the oracle gains more than 0.1% of equal's
              * throughput (docs/simulator.md); else empty, not -nan or -inf. */
-            if (orc - eq > 1e-3 * fabs(eq))
+            if (gap_defined)
                 snprintf(gap, sizeof gap, "%.4f", (o->total - eq) / (orc - eq));
             else
                 pfs__strlcpy(gap, csv ? "" : "-", sizeof gap);
@@ -445,12 +499,13 @@ pfs_cli_alloc(int argc, char **argv)
             printf("The budget covers the %.0f W the jobs draw uncapped: it binds nothing, every "
                    "job keeps its reference limit and no policy is asked.\n",
                    p.full_total_w);
-        else if (!csv && !(orc - eq > 1e-3 * fabs(eq)))
+        else if (!csv && !gap_defined)
             printf("gap: not defined, the oracle gains less than 0.1%% over equal here.\n");
         for (size_t k = 0; csv && k < n_pol; k++)
             if (out[k].d && out[k].rc)
                 fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),
                         out[k].diag.message);
+    infeasible:
         /* A budget below every job's minimum cap is bad input (exit 3), whatever the
          * pausing policies made of it; one policy that cannot meet a feasible budget is a
          * result, shown in its row. */

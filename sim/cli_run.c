@@ -22,7 +22,7 @@
 const char pfs_cli_run_help[] =
     "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N | --seeds LIST] [--days D]\n"
     "                  [--timeseries-csv FILE] [--jobs-csv FILE] [--db[=FILE]] [--resume]\n"
-    "                  [--csv] [--threads N]\n"
+    "                  [--csv | --json] [--threads N]\n"
     "\n"
     "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
     "corpus on 1,024 GPUs for 7 days, arrivals from the model fitted to Microsoft ITP\n"
@@ -53,7 +53,9 @@ const char pfs_cli_run_help[] =
     "  --csv                 one seed: policy,tokens,mean_tps,energy_j,tokens_per_j,\n"
     "                        dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
     "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
-    "                        columns; several: policy,metric,n_seeds,mean,ci95,min,max\n";
+    "                        columns; several: policy,metric,n_seeds,mean,ci95,min,max\n"
+    "  --json                the same as one JSON document: the scenario, then one run per\n"
+    "                        policy and seed with every column (null where undefined)\n";
 
 /* The outcome and planner columns, in CSV order, with how each is printed. */
 struct column {
@@ -151,6 +153,63 @@ csv_cells(const struct pfs_run_result *r, const struct column *cols, size_t n)
         else if (!isnan(v))
             printf("%.*g", cols[i].prec, v);
     }
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void
+json_string(const char *t)
+{
+    putchar('"');
+    for (; *t; t++) {
+        if (*t == '"' || *t == '\\')
+            printf("\\%c", *t);
+        else if ((unsigned char)*t < 0x20)
+            printf("\\u%04x", (unsigned char)*t);
+        else
+            putchar(*t);
+    }
+    putchar('"');
+}
+
+/* The runs as one JSON document: the scenario, then a run per policy and seed with every
+ * column of the summary (null where the table shows "-"), numbers to 17 digits. */
+static void
+json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, size_t n_seeds,
+            size_t n_pol, const unsigned long *seeds)
+{
+    const struct column *sets[] = {outcome_cols, planner_cols};
+    const size_t n_set[] = {N_COLS(outcome_cols), N_COLS(planner_cols)};
+    bool first = true;
+
+    printf("{\"scenario\": ");
+    json_string(sc->name);
+    printf(", \"gpus\": %d, \"days\": %.17g, \"runs\": [", sc->gpus, sc->days);
+    for (size_t i = 0; i < n_seeds; i++)
+        for (size_t k = 0; k < n_pol; k++) {
+            const struct pfs_run_result *r = &all[i * n_pol + k];
+
+            if (isnan(r->tokens))
+                continue; /* skipped (--resume) */
+            printf("%s\n  {\"policy\": ", first ? "" : ",");
+            json_string(r->policy);
+            printf(", \"seed\": %lu, \"jobs_submitted\": %zu, \"events\": %zu", seeds[i],
+                   r->jobs_submitted, r->events);
+            for (size_t t = 0; t < 2; t++)
+                for (size_t c = 0; c < n_set[t]; c++) {
+                    double v = col_value(r, &sets[t][c]);
+
+                    printf(", \"%s\": ", sets[t][c].name);
+                    if (isnan(v) || isinf(v))
+                        fputs("null", stdout);
+                    else
+                        printf("%.17g", v);
+                }
+            printf(", \"gap_note\": ");
+            json_string(r->gap_note);
+            putchar('}');
+            first = false;
+        }
+    printf("\n]}\n");
 }
 
 /* A human table: policy, then the columns, each as wide as its name or widest cell. */
@@ -541,19 +600,25 @@ show_progress(void *arg, double sim_s, size_t events)
 int
 pfs_cli_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"policy", required_argument, 0, 'p'}, {"seed", required_argument, 0, 's'},
-        {"days", required_argument, 0, 'd'},   {"timeseries-csv", required_argument, 0, 't'},
-        {"csv", no_argument, 0, 'c'},          {"jobs-csv", required_argument, 0, 'j'},
-        {"db", optional_argument, 0, 'D'},     {"resume", no_argument, 0, 'R'},
-        {"seeds", required_argument, 0, 'S'},  {"threads", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {{"policy", required_argument, 0, 'p'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"days", required_argument, 0, 'd'},
+                                         {"timeseries-csv", required_argument, 0, 't'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"jobs-csv", required_argument, 0, 'j'},
+                                         {"db", optional_argument, 0, 'D'},
+                                         {"resume", no_argument, 0, 'R'},
+                                         {"seeds", required_argument, 0, 'S'},
+                                         {"threads", required_argument, 0, 'T'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
     unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
     struct pfs_store *store = NULL;
     struct pfs_run_result *all = NULL; /* n_seeds x n_pol */
-    bool resume = false, csv = false;
+    bool resume = false, csv = false, json = false;
     size_t n_pol = 0, n_seeds = 0, n_jobs = 0;
     struct outputs o = {0};
     struct progress prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -637,6 +702,9 @@ pfs_cli_run(int argc, char **argv)
             break;
         case 'c':
             csv = true;
+            break;
+        case 'J':
+            json = true;
             break;
         case 'h':
             free(sc);
@@ -774,7 +842,9 @@ pfs_cli_run(int argc, char **argv)
         for (size_t k = 0; k < n_pol; k++)
             if ((int)strlen(policies[k]) > width)
                 width = (int)strlen(policies[k]);
-        if (!csv) {
+        if (json) {
+            json_report(sc, all, n_seeds, n_pol, seeds);
+        } else if (!csv) {
             printf("scenario %s: %d GPUs (", sc->name, sc->gpus);
             for (size_t p = 0; p < r0->n_pools; p++)
                 printf("%s%s", p ? ", " : "", r0->pool[p].gpu);
@@ -785,7 +855,9 @@ pfs_cli_run(int argc, char **argv)
             else
                 printf("%zu seeds (%lu..%lu)\n", n_seeds, seeds[0], seeds[n_seeds - 1]);
         }
-        if (n_seeds > 1) {
+        if (json) {
+            /* the document is all */
+        } else if (n_seeds > 1) {
             seeds_report(all, n_seeds, n_pol, csv);
         } else if (csv) {
             fputs("policy", stdout);
@@ -834,7 +906,7 @@ pfs_cli_run(int argc, char **argv)
                     }
             }
         }
-        if (ts_path && !csv)
+        if (ts_path && !csv && !json)
             printf("time series: %s\n", ts_path);
     } else {
         code = pfs_cli_report(&d, rc);

@@ -422,7 +422,7 @@ pfs_cli_grid(int argc, char **argv)
 }
 
 const char pfs_cli_price_help[] =
-    "usage: pfisim price DB [--csv]\n"
+    "usage: pfisim price DB [--csv | --json]\n"
     "\n"
     "Prices an interruptible-power training tier from a results database (docs/pricing.md):\n"
     "for every run with per-job results, per tier the throughput delivered as a fraction of\n"
@@ -434,22 +434,82 @@ const char pfs_cli_price_help[] =
     "  --csv   one row per run and tier: scenario,hash,policy,seed,tier,jobs,delivered,\n"
     "          floor_violations,deadline_misses,gpu_hours,discount,rev_with,rev_without,\n"
     "          breakeven_discount (revenues in USD per MW-year; the run's columns repeat on\n"
-    "          each of its tiers' rows)\n";
+    "          each of its tiers' rows)\n"
+    "  --json  the same as one JSON document: a run each with its revenues and its tiers\n";
+
+/* A number for JSON: null for NAN and infinities. */
+static void
+json_num(const char *name, double v, bool comma)
+{
+    printf("%s\"%s\": ", comma ? ", " : "", name);
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        fputs("null", stdout);
+}
+
+/* pfisim price --json: every priced run, its tiers and its revenue, as one document. The
+ * scenario and policy names are pfisim's own (no characters JSON must escape). */
+static void
+print_price_json(const struct pfs_price_run *runs, size_t n)
+{
+    printf("{\"runs\": [");
+    for (size_t i = 0; i < n; i++) {
+        const struct pfs_price_run *r = &runs[i];
+        bool first = true;
+
+        printf("%s\n  {\"scenario\": \"%s\", \"hash\": \"%s\", \"policy\": \"%s\", \"seed\": %lld",
+               i ? "," : "", r->scenario, r->hash, r->policy, r->seed);
+        json_num("days", r->days, true);
+        json_num("capacity_w", r->capacity_w, true);
+        printf(", \"dr_events\": %zu", r->n_events);
+        json_num("committed_kw", r->committed_kw, true);
+        json_num("compliance", r->compliance, true);
+        json_num("rev_compute", r->rev_compute, true);
+        json_num("rev_dr_capacity", r->rev_dr_capacity, true);
+        json_num("rev_dr_energy", r->rev_dr_energy, true);
+        json_num("rev_with", r->rev_with, true);
+        json_num("rev_without", r->rev_without, true);
+        json_num("breakeven_discount", r->breakeven_discount, true);
+        printf(", \"tiers\": [");
+        for (int t = 0; t < PFS_N_TIERS; t++) {
+            const struct pfs_price_tier *p = &r->tier[t];
+
+            if (p->jobs == 0)
+                continue;
+            printf("%s{\"tier\": \"%s\", \"jobs\": %zu", first ? "" : ", ", pfs_tier_name(t),
+                   p->jobs);
+            json_num("delivered", p->delivered, true);
+            printf(", \"floor_violations\": %zu, \"deadline_misses\": %zu", p->floor_violations,
+                   p->deadline_misses);
+            json_num("gpu_hours", p->gpu_hours, true);
+            json_num("discount", p->discount, true);
+            putchar('}');
+            first = false;
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+}
 
 int
 pfs_cli_price(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"csv", no_argument, 0, 'c'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     struct pfs_price_run *runs = NULL;
     struct pfs_diag d = {0};
-    bool csv = false;
+    bool csv = false, json = false;
     size_t n = 0;
     int c, rc;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'c')
             csv = true;
+        else if (c == 'J')
+            json = true;
         else if (c == 'h')
             return fputs(pfs_cli_price_help, stdout), EXIT_OK;
         else
@@ -459,6 +519,11 @@ pfs_cli_price(int argc, char **argv)
         return pfs_cli_usage("price", "%s", "expected one results database");
     if ((rc = pfs_price_db(argv[optind], &runs, &n, &d)))
         return pfs_cli_report(&d, rc);
+    if (json) {
+        print_price_json(runs, n);
+        free(runs);
+        return EXIT_OK;
+    }
     if (csv)
         puts("scenario,hash,policy,seed,tier,jobs,delivered,floor_violations,deadline_misses,"
              "gpu_hours,discount,rev_with,rev_without,breakeven_discount");

@@ -349,3 +349,92 @@ test_progress_tty_only(struct test *t)
     free(out);
     free(err);
 }
+
+/* The number after "key": in a JSON text (NAN when absent). */
+static double
+json_number(const char *text, const char *key)
+{
+    char k[64];
+    const char *p;
+
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    p = strstr(text, k);
+    return p ? strtod(p + strlen(k), NULL) : (double)NAN;
+}
+
+/* --json on run, alloc, price and check: one document each (valid JSON, checked by
+ * python3's parser where it is installed), holding the numbers the CSV output holds. */
+void
+test_json_outputs(struct test *t)
+{
+    static const char *const cmds[] = {"run --days 1 --policy pfi",
+                                       "alloc "
+                                       "traces/h200-h100/"
+                                       "curves.csv --cut 30%",
+                                       "check"};
+    char args[1200], *json, *csv, *err;
+    bool have_python = system("python3 -c 'import json' >/dev/null 2>&1") == 0;
+
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        snprintf(args, sizeof args, "%s --json", cmds[k]);
+        CHECK_INT(test_run(t, args, &json, &err), 0);
+        test_write(t, 2, "doc.json", json ? json : "");
+        CHECK(json && json[0] == '{');
+        free(json);
+        free(err);
+        if (have_python) {
+            snprintf(args, sizeof args, "python3 -m json.tool %s/doc.json >/dev/null", t->tmpdir);
+            if (system(args) != 0)
+                test_fail(t, __FILE__, __LINE__, "pfisim %s --json: not valid JSON", cmds[k]);
+        }
+    }
+    CHECK_INT(test_run(t, "run --days 1 --policy pfi --json", &json, &err), 0);
+    free(err);
+    CHECK_INT(test_run(t, "run --days 1 --policy pfi --csv", &csv, &err), 0);
+    free(err);
+    {
+        const char *row = strstr(csv, "\npfi,");
+
+        CHECK(row != NULL);
+        if (row)
+            CHECK_NEAR(json_number(json, "tokens") / strtod(row + 5, NULL), 1, 1e-6);
+    }
+    free(json);
+    free(csv);
+    CHECK_INT(test_run(t, "alloc traces/h200-h100/curves.csv --cut 30% --json", &json, &err), 0);
+    free(err);
+    CHECK_INT(test_run(t, "alloc traces/h200-h100/curves.csv --budget-w 901.6kW --csv", &csv, &err),
+              0); /* 70% of the corpus's 1,288 kW reference: the same budget, with a unit */
+    free(err);
+    CHECK_NEAR(json_number(json, "budget_w"), 901600, 1e-6);
+    {
+        const char *row = strstr(csv, "\nequal,");
+
+        CHECK(row != NULL);
+        if (row)
+            CHECK_NEAR(json_number(json, "total_throughput") / strtod(row + 7, NULL), 1, 1e-5);
+    }
+    free(json);
+    free(csv);
+    /* price, from a database of one run */
+    snprintf(args, sizeof args, "run --days 1 --policy equal --db %s/p.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &json, &err), 0);
+    free(json);
+    free(err);
+    snprintf(args, sizeof args, "price %s/p.db --json", t->tmpdir);
+    CHECK_INT(test_run(t, args, &json, &err), 0);
+    CHECK(strstr(json, "\"policy\": \"equal\"") && strstr(json, "\"tier\": \"firm\""));
+    free(err);
+    snprintf(args, sizeof args, "price %s/p.db --csv", t->tmpdir);
+    CHECK_INT(test_run(t, args, &csv, &err), 0);
+    free(err);
+    {
+        const char *row = strstr(csv, ",firm,");
+
+        CHECK(row != NULL);
+        if (row)
+            CHECK_NEAR(json_number(json, "jobs"), strtod(row + 6, NULL), 0);
+    }
+    free(json);
+    free(csv);
+}
