@@ -55,6 +55,10 @@ extern const char pfs_cli_grid_help[];
 int pfs_cli_price(int argc, char **argv);
 extern const char pfs_cli_price_help[];
 
+/* pfisim capacity (sim/cli_capacity.c). */
+extern const char pfs_cli_capacity_help[];
+int pfs_cli_capacity(int argc, char **argv);
+
 /* pfisim check (sim/cli_check.c). */
 extern const char pfs_cli_check_help[];
 int pfs_cli_check(int argc, char **argv);

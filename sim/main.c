@@ -1952,6 +1952,8 @@ static const struct command commands[] = {
      pfs_cli_grid},
     {"workload", "build a workload from real or fitted arrivals and the corpus", help_workload,
      cmd_workload},
+    {"capacity", "how many GPUs fit behind the cap, with and without DR, per policy",
+     pfs_cli_capacity_help, pfs_cli_capacity},
     {"check", "validate a scenario and say what it means (pools, draw against the cap, events)",
      pfs_cli_check_help, pfs_cli_check},
     {"help", "help on a command", NULL, cmd_help},

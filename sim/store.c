@@ -430,7 +430,8 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
                            "SELECT tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, "
                            "dr_worst_excess_w, dr_energy_over_j, deadline_misses, "
                            "tier_violations, jobs_submitted, jobs_started, jobs_finished, "
-                           "events, gap_recovered FROM summary JOIN run ON run.id = run_id "
+                           "events, gap_recovered, dr_events, dr_events_met, dr_events_missed, "
+                           "dr_events_uncappable FROM summary JOIN run ON run.id = run_id "
                            "JOIN scenario ON scenario.id = run.scenario_id "
                            "WHERE hash = ? AND policy = ? AND seed = ?",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -440,9 +441,9 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
         sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
         sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
         if (sqlite3_step(q) == SQLITE_ROW) {
-            double v[14];
+            double v[18];
 
-            for (int i = 0; i < 14; i++)
+            for (int i = 0; i < 18; i++)
                 v[i] = sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN
                                                                 : sqlite3_column_double(q, i);
             pfs__strlcpy(out->policy, policy, sizeof out->policy);
@@ -460,6 +461,10 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
             out->jobs_finished = (size_t)v[11];
             out->events = (size_t)v[12];
             out->gap_recovered = v[13];
+            out->dr_events = (size_t)v[14];
+            out->dr_events_met = (size_t)v[15];
+            out->dr_events_missed = (size_t)v[16];
+            out->dr_events_uncappable = (size_t)v[17];
             *found = true;
         }
     }

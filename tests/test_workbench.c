@@ -259,8 +259,8 @@ read_all(const char *path)
 void
 test_help_man_consistent(struct test *t)
 {
-    static const char *const files[] = {"sim/main.c", "sim/cli_run.c", "sim/cli_alloc.c",
-                                        "sim/cli_sweep.c", "sim/cli_check.c"};
+    static const char *const files[] = {"sim/main.c",      "sim/cli_run.c",   "sim/cli_alloc.c",
+                                        "sim/cli_sweep.c", "sim/cli_check.c", "sim/cli_capacity.c"};
     char *man = read_all("docs/pfisim.1"), *list, *err;
     int checked = 0;
 
@@ -437,4 +437,47 @@ test_json_outputs(struct test *t)
     }
     free(json);
     free(csv);
+}
+
+/* pfisim capacity: its table is the runs' own numbers, each size's tokens a day what
+ * pfisim run gives for that size alone (an independent run of the same scenario). */
+void
+test_capacity_command(struct test *t)
+{
+    char args[1400], *out, *err, *run;
+    const char *cfg = test_write(t, 0, "cap.cfg",
+                                 "scenario = { name = \"cap\"; duration_days = 1.0;\n"
+                                 "  facility = { cap_w = \"0.3 MW\"; }; dr_events = ();\n"
+                                 "  dr_generator = { per_year = 0.0; warmup_h = 0.0;\n"
+                                 "    duration_h = [2.0, 2.0]; notice_h = [1.0, 1.0]; }; };\n");
+    const char *one = test_write(t, 1, "one.cfg",
+                                 "scenario = { name = \"cap\"; duration_days = 1.0;\n"
+                                 "  facility = { gpus = 384; cap_w = \"0.3 MW\"; };\n"
+                                 "  dr_events = (); };\n");
+
+    snprintf(args, sizeof args,
+             "capacity %s --gpus 256..512:128 --policy equal,pfi --plot %s/c.png", cfg, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "6 runs (3 sizes, 1 DR frequency, 1 seed, 2 policies)") != NULL);
+    CHECK(strstr(out, "pfi: the most tokens a day at") != NULL);
+    snprintf(args, sizeof args, "%s/c.png", t->tmpdir);
+    test_check_png(t, args, 900, 520);
+    free(err);
+    snprintf(args, sizeof args, "run %s --policy pfi --csv", one);
+    CHECK_INT(test_run(t, args, &run, &err), 0);
+    free(err);
+    {
+        const char *row = strstr(run, "\npfi,"), *cell = strstr(out, "     384 pfi ");
+        double tokens = row ? strtod(row + 5, NULL) : (double)NAN;
+        double per_day = cell ? strtod(cell + 13, NULL) : (double)NAN;
+
+        CHECK(row && cell);
+        CHECK_NEAR(per_day / tokens, 1, 1e-3); /* one day: tokens a day are its tokens */
+    }
+    free(run);
+    free(out);
+    snprintf(args, sizeof args, "capacity %s --gpus 256 --dr-per-year 2000", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    free(out);
+    free(err);
 }

@@ -1,0 +1,450 @@
+/*
+ * sim/cli_capacity.c - pfisim capacity SCENARIO.cfg --gpus LIST: how many GPUs fit behind
+ * this facility's cap, with and without DR, per policy (issue 18, docs/results.md).
+ *
+ * Built on sweeps: the scenario is the base, the axes are the GPU count, the DR frequency
+ * (0 and N events a year, drawn by the scenario's dr_generator, when --dr-per-year N is
+ * given), the seed and the policy; the runs go into a results database (--db, else a
+ * temporary one). Then per DR frequency, size and policy: tokens a day (mean over seeds and
+ * their range), the share of event minutes over target (worst seed), the jobs whose tier
+ * floor was broken, and the verdict. A size "meets DR" when under every seed the facility's
+ * mean power was over its target in at most 1% of event minutes (an event's minutes from its
+ * start to its end plus its ramp back up), the oversubscription study's criterion; the
+ * answer per policy is the size with the most tokens a day among those that meet DR, and the
+ * largest size that does. --plot FILE draws tokens a day against GPUs, one line per policy
+ * and DR frequency (dashed: with DR), means over the seeds; the table gives their range.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_SIZES 64
+
+const char pfs_cli_capacity_help[] =
+    "usage: pfisim capacity SCENARIO.cfg --gpus LIST [--dr-per-year N] [--seeds LIST]\n"
+    "                       [--policy NAME[,NAME...]] [--days D] [--db FILE] [-j N]\n"
+    "                       [--plot FILE.png|svg|pdf]\n"
+    "\n"
+    "How many GPUs fit behind the scenario's cap: it runs the scenario at each GPU count\n"
+    "(a sweep), with and without DR, and prints per size and policy the tokens a day,\n"
+    "the share of DR event minutes over target, the tier floors broken, and per policy the\n"
+    "size with the most tokens a day among those that meet every DR target (at most 1% of\n"
+    "event minutes over, under every seed) and the largest that does (docs/results.md).\n"
+    "\n"
+    "  --gpus LIST        GPU counts: A..B:STEP or A,B,C (at most 64)\n"
+    "  --dr-per-year N    also with N events a year from the scenario's dr_generator (and\n"
+    "                     0); without it, the scenario's own events only\n"
+    "  --seeds LIST       workload seeds, A..B or A,B,C (default: the scenario's seed)\n"
+    "  --policy LIST      policies (default: the scenario's)\n"
+    "  --days D           as pfisim run --days\n"
+    "  --db FILE          keep the runs (and --resume them later with pfisim sweep)\n"
+    "  -j, --jobs N       simulations at once (default: the CPUs online)\n"
+    "  --plot FILE        the figure: tokens a day against GPUs\n";
+
+/* "A..B:STEP" or "A,B,C" into v (at most max). Returns the count, 0 when malformed. */
+static size_t
+parse_list(const char *s, long *v, size_t max)
+{
+    char buf[1024], *dots;
+    long a, b, step = 0;
+    size_t n = 0;
+
+    if (!pfs__strlcpy(buf, s, sizeof buf))
+        return 0;
+    if ((dots = strstr(buf, "..")) != NULL) {
+        char *colon = strchr(dots + 2, ':');
+
+        *dots = '\0';
+        if (colon)
+            *colon = '\0';
+        if (!pfs__parse_long(buf, &a) || !pfs__parse_long(dots + 2, &b) || a < 0 || b < a ||
+            (colon && (!pfs__parse_long(colon + 1, &step) || step < 1)))
+            return 0;
+        if (!colon)
+            step = b > a ? (b - a + 7) / 8 : 1; /* about nine sizes */
+        for (long x = a; x <= b && n < max; x += step)
+            v[n++] = x;
+        if (n < max && v[n - 1] != b)
+            v[n++] = b;
+        return n;
+    }
+    for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
+        if ((comma = strchr(p, ',')) != NULL)
+            *comma = '\0';
+        if (n == max || !pfs__parse_long(p, &a) || a < 0)
+            return 0;
+        v[n++] = a;
+    }
+    return n;
+}
+
+/* v as a libconfig float (with a point: a bare 40 would be an integer). */
+static const char *
+cfg_float(double v, char buf[40])
+{
+    snprintf(buf, 40, "%.17g", v);
+    if (!strpbrk(buf, ".e"))
+        strncat(buf, ".0", 39 - strlen(buf));
+    return buf;
+}
+
+/* One cell: a (DR frequency, size, policy) over the seeds. */
+struct cell {
+    double tokens_day_sum, tokens_day_min, tokens_day_max;
+    double worst_over;  /* the largest share of event minutes over target, over the seeds */
+    double floors_frac; /* tier floors broken / jobs started, summed over seeds */
+    size_t n;           /* seeds found */
+    size_t events;      /* DR events in the run (the first seed's) */
+};
+
+/* Event minutes of a scenario's DR events inside the run (start to end plus ramp up). */
+static double
+event_minutes(const struct pfs_scenario *sc)
+{
+    double m = 0;
+
+    for (size_t k = 0; k < sc->n_dr; k++)
+        if (sc->dr[k].start_s < sc->days * 86400)
+            m += (fmin(pfs_dr_over_s(&sc->dr[k]), sc->days * 86400) - sc->dr[k].start_s) / 60;
+    return m;
+}
+
+static bool
+meets_dr(const struct cell *c)
+{
+    return c->n > 0 && (c->events == 0 || c->worst_over <= 0.01);
+}
+
+int
+pfs_cli_capacity(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"gpus", required_argument, 0, 'g'},  {"dr-per-year", required_argument, 0, 'r'},
+        {"seeds", required_argument, 0, 'S'}, {"policy", required_argument, 0, 'p'},
+        {"days", required_argument, 0, 'd'},  {"db", required_argument, 0, 'D'},
+        {"plot", required_argument, 0, 'P'},  {"jobs", required_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    long sizes[MAX_SIZES], seeds[PFS_MAX_SEEDS];
+    size_t n_sizes = 0, n_seeds = 0, n_freq = 1, n_pol;
+    const char *policy_list = NULL, *db_path = NULL, *plot = NULL;
+    double per_year = NAN, days = NAN;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    char tmp_dir[] = "/tmp/pfisim-capacity-XXXXXX", sweep_path[600], tmp_db[600], abs_cfg[4096];
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_sweep *sw = NULL;
+    struct pfs_store *st = NULL;
+    struct pfs_diag d = {0};
+    struct cell *cells = NULL;
+    bool made_tmp = false;
+    int c, rc = 0, code = EXIT_OK;
+
+    if (!sc)
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'g':
+            if (!(n_sizes = parse_list(optarg, sizes, MAX_SIZES)) || sizes[0] < 1) {
+                free(sc);
+                return pfs_cli_usage("capacity", "--gpus takes A..B:STEP or A,B,C, got '%s'",
+                                     optarg);
+            }
+            break;
+        case 'r':
+            if (!pfs__parse_double(optarg, &per_year) || !(per_year > 0 && per_year <= 1000)) {
+                free(sc);
+                return pfs_cli_usage("capacity", "--dr-per-year takes (0, 1000], got '%s'", optarg);
+            }
+            n_freq = 2;
+            break;
+        case 'S':
+            if (!(n_seeds = parse_list(optarg, seeds, PFS_MAX_SEEDS))) {
+                free(sc);
+                return pfs_cli_usage("capacity", "--seeds takes A..B or A,B,C, got '%s'", optarg);
+            }
+            break;
+        case 'p':
+            policy_list = optarg;
+            break;
+        case 'd':
+            if (!pfs__parse_double(optarg, &days) || !(days >= 1.0 / 1440 && days <= 3660)) {
+                free(sc);
+                return pfs_cli_usage("capacity", "--days takes 1/1440 to 3660, got '%s'", optarg);
+            }
+            break;
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'P':
+            plot = optarg;
+            break;
+        case 'j':
+            if (!pfs__parse_long(optarg, &jobs) || jobs < 1 || jobs > 256) {
+                free(sc);
+                return pfs_cli_usage("capacity", "-j takes 1 to 256, got '%s'", optarg);
+            }
+            break;
+        case 'h':
+            free(sc);
+            return fputs(pfs_cli_capacity_help, stdout), EXIT_OK;
+        default:
+            free(sc);
+            return pfs_cli_usage("capacity", "%s", "bad option");
+        }
+    }
+    if (argc - optind != 1 || n_sizes == 0) {
+        free(sc);
+        return pfs_cli_usage("capacity", "%s",
+                             n_sizes == 0 ? "--gpus LIST is required" : "expected one scenario");
+    }
+    /* The scenario as given, checked first: its errors name its own file and line. */
+    if ((rc = pfs_scenario_load_days(argv[optind], days, sc, &d)) != 0) {
+        free(sc);
+        return pfs_cli_report(&d, rc);
+    }
+    if (!realpath(argv[optind], abs_cfg)) {
+        free(sc);
+        return pfs_cli_report(
+            &d, pfs__diag_set(&d, PFS_EIO, argv[optind], 0, 0, NULL, "cannot read the scenario"));
+    }
+    if (!mkdtemp(tmp_dir)) {
+        free(sc);
+        return pfs_cli_report(
+            &d, pfs__diag_set(&d, PFS_EIO, tmp_dir, 0, 0, NULL, "cannot make a temporary folder"));
+    }
+    made_tmp = true;
+
+    /* The sweep, written out and read as any sweep is. */
+    snprintf(sweep_path, sizeof sweep_path, "%s/capacity.cfg", tmp_dir);
+    {
+        FILE *fp = fopen(sweep_path, "w");
+        char num[2][40];
+
+        if (!fp) {
+            rc = pfs__diag_set(&d, PFS_EIO, sweep_path, 0, 0, NULL, "cannot write");
+            goto out;
+        }
+        fprintf(fp, "sweep = {\n    name = \"capacity\";\n    scenario = \"");
+        for (const char *p = abs_cfg; *p; p++)
+            fprintf(fp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        fprintf(fp, "\";\n    jobs = false;\n    axes = (\n");
+        if (!isnan(per_year))
+            fprintf(fp, "        { setting = \"dr_generator.per_year\"; values = [0.0, %s]; },\n",
+                    cfg_float(per_year, num[0]));
+        if (!isnan(days))
+            fprintf(fp, "        { setting = \"duration_days\"; values = [%s]; },\n",
+                    cfg_float(days, num[1]));
+        fprintf(fp, "        { setting = \"facility.gpus\"; values = [");
+        for (size_t i = 0; i < n_sizes; i++)
+            fprintf(fp, "%s%ld", i ? ", " : "", sizes[i]);
+        fprintf(fp, "]; }");
+        if (n_seeds) {
+            fprintf(fp, ",\n        { setting = \"seed\"; values = [");
+            for (size_t i = 0; i < n_seeds; i++)
+                fprintf(fp, "%s%ld", i ? ", " : "", seeds[i]);
+            fprintf(fp, "]; }");
+        }
+        if (policy_list) {
+            char buf[512], *name, *save = NULL;
+
+            fprintf(fp, ",\n        { setting = \"policy\"; values = [");
+            pfs__strlcpy(buf, policy_list, sizeof buf);
+            for (size_t i = 0; (name = strtok_r(i ? NULL : buf, ",", &save)) != NULL; i++) {
+                if (!pfs_policy_find(name)) {
+                    fclose(fp);
+                    code = pfs_cli_usage("capacity", "unknown policy '%s'%s", name,
+                                         pfs_cli_suggest_policy(name));
+                    goto out;
+                }
+                fprintf(fp, "%s\"%s\"", i ? ", " : "", name);
+            }
+            fprintf(fp, "]; }");
+        }
+        fprintf(fp, "\n    );\n};\n");
+        if (fclose(fp) != 0) {
+            rc = pfs__diag_set(&d, PFS_EIO, sweep_path, 0, 0, NULL, "cannot write");
+            goto out;
+        }
+    }
+    if ((rc = pfs_sweep_load(sweep_path, &sw, &d)))
+        goto out;
+    snprintf(tmp_db, sizeof tmp_db, "%s/capacity.db", tmp_dir);
+    if ((rc = pfs_store_open(db_path ? db_path : tmp_db, &st, &d)))
+        goto out;
+    {
+        struct pfs_sweep_options o = {.jobs = (int)jobs, .shard_n = 1, .resume = db_path != NULL};
+        struct pfs_sweep_stats stats;
+
+        fprintf(stderr,
+                "pfisim capacity: %zu runs (%zu sizes, %zu DR frequenc%s, %zu seed%s, %zu "
+                "polic%s)\n",
+                pfs_sweep_n_items(sw) * pfs_sweep_n_policies(sw), n_sizes, n_freq,
+                n_freq == 1 ? "y" : "ies", n_seeds ? n_seeds : 1, n_seeds > 1 ? "s" : "",
+                pfs_sweep_n_policies(sw), pfs_sweep_n_policies(sw) == 1 ? "y" : "ies");
+        if ((rc = pfs_sweep_run(sw, st, &o, &stats, &d)))
+            goto out;
+    }
+
+    /* The cells: items run freq (slowest), sizes, seeds; then the policies at each. */
+    n_pol = pfs_sweep_n_policies(sw);
+    if (!(cells = calloc(n_freq * n_sizes * n_pol, sizeof *cells))) {
+        rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < pfs_sweep_n_items(sw) && rc == 0; i++) {
+        size_t per_freq = pfs_sweep_n_items(sw) / n_freq, f = i / per_freq;
+        size_t s = (i % per_freq) / (n_seeds ? n_seeds : 1);
+        double ev_min;
+
+        if ((rc = pfs_sweep_scenario(sw, i, sc, &d)))
+            break;
+        ev_min = event_minutes(sc);
+        for (size_t k = 0; k < n_pol && rc == 0; k++) {
+            struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+            struct pfs_run_result r;
+            bool found;
+            double tpd, over;
+
+            if ((rc = pfs_store_get_summary(st, sc, pfs_sweep_policy(sw, k), &r, &found, &d)) ||
+                !found)
+                continue;
+            tpd = r.tokens / sc->days;
+            over = ev_min > 0 ? r.dr_minutes_over / ev_min : 0;
+            if (cl->n == 0) {
+                cl->tokens_day_min = cl->tokens_day_max = tpd;
+                cl->events = r.dr_events;
+            }
+            cl->tokens_day_sum += tpd;
+            cl->tokens_day_min = fmin(cl->tokens_day_min, tpd);
+            cl->tokens_day_max = fmax(cl->tokens_day_max, tpd);
+            cl->worst_over = fmax(cl->worst_over, over);
+            cl->floors_frac +=
+                r.jobs_started ? (double)r.tier_violations / (double)r.jobs_started : 0;
+            cl->n++;
+        }
+    }
+    if (rc)
+        goto out;
+
+    for (size_t f = 0; f < n_freq; f++) {
+        if (n_freq == 1)
+            printf("the scenario's own DR events\n");
+        else if (f == 0)
+            printf("no DR events drawn (dr_generator.per_year = 0)\n");
+        else
+            printf("\n%.4g DR events a year drawn by the scenario's dr_generator\n", per_year);
+        printf("%8s %-20s %16s %22s %10s %12s %s\n", "GPUs", "policy", "tokens/day",
+               "(seeds' range)", "DR events", "minutes over", "floors broken");
+        for (size_t s = 0; s < n_sizes; s++)
+            for (size_t k = 0; k < n_pol; k++) {
+                const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+
+                if (!cl->n)
+                    continue;
+                printf("%8ld %-20s %16.4g %10.4g..%-10.4g %10zu %11.2f%%%s %12.1f%%\n", sizes[s],
+                       pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
+                       cl->tokens_day_min, cl->tokens_day_max, cl->events, 100 * cl->worst_over,
+                       meets_dr(cl) ? " " : "*", 100 * cl->floors_frac / (double)cl->n);
+            }
+        for (size_t k = 0; k < n_pol; k++) {
+            long best = -1, largest = -1;
+            double best_tpd = -HUGE_VAL;
+
+            for (size_t s = 0; s < n_sizes; s++) {
+                const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+
+                if (!meets_dr(cl))
+                    continue;
+                if (sizes[s] > largest)
+                    largest = sizes[s];
+                if (cl->tokens_day_sum / (double)cl->n > best_tpd) {
+                    best_tpd = cl->tokens_day_sum / (double)cl->n;
+                    best = sizes[s];
+                }
+            }
+            if (best < 0)
+                printf("%s: no size meets every DR target\n", pfs_sweep_policy(sw, k));
+            else
+                printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest size that "
+                       "meets every DR target: %ld\n",
+                       pfs_sweep_policy(sw, k), best, best_tpd, largest);
+        }
+    }
+    printf("* more than 1%% of DR event minutes over target under some seed: does not meet DR\n");
+
+    if (plot) {
+        struct pfs_series *series = calloc(n_freq * n_pol, sizeof *series);
+        double *xs = calloc(n_freq * n_pol * n_sizes, sizeof *xs);
+        double *ys = calloc(n_freq * n_pol * n_sizes, sizeof *ys);
+        char(*labels)[64] = calloc(n_freq * n_pol, sizeof *labels);
+        const char *ext = strrchr(plot, '.');
+        enum pfs_plot_format fmt = ext && strcmp(ext, ".svg") == 0   ? PFS_PLOT_SVG
+                                   : ext && strcmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
+                                                                     : PFS_PLOT_PNG;
+
+        if (!series || !xs || !ys || !labels) {
+            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        } else {
+            for (size_t f = 0; f < n_freq; f++)
+                for (size_t k = 0; k < n_pol; k++) {
+                    size_t q = f * n_pol + k;
+
+                    for (size_t s = 0; s < n_sizes; s++) {
+                        const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+
+                        xs[q * n_sizes + s] = (double)sizes[s];
+                        ys[q * n_sizes + s] =
+                            cl->n ? cl->tokens_day_sum / (double)cl->n / 1e9 : (double)NAN;
+                    }
+                    snprintf(labels[q], sizeof labels[q], "%s%s", pfs_sweep_policy(sw, k),
+                             n_freq == 1 ? ""
+                             : f         ? ", with DR"
+                                         : ", no DR");
+                    series[q] = (struct pfs_series){labels[q],
+                                                    xs + q * n_sizes,
+                                                    ys + q * n_sizes,
+                                                    n_sizes,
+                                                    f ? PFS_SERIES_FIT : PFS_SERIES_LINE,
+                                                    (int)k};
+                }
+            {
+                struct pfs_chart ch = {.title = "Tokens a day against GPUs installed",
+                                       .x_label = "GPUs installed",
+                                       .y_label = "tokens a day (billions, mean over seeds)",
+                                       .series = series,
+                                       .n_series = n_freq * n_pol};
+
+                if ((rc = pfs_chart_write(&ch, plot, fmt, &d)) == 0)
+                    printf("figure: %s\n", plot);
+            }
+        }
+        free(series);
+        free(xs);
+        free(ys);
+        free(labels);
+    }
+out:
+    if (rc)
+        code = pfs_cli_report(&d, rc);
+    free(cells);
+    pfs_store_close(st);
+    pfs_sweep_free(sw);
+    free(sc);
+    if (made_tmp) {
+        static const char *const names[] = {"capacity.cfg", "capacity.db", "capacity.db-wal",
+                                            "capacity.db-shm"};
+        char p[700];
+
+        for (size_t i = 0; i < 4; i++) {
+            snprintf(p, sizeof p, "%s/%s", tmp_dir, names[i]);
+            unlink(p);
+        }
+        rmdir(tmp_dir);
+    }
+    return code;
+}
