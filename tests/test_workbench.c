@@ -481,3 +481,66 @@ test_capacity_command(struct test *t)
     free(out);
     free(err);
 }
+
+/* The Python snippets of docs/results.md ("Reading it from Python") run, in order, against
+ * a database pfisim run --db wrote: each table as the docs say. Needs python3 and pandas
+ * (Debian: python3-pandas); without them the test skips. */
+void
+test_results_python(struct test *t)
+{
+    char *doc = read_all("docs/results.md"), args[1400], script[400], *out, *err;
+    const char *py = "python3";
+    FILE *fp;
+
+    /* python3 on the PATH, else the system's (a pyenv or venv python3 may lack pandas) */
+    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0)
+        py = "/usr/bin/python3";
+    if (strcmp(py, "python3") != 0 &&
+        system("/usr/bin/python3 -c 'import pandas' >/dev/null 2>&1") != 0) {
+        free(doc);
+        SKIP("python3 with pandas is not installed (Debian: python3-pandas)");
+    }
+    CHECK(doc != NULL);
+    if (!doc)
+        return;
+    snprintf(script, sizeof script, "%s/snippets.py", t->tmpdir);
+    CHECK((fp = fopen(script, "w")) != NULL);
+    if (!fp) {
+        free(doc);
+        return;
+    }
+    {
+        int blocks = 0;
+
+        for (char *b = doc; (b = strstr(b, "\n```python\n")); blocks++) {
+            char *start = b + 11, *end = strstr(start, "\n```");
+
+            if (!end)
+                break;
+            fwrite(start, 1, (size_t)(end - start) + 1, fp);
+            b = end + 4;
+        }
+        CHECK(blocks >= 5);
+    }
+    fclose(fp);
+    free(doc);
+    snprintf(args, sizeof args,
+             "run --days 2 --policy equal,pfi,oracle --seeds 1,2 --db %s/py.db >/dev/null",
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "PFISIM_DB=%s/py.db %s %s > %s/py.out 2>&1", t->tmpdir, py, script,
+             t->tmpdir);
+    if (system(args) != 0) {
+        snprintf(args, sizeof args, "%s/py.out", t->tmpdir);
+        out = read_all(args);
+        test_fail(t, __FILE__, __LINE__, "the docs' Python failed:\n%s", out ? out : "");
+        free(out);
+        return;
+    }
+    snprintf(args, sizeof args, "%s/py.out", t->tmpdir);
+    out = read_all(args);
+    CHECK(out && strstr(out, "oracle") && strstr(out, "h200-sxm"));
+    free(out);
+}
