@@ -15,7 +15,8 @@
 #   make deps        apt-get the Debian packages the build and tests need
 #
 # V=1 prints full commands; WERROR=1 turns warnings into errors (CI sets it).
-# Only sim/main.c is outside the library: libpfisim.a never prints, exits or reads argv.
+# Only the command line (sim/cli/) is outside the library: libpfisim.a never prints, exits or
+# reads argv.
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -50,7 +51,7 @@ else
 Q := @
 endif
 
-LIB_SRC  := $(sort $(filter-out sim/main.c sim/cli_%.c,$(wildcard sim/*.c)) $(wildcard models/*.c) \
+LIB_SRC  := $(sort $(wildcard sim/*.c) $(wildcard models/*.c) \
             $(wildcard traces/*.c) $(wildcard policies/*.c) $(wildcard plots/*.c))
 GEN_SRC  := $(BUILD)/gen/gpus_embed.c
 TEST_SRC := $(sort $(wildcard tests/*.c))
@@ -58,7 +59,7 @@ GPU_CFG  := $(sort $(wildcard configs/gpus/*.cfg))
 ARR_CFG  := $(sort $(wildcard configs/arrivals/*.cfg))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_embed.o
-MAIN_OBJ := $(BUILD)/sim/main.o $(patsubst %.c,$(BUILD)/%.o,$(wildcard sim/cli_*.c))
+MAIN_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard sim/cli/*.c)))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 LIB      := $(BUILD)/libpfisim.a
@@ -213,7 +214,7 @@ deps:
 	  fi; \
 	fi
 
-LINT_SRC = $(wildcard sim/*.[ch] models/*.[ch] traces/*.[ch] policies/*.[ch] plots/*.[ch] \
+LINT_SRC = $(wildcard sim/*.[ch] sim/cli/*.[ch] models/*.[ch] traces/*.[ch] policies/*.[ch] plots/*.[ch] \
            tests/*.[ch] tests/fuzz/*.[ch] bench/*.[ch])
 BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:space:]]*\(
 

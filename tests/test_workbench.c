@@ -3,6 +3,7 @@
  * driven from the command line (docs/scenarios.md, docs/pfisim.1).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -253,18 +254,29 @@ read_all(const char *path)
     return buf;
 }
 
-/* One source for help: every long option in a command's getopt table (in the sim/ sources,
+/* One source for help: every long option in a command's getopt table (in the sim/cli/ sources,
  * the table followed by its command's pfs_cli_usage("NAME", ...)) appears in that
  * command's --help and in the man page; every command appears in the man page. */
 void
 test_help_man_consistent(struct test *t)
 {
-    static const char *const files[] = {"sim/main.c",      "sim/cli_run.c",   "sim/cli_alloc.c",
-                                        "sim/cli_sweep.c", "sim/cli_check.c", "sim/cli_capacity.c"};
+    char files[64][300];
+    size_t n_files = 0;
     char *man = read_all("docs/pfisim.1"), *list, *err;
     int checked = 0;
 
-    CHECK(man != NULL);
+    DIR *dir = opendir("sim/cli");
+    struct dirent *de;
+
+    CHECK(man != NULL && dir != NULL);
+    while (dir && (de = readdir(dir)) != NULL && n_files < 64) {
+        size_t len = strlen(de->d_name);
+
+        if (len > 2 && strcmp(de->d_name + len - 2, ".c") == 0)
+            snprintf(files[n_files++], sizeof files[0], "sim/cli/%s", de->d_name);
+    }
+    if (dir)
+        closedir(dir);
     if (!man)
         return;
     /* the man page writes - as \- */
@@ -274,7 +286,7 @@ test_help_man_consistent(struct test *t)
         if (!(*w++ = *r))
             break;
     }
-    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    for (size_t f = 0; f < n_files; f++) {
         char *src = read_all(files[f]);
 
         CHECK(src != NULL);

@@ -1,5 +1,5 @@
 /*
- * sim/cli_check.c - pfisim check SCENARIO.cfg: is the scenario valid, and what does it mean
+ * sim/cli/check.c - pfisim check SCENARIO.cfg: is the scenario valid, and what does it mean
  * in words (issue 18, docs/scenarios.md).
  *
  * It reads the scenario and builds its inputs as a run would (the corpus, the workload from

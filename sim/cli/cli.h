@@ -1,6 +1,7 @@
 /*
- * sim/cli.h - what the command-line files share (sim/main.c, sim/cli_*.c). Not part of the
- * library: these print and know about exit codes.
+ * sim/cli/cli.h - what the command-line files share (this folder: one file per command or
+ * group of commands, main.c the table of them). Not part of the library: these print and
+ * know about exit codes.
  */
 #ifndef PFISIM_CLI_H
 #define PFISIM_CLI_H
@@ -38,29 +39,34 @@ int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);
 
+/* Parses a non-negative integer (a seed, a count). */
+bool pfs_cli_parse_count(const char *s, unsigned long *out);
+
 /* Parses a fraction written 0.3 or 30%. */
 bool pfs_cli_parse_frac(const char *s, double *out);
 
-/* The subcommands that live outside main.c. */
-int pfs_cli_alloc(int argc, char **argv);
-extern const char pfs_cli_alloc_help[];
-int pfs_cli_run(int argc, char **argv);
-extern const char pfs_cli_run_help[];
-int pfs_cli_sweep(int argc, char **argv);
-extern const char pfs_cli_sweep_help[];
-int pfs_cli_merge(int argc, char **argv);
-extern const char pfs_cli_merge_help[];
-int pfs_cli_grid(int argc, char **argv);
-extern const char pfs_cli_grid_help[];
-int pfs_cli_price(int argc, char **argv);
-extern const char pfs_cli_price_help[];
-
-/* pfisim capacity (sim/cli_capacity.c). */
-extern const char pfs_cli_capacity_help[];
-int pfs_cli_capacity(int argc, char **argv);
-
-/* pfisim check (sim/cli_check.c). */
-extern const char pfs_cli_check_help[];
-int pfs_cli_check(int argc, char **argv);
+/* The commands: each pfs_cli_NAME(argc, argv) with argv[0] the command's name, and its
+ * help text pfs_cli_NAME_help, in the file of this folder named for it (or its group). */
+#define PFS_CLI_COMMAND(name)                                                                      \
+    int pfs_cli_##name(int argc, char **argv);                                                     \
+    extern const char pfs_cli_##name##_help[]
+PFS_CLI_COMMAND(run);   /* run.c */
+PFS_CLI_COMMAND(alloc); /* alloc.c */
+PFS_CLI_COMMAND(sweep); /* sweep.c: sweep, merge, price, grid */
+PFS_CLI_COMMAND(merge);
+PFS_CLI_COMMAND(price);
+PFS_CLI_COMMAND(grid);
+PFS_CLI_COMMAND(capacity); /* capacity.c */
+PFS_CLI_COMMAND(check);    /* check.c */
+PFS_CLI_COMMAND(gpus);     /* model.c: gpus, model, fit */
+PFS_CLI_COMMAND(model);
+PFS_CLI_COMMAND(fit);
+PFS_CLI_COMMAND(import);     /* import.c */
+PFS_CLI_COMMAND(synth);      /* synth.c */
+PFS_CLI_COMMAND(workload);   /* workload.c */
+PFS_CLI_COMMAND(predict);    /* predict.c */
+PFS_CLI_COMMAND(plot);       /* plot.c: plot, report */
+PFS_CLI_COMMAND(report_cmd); /* pfs_cli_report prints errors */
+#undef PFS_CLI_COMMAND
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * sim/cli_run.c - pfisim run: a scenario, every policy of it on the same workload, under one
+ * sim/cli/run.c - pfisim run: a scenario, every policy of it on the same workload, under one
  * workload seed or several.
  *
  * The inputs (corpus, workload, predictor) are loaded once per seed and shared by the runs

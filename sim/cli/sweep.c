@@ -1,5 +1,5 @@
 /*
- * sim/cli_sweep.c - pfisim sweep (a grid of scenarios into one results database) and pfisim
+ * sim/cli/sweep.c - pfisim sweep (a grid of scenarios into one results database) and pfisim
  * merge (shard databases into one). docs/sweeps.md.
  */
 #include <getopt.h>

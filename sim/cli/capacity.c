@@ -1,5 +1,5 @@
 /*
- * sim/cli_capacity.c - pfisim capacity SCENARIO.cfg --gpus LIST: how many GPUs fit behind
+ * sim/cli/capacity.c - pfisim capacity SCENARIO.cfg --gpus LIST: how many GPUs fit behind
  * this facility's cap, with and without DR, per policy (issue 18, docs/results.md).
  *
  * Built on sweeps: the scenario is the base, the axes are the GPU count, the DR frequency

@@ -1,5 +1,5 @@
 /*
- * sim/cli_alloc.c - pfisim alloc: the one-shot allocation study (docs/policies.md).
+ * sim/cli/alloc.c - pfisim alloc: the one-shot allocation study (docs/policies.md).
  *
  * All jobs of a curves file run at once; the budget is their reference power (default limit
  * x GPUs) times 1 - cut, or given in watts. Every policy (or one) divides it; each is scored

@@ -1,0 +1,188 @@
+/*
+ * sim/cli/common.c - what every command shares: error reports and exit codes, usage errors, option
+ * helpers, shipped files, writing outputs.
+ *
+ * The command line is the only part outside libpfisim: it parses argv, calls the library,
+ * prints, and turns the library's PFS_E* codes into exit codes (0 ok, 1 run-time failure,
+ * 2 usage, 3 invalid input, 4 I/O). Errors are printed the way compilers print them, with
+ * the offending input line and a caret under the column (STYLE.md). Output that a command
+ * writes is built completely before any of it is printed, so a failing command prints no
+ * half table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int
+exit_code(int rc)
+{
+    switch (rc) {
+    case 0:
+        return EXIT_OK;
+    case PFS_EINVAL:
+    case PFS_ENOTFOUND:
+    case PFS_ERANGE:
+        return EXIT_INPUT;
+    case PFS_EIO:
+        return EXIT_IO;
+    case PFS_EUSAGE:
+        return EXIT_USAGE;
+    default:
+        return EXIT_FAIL;
+    }
+}
+
+int
+pfs_cli_report(const struct pfs_diag *d, int rc)
+{
+    if (d->file[0] && d->line > 0 && d->column > 0)
+        fprintf(stderr, "%s:%ld:%ld: error: %s\n", d->file, d->line, d->column, d->message);
+    else if (d->file[0] && d->line > 0)
+        fprintf(stderr, "%s:%ld: error: %s\n", d->file, d->line, d->message);
+    else if (d->file[0])
+        fprintf(stderr, "%s: error: %s\n", d->file, d->message);
+    else
+        fprintf(stderr, "pfisim: error: %s\n", d->message[0] ? d->message : pfs_strerror(rc));
+    if (d->text[0]) {
+        fprintf(stderr, "    %s\n", d->text);
+        if (d->column > 0)
+            fprintf(stderr, "    %*s^\n", (int)(d->column - 1), "");
+    }
+    return exit_code(rc);
+}
+
+int
+pfs_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "pfisim %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'pfisim help %s'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+bool
+pfs_cli_parse_frac(const char *s, double *out)
+{
+    char buf[64];
+    size_t n = strlen(s);
+
+    if (n > 0 && n < sizeof buf && s[n - 1] == '%') {
+        memcpy(buf, s, n - 1);
+        buf[n - 1] = '\0';
+        if (!pfs__parse_double(buf, out))
+            return false;
+        *out /= 100.0;
+        return true;
+    }
+    return pfs__parse_double(s, out);
+}
+
+char **
+pfs_cli_join_optional(int argc, char **argv, const char *opt, const char *not_suffix, int *n_out)
+{
+    static char **kept; /* lives as long as the process, like argv */
+    size_t n_opt = strlen(opt), n_suf = strlen(not_suffix);
+    char **out = calloc((size_t)argc + 1, sizeof *out);
+    int n = 0;
+
+    if (!out)
+        return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        size_t len = next ? strlen(next) : 0;
+
+        if (strcmp(argv[i], "--") == 0) { /* the rest are operands */
+            while (i < argc)
+                out[n++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], opt) == 0 && next && next[0] != '-' &&
+            !(len >= n_suf && strcmp(next + len - n_suf, not_suffix) == 0)) {
+            char *joined = malloc(n_opt + 1 + len + 1);
+
+            if (!joined) {
+                free(out);
+                return NULL;
+            }
+            snprintf(joined, n_opt + 1 + len + 1, "%s=%s", opt, next);
+            out[n++] = joined;
+            i++;
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    out[n] = NULL;
+    kept = out;
+    *n_out = n;
+    return kept;
+}
+
+const char *
+pfs_cli_suggest(const char *name, const char *(*candidate)(size_t i))
+{
+    static char buf[96];
+    const char *names[64];
+    size_t n = 0;
+
+    while (n < 64 && candidate(n)) {
+        names[n] = candidate(n);
+        n++;
+    }
+    if (!pfs__nearest(name, names, n))
+        return "";
+    snprintf(buf, sizeof buf, "; did you mean '%s'?", pfs__nearest(name, names, n));
+    return buf;
+}
+
+static const char *
+policy_name_at(size_t i)
+{
+    return pfs_policy_at(i) ? pfs_policy_name(pfs_policy_at(i)) : NULL;
+}
+
+const char *
+pfs_cli_suggest_policy(const char *name)
+{
+    return pfs_cli_suggest(name, policy_name_at);
+}
+
+const char *
+pfs_cli_shipped(const char *rel)
+{
+    static char paths[4][PATH_MAX];
+    static int next;
+    char *p = paths[next++ % 4];
+
+    if (pfs__resolve_path(NULL, rel, p, PATH_MAX) != 0)
+        return rel;
+    return p;
+}
+
+int
+pfs_cli_write_output(const char *output,
+                     int (*write)(const void *obj, FILE *fp, struct pfs_diag *d), const void *obj,
+                     struct pfs_diag *d)
+{
+    return pfs__out_write(output, write, obj, d);
+}
+
+bool
+pfs_cli_parse_count(const char *s, unsigned long *out)
+{
+    long v;
+
+    if (!pfs__parse_long(s, &v) || v < 0)
+        return false;
+    *out = (unsigned long)v;
+    return true;
+}
