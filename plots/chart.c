@@ -154,7 +154,8 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
 #define PX(v) (left + ((v)-ax->lo) / (ax->hi - ax->lo) * pw)
 #define PY(v) (top + ph - ((v)-ay->lo) / (ay->hi - ay->lo) * ph)
     cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
+    cairo_rectangle(cr, 0, 0, w, h); /* this chart's area only: it may be one panel of many */
+    cairo_fill(cr);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, 15);
     cairo_set_source_rgb(cr, 0, 0, 0);
@@ -334,11 +335,10 @@ pfs__pdf_surface(FILE *fp, double w, double h)
 
 /* Draws with fn(cr, arg, w, h) into path (format), whole or not at all (sim/outfile.c). */
 static int
-write_file(const char *path, enum pfs_plot_format format,
-           void (*fn)(cairo_t *, const void *, double, double), const void *arg,
-           struct pfs_diag *diag)
+write_sized(const char *path, enum pfs_plot_format format,
+            void (*fn)(cairo_t *, const void *, double, double), const void *arg, double w,
+            double h, struct pfs_diag *diag)
 {
-    const double w = 900, h = 520;
     cairo_surface_t *surface;
     cairo_t *cr;
     cairo_status_t st;
@@ -369,6 +369,69 @@ write_file(const char *path, enum pfs_plot_format format,
                              cairo_status_to_string(st));
     }
     return pfs__out_end(&out, 0, diag);
+}
+
+/* The usual figure: 900 x 520. */
+static int
+write_file(const char *path, enum pfs_plot_format format,
+           void (*fn)(cairo_t *, const void *, double, double), const void *arg,
+           struct pfs_diag *diag)
+{
+    return write_sized(path, format, fn, arg, 900, 520, diag);
+}
+
+struct panels {
+    const char *title;
+    const struct pfs_chart *charts;
+    size_t n;
+};
+
+void
+pfs__charts_draw(cairo_t *cr, const char *title, const struct pfs_chart *charts, size_t n, double w,
+                 double h)
+{
+    size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
+    double top = 34, pw = w / (double)cols, ph = (h - top) / (double)(rows ? rows : 1);
+
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, 0, 0, w, h);
+    cairo_fill(cr);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 16);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    text_at(cr, title, w / 2, 10, 0.5, 0);
+    for (size_t i = 0; i < n; i++) {
+        cairo_save(cr);
+        cairo_translate(cr, (double)(i % cols) * pw, top + (double)(i / cols) * ph);
+        pfs__chart_draw(cr, &charts[i], pw, ph);
+        cairo_restore(cr);
+    }
+}
+
+static void
+panels_fn(cairo_t *cr, const void *arg, double w, double h)
+{
+    const struct panels *p = arg;
+
+    pfs__charts_draw(cr, p->title, p->charts, p->n, w, h);
+}
+
+int
+pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t n, const char *path,
+                  enum pfs_plot_format format, struct pfs_diag *diag)
+{
+    struct panels p = {title, charts, n};
+    size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
+
+    for (size_t i = 0; i < n; i++) {
+        struct pfs_axis ax, ay;
+
+        if (pfs_chart_ranges(&charts[i], &ax, &ay))
+            return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "%s: no finite data to plot",
+                                 charts[i].title);
+    }
+    /* panels of about 300 x 330 (450 x 330 two across): each keeps its axes and legend */
+    return write_sized(path, format, panels_fn, &p, 900, 34 + 330 * (double)rows, diag);
 }
 
 static void

@@ -304,6 +304,34 @@ emit(struct figs *f, const struct pfs_chart *c, const char *dir, const char *nam
     return rc;
 }
 
+/* As emit, for a figure of panels (pfs__charts_draw). On a report page the panels are scaled
+ * to the page's figure area. */
+static int
+emit_panels(struct figs *f, const char *title, const struct pfs_chart *charts, size_t n,
+            const char *dir, const char *name, enum pfs_plot_format format, FILE *fp,
+            const char *reading, struct pfs_diag *diag)
+{
+    char path[1024];
+    int rc;
+
+    if (f->page) {
+        size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
+        double h = 34 + 330 * (double)rows, scale = fmin(765.0 / 900, 440.0 / h);
+
+        cairo_save(f->page);
+        cairo_translate(f->page, 38.5 + (765 - 900 * scale) / 2, 36);
+        cairo_scale(f->page, scale, scale);
+        pfs__charts_draw(f->page, title, charts, n, 900, h);
+        cairo_restore(f->page);
+        caption(f, reading);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
+    if ((rc = pfs__charts_write(title, charts, n, path, format, diag)) == 0 && fp)
+        fprintf(fp, "%s\n", path);
+    return rc;
+}
+
 /* Appends one "policy value" item per run to buf: the summary field at byte offset field
  * of struct run_ts (offsetof), divided by scale. */
 static void
@@ -373,6 +401,118 @@ reading_phoenix(const struct figs *f, const double *measured_kw, size_t n, char 
 }
 
 /* Figures 4 and 5: power against the limit, and throughput, over time. */
+#define LONG_RUN_S (14 * 86400.0) /* longer runs get a panel per DR event */
+#define MAX_PANELS 12
+
+/* power and throughput of a long run: a panel per DR event (sp, in units of tscale s), each
+ * from an hour before the event to an hour after it, hours from the run's start on x. */
+static int
+event_panels(struct figs *f, const double (*sp)[2], size_t n_sp, double tscale, const char *dir,
+             enum pfs_plot_format format, const char *only, FILE *fp, struct pfs_diag *diag)
+{
+    static const char *const w_units[] = {"W", "kW", "MW"};
+    static const char *const t_units[] = {"tokens/s", "thousand tokens/s", "million tokens/s"};
+    size_t n = n_sp < MAX_PANELS ? n_sp : MAX_PANELS, n_series = f->n_runs + 1;
+    struct pfs_chart *charts = calloc(n, sizeof *charts);
+    struct pfs_series *series = calloc(n * n_series, sizeof *series);
+    double *xh[MAX_RUNS] = {0}, *yv[MAX_RUNS + 1] = {0}, (*span_h)[2] = calloc(n, sizeof *span_h);
+    char(*titles)[64] = calloc(n, sizeof *titles);
+    double max_w = 0, max_tps = 0, wscale, tpscale;
+    const char *w_unit, *tp_unit;
+    char title[200], ylab[2][64], reading[1024];
+    int rc = 0;
+
+    for (size_t k = 0; k < f->n_runs; k++) {
+        xh[k] = malloc((f->runs[k].n + 1) * sizeof(double));
+        yv[k] = malloc((f->runs[k].n + 1) * sizeof(double));
+        rc |= !xh[k] || !yv[k];
+        for (size_t i = 0; xh[k] && i < f->runs[k].n; i++) {
+            xh[k][i] = f->runs[k].t_s[i] / 3600;
+            if (isfinite(f->runs[k].facility_w[i]))
+                max_w = fmax(max_w, f->runs[k].facility_w[i]);
+            if (isfinite(f->runs[k].throughput[i]))
+                max_tps = fmax(max_tps, f->runs[k].throughput[i]);
+        }
+    }
+    yv[f->n_runs] = malloc((f->runs[0].n + 1) * sizeof(double));
+    if (rc || !charts || !series || !span_h || !titles || !yv[f->n_runs]) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    wscale = unit(max_w, w_units, &w_unit);
+    tpscale = unit(max_tps, t_units, &tp_unit);
+    snprintf(ylab[0], sizeof ylab[0], "facility power (%s)", w_unit);
+    snprintf(ylab[1], sizeof ylab[1], "throughput (%s)", tp_unit);
+    for (int which = 0; which < 2 && rc == 0; which++) {
+        if (!wanted(only, which ? "throughput" : "power"))
+            continue;
+        for (size_t k = 0; k < f->n_runs; k++)
+            for (size_t i = 0; i < f->runs[k].n; i++)
+                yv[k][i] = (which ? f->runs[k].throughput[i] / tpscale
+                                  : f->runs[k].facility_w[i] / wscale);
+        for (size_t i = 0; i < f->runs[0].n; i++)
+            yv[f->n_runs][i] = f->runs[0].budget_w[i] / wscale;
+        for (size_t e = 0; e < n; e++) {
+            double t0 = sp[e][0] * tscale - 3600, t1 = sp[e][1] * tscale + 3600;
+            struct pfs_series *s = &series[e * n_series];
+            size_t m = 0;
+
+            span_h[e][0] = sp[e][0] * tscale / 3600;
+            span_h[e][1] = sp[e][1] * tscale / 3600;
+            for (size_t k = 0; k < f->n_runs; k++) {
+                size_t i0 = 0, i1;
+
+                while (i0 < f->runs[k].n && f->runs[k].t_s[i0] < t0)
+                    i0++;
+                for (i1 = i0; i1 < f->runs[k].n && f->runs[k].t_s[i1] <= t1; i1++)
+                    ;
+                s[m++] = (struct pfs_series){e == 0 ? f->runs[k].policy : NULL,
+                                             xh[k] + i0,
+                                             yv[k] + i0,
+                                             i1 - i0,
+                                             PFS_SERIES_LINE,
+                                             (int)k};
+                if (k == 0 && which == 0) /* the limit, drawn inside the panel's frame */
+                    s[m++] = (struct pfs_series){e == 0 ? "facility limit" : NULL,
+                                                 xh[0] + i0,
+                                                 yv[f->n_runs] + i0,
+                                                 i1 - i0,
+                                                 PFS_SERIES_REFERENCE,
+                                                 0};
+            }
+            snprintf(titles[e], sizeof titles[e], "event %zu: hours %.0f-%.0f", e + 1, span_h[e][0],
+                     span_h[e][1]);
+            charts[e] = (struct pfs_chart){titles[e],   "hours from the start",
+                                           ylab[which], s,
+                                           m,           (const double(*)[2])(span_h + e),
+                                           1,           e == 0 ? "DR event" : NULL,
+                                           false};
+        }
+        snprintf(title, sizeof title, "%s: %s at each DR event%s", f->scenario,
+                 which ? "throughput per policy" : "facility power against its limit",
+                 n < n_sp ? " (the first 12)" : "");
+        if (n < n_sp)
+            snprintf(title + strlen(title), sizeof title - strlen(title), " of %zu", n_sp);
+        if (which)
+            reading_throughput(f, tpscale, tp_unit, reading, sizeof reading);
+        else
+            reading_power(f, reading, sizeof reading);
+        rc = emit_panels(f, title, charts, n, dir, which ? "throughput" : "power", format, fp,
+                         reading, diag);
+    }
+out:
+    for (size_t k = 0; k <= f->n_runs; k++) {
+        if (k < f->n_runs)
+            free(xh[k]);
+        free(yv[k]);
+    }
+    free(charts);
+    free(series);
+    free(span_h);
+    free(titles);
+    return rc;
+}
+
 static int
 timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const char *only, FILE *fp,
          struct pfs_diag *diag)
@@ -423,6 +563,12 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         for (size_t i = 0; i < f->runs[k].n; i++)
             x[k][i] = f->runs[k].t_s[i] / tscale;
 
+    /* A long run with DR events: one panel per event (the first MAX_PANELS), from an hour
+     * before it to an hour after, instead of a year drawn solid. */
+    if (span_s > LONG_RUN_S && n_sp > 0) {
+        rc = event_panels(f, sp, n_sp, tscale, dir, format, only, fp, diag);
+        goto out;
+    }
     if (wanted(only, "power")) {
         for (size_t k = 0; k < f->n_runs; k++) {
             for (size_t i = 0; i < f->runs[k].n; i++)
@@ -1461,6 +1607,22 @@ setting(const char *config, const char *key, char *buf, size_t size)
 }
 
 /* Where the scenario's data came from, real or synthetic, in two sentences. */
+/* The first number setting called key (" key = N;") of the canonical config, as text. */
+static void
+setting_value(const char *config, const char *key, char *buf, size_t size)
+{
+    char pat[64];
+    const char *p;
+    size_t n;
+
+    snprintf(pat, sizeof pat, " %s = ", key);
+    if (!(p = strstr(config, pat)))
+        return;
+    p += strlen(pat);
+    n = strcspn(p, ";\n");
+    snprintf(buf, size, "%.*s", (int)n, p);
+}
+
 static void
 provenance(const char *config, char *corpus_line, char *workload_line, size_t size)
 {
@@ -1524,6 +1686,40 @@ title_page(struct figs *f, const char *config)
     cairo_set_font_size(cr, 12);
     snprintf(line, sizeof line, "pfisim %s, from the results database %s", PFS_VERSION, f->db_path);
     y = wrap_text(cr, line, 60, 210, 722, 17);
+    {
+        /* The facility and the run: GPUs per pool (the first run's pool rows), the cap, the
+         * days and the DR events called. */
+        const struct run_ts *r0 = &f->runs[0];
+        sqlite3_stmt *q = NULL;
+        char days[32] = "?", pools[300] = "";
+        size_t used = 0;
+
+        setting_value(config, "duration_days", days, sizeof days);
+        if (sqlite3_prepare_v2(f->db,
+                               "SELECT pool, gpu FROM pool_result WHERE run_id = ? ORDER BY pool",
+                               -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, r0->id);
+            while (sqlite3_step(q) == SQLITE_ROW && used < sizeof pools - 80)
+                used += (size_t)snprintf(pools + used, sizeof pools - used, "%s%s (%s)",
+                                         used ? ", " : "", sqlite3_column_text(q, 0),
+                                         sqlite3_column_text(q, 1));
+        }
+        sqlite3_finalize(q);
+        {
+            char gpus[32] = "?", cap[40] = "none";
+
+            setting_value(config, "gpus", gpus, sizeof gpus);
+            if (isfinite(r0->plan[0]) && r0->plan[0] > 0)
+                snprintf(cap, sizeof cap, "%.4g MW", r0->plan[0] / 1e6);
+            snprintf(line, sizeof line,
+                     "Facility: %s GPUs in %s; cap %s outside DR events; %s days simulated; "
+                     "%.0f DR events called (%.0f met under %s).",
+                     gpus, pools[0] ? pools : "one pool", cap, days,
+                     isfinite(r0->plan[4]) ? r0->plan[4] : 0,
+                     isfinite(r0->plan[5]) ? r0->plan[5] : 0, r0->policy);
+        }
+        y = wrap_text(cr, line, 60, y + 10, 722, 17);
+    }
     y = wrap_text(cr, corpus, 60, y + 10, 722, 17);
     y = wrap_text(cr, workload, 60, y + 4, 722, 17);
     snprintf(line, sizeof line,

@@ -232,6 +232,13 @@ int pfs__out_write(const char *path, int (*write)(const void *obj, FILE *fp, str
 /* plots/chart.c: draws c on a w x h area of cr (PFS_EINVAL: nothing finite to draw). */
 struct _cairo;
 int pfs__chart_draw(struct _cairo *cr, const struct pfs_chart *c, double w, double h);
+/* Draws n charts as panels (one, two or three across) under one title on a w x h area of cr;
+ * the same into a file 900 points wide and 330 a row of panels. Returns 0, PFS_EINVAL (a
+ * panel with nothing finite), PFS_EIO. */
+void pfs__charts_draw(struct _cairo *cr, const char *title, const struct pfs_chart *charts,
+                      size_t n, double w, double h);
+int pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t n, const char *path,
+                      enum pfs_plot_format format, struct pfs_diag *diag);
 /* Draws n bar panels side by side under one title on a w x h area of cr. */
 void pfs__bars_draw(struct _cairo *cr, const char *title, const struct pfs_bar_panel *panels,
                     size_t n, double w, double h);

@@ -140,6 +140,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_json_outputs)                                                                           \
     X(test_capacity_command)                                                                       \
     X(test_results_python)                                                                         \
+    X(test_event_panels)                                                                           \
     X(test_telemetry_real_h200)                                                                    \
     X(test_workload_real_sources)                                                                  \
     X(test_workload_synthetic_sources)                                                             \

@@ -556,3 +556,39 @@ test_results_python(struct test *t)
     CHECK(out && strstr(out, "oracle") && strstr(out, "h200-sxm"));
     free(out);
 }
+
+/* A long run's power and throughput figures: one panel per DR event (an hour either side),
+ * not weeks drawn solid. The default scenario for 15 days has its three events: two panels
+ * across, two rows, 900 x (34 + 2 x 330) pixels. A week keeps the whole-run figure. */
+void
+test_event_panels(struct test *t)
+{
+    char args[1200], png[400], *out, *err;
+
+    snprintf(args, sizeof args, "run --days 15 --policy equal,pfi --db %s/long.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/long.db -o %s/long", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(png, sizeof png, "%s/long/power.png", t->tmpdir);
+    test_check_png(t, png, 900, 34 + 2 * 330);
+    snprintf(png, sizeof png, "%s/long/throughput.png", t->tmpdir);
+    test_check_png(t, png, 900, 34 + 2 * 330);
+    snprintf(args, sizeof args, "run --days 7 --policy equal --db %s/week.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "plot %s/week.db -o %s/week --only power", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(png, sizeof png, "%s/week/power.png", t->tmpdir);
+    test_check_png(t, png, 900, 520);
+    snprintf(args, sizeof args, "report %s/long.db -o %s/long.pdf", t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+}
