@@ -762,7 +762,7 @@ read_grid(const struct reader *r, const config_setting_t *g, struct pfs_scenario
 {
     static const char *const names[] = {"file", "column",   "threshold",  "top_hours",
                                         "cut",  "ramp_min", "notice_min", NULL};
-    char file[256] = "", column[64] = "SRP Actual", path[600];
+    char file[256] = "", column[64] = "SRP Actual", path[PATH_MAX + 300];
     double top = 0, ramp = 15, notice = INFINITY;
     struct pfs_grid_options o = {.cut = 0.3};
     size_t n = 0;
