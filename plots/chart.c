@@ -17,7 +17,9 @@
 
 #include "internal.h"
 
-/* Okabe-Ito, without the yellow (too light on white) and starting with blue. */
+/* Okabe-Ito, without the yellow (too light on white) and starting with blue; then Paul Tol's
+ * "muted" colours that differ from them, so that every policy pfisim has (eleven) gets its
+ * own colour in every figure (issue 18: with nine policies colours repeated). */
 static const double palette[][3] = {
     {0.000, 0.447, 0.698}, /* blue */
     {0.902, 0.624, 0.000}, /* orange */
@@ -25,8 +27,30 @@ static const double palette[][3] = {
     {0.835, 0.369, 0.000}, /* vermillion */
     {0.800, 0.475, 0.655}, /* reddish purple */
     {0.337, 0.706, 0.914}, /* sky blue */
+    {0.200, 0.133, 0.533}, /* indigo */
+    {0.600, 0.600, 0.200}, /* olive */
+    {0.533, 0.133, 0.333}, /* wine */
+    {0.267, 0.667, 0.600}, /* teal */
+    {0.467, 0.467, 0.467}, /* grey */
+    {0.867, 0.800, 0.467}, /* sand */
 };
 #define N_PALETTE (sizeof palette / sizeof palette[0])
+
+/* Sets the font size to size, or smaller (down to 9) until text fits width: a long title
+ * shrinks rather than run off the figure. */
+static void
+fit_font(cairo_t *cr, const char *text, double size, double width)
+{
+    cairo_text_extents_t e;
+
+    for (; size > 9; size -= 0.5) {
+        cairo_set_font_size(cr, size);
+        cairo_text_extents(cr, text, &e);
+        if (e.x_advance <= width)
+            return;
+    }
+    cairo_set_font_size(cr, 9);
+}
 
 int
 pfs_axis_nice(double lo, double hi, int max_ticks, struct pfs_axis *ax)
@@ -157,7 +181,7 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
     cairo_rectangle(cr, 0, 0, w, h); /* this chart's area only: it may be one panel of many */
     cairo_fill(cr);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-    cairo_set_font_size(cr, 15);
+    fit_font(cr, c->title, 15, w - 20);
     cairo_set_source_rgb(cr, 0, 0, 0);
     text_at(cr, c->title, w / 2, 14, 0.5, 0);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
@@ -457,10 +481,29 @@ pfs_chart_write(const struct pfs_chart *c, const char *path, enum pfs_plot_forma
 static void
 bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, double w, double h)
 {
-    const double left = 70, right = 10, top = 30, bottom = 50;
-    double pw = w - left - right, ph = h - top - bottom, lo = 0, hi = 0, slot, bw;
+    const double left = 70, right = 10, top = 30;
+    double pw = w - left - right, bottom = 50, ph, lo = 0, hi = 0, slot, bw, widest = 0;
+    bool slanted, narrow;
     struct pfs_axis ay;
     char buf[64];
+
+    /* Labels wider than their slot (eleven policies, "fair-headroom-pause") are set at 45
+     * degrees, ending under their bar, with the room they need below the panel; values
+     * above narrow bars in a smaller type. */
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 11);
+    for (size_t i = 0; i < p->n; i++) {
+        cairo_text_extents_t e;
+
+        cairo_text_extents(cr, p->labels[i], &e);
+        widest = fmax(widest, e.x_advance);
+    }
+    slot = pw / (double)(p->n ? p->n : 1);
+    slanted = widest > slot - 6;
+    narrow = slot < 48;
+    if (slanted)
+        bottom = 24 + 0.72 * widest;
+    ph = h - top - bottom;
 
     for (size_t i = 0; i < p->n; i++) {
         if (isfinite(p->values[i])) {
@@ -497,14 +540,22 @@ bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, doub
         tick_label(buf, sizeof buf, v, ay.step);
         text_at(cr, buf, x0 + left - 6, y, 1, 0.5);
     }
-    slot = pw / (double)(p->n ? p->n : 1);
     bw = fmin(slot * 0.6, 90);
     for (size_t i = 0; i < p->n; i++) {
         const double *rgb = palette[i % N_PALETTE];
         double cx = x0 + left + slot * ((double)i + 0.5), v = p->values[i];
 
         cairo_set_source_rgb(cr, 0, 0, 0);
-        text_at(cr, p->labels[i], cx, y0 + top + ph + 8, 0.5, 0);
+        cairo_set_font_size(cr, 11);
+        if (slanted) {
+            cairo_save(cr);
+            cairo_translate(cr, cx + 4, y0 + top + ph + 6);
+            cairo_rotate(cr, -atan(1.0)); /* 45 degrees */
+            text_at(cr, p->labels[i], 0, 0, 1, 0);
+            cairo_restore(cr);
+        } else {
+            text_at(cr, p->labels[i], cx, y0 + top + ph + 8, 0.5, 0);
+        }
         if (!isfinite(v)) {
             text_at(cr, p->missing ? p->missing : "n/a", cx, BY(0) - 4, 0.5, 1);
             continue;
@@ -530,7 +581,8 @@ bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, doub
                 top_v = fmax(v, p->hi[i]);
                 bot_v = fmin(v, p->lo[i]);
             }
-            snprintf(buf, sizeof buf, p->value_format == 1 ? "%.2f" : "%.4g", v);
+            snprintf(buf, sizeof buf, p->value_format == 1 ? "%.2f" : narrow ? "%.3g" : "%.4g", v);
+            cairo_set_font_size(cr, narrow ? 9 : 11);
             if (v >= 0)
                 text_at(cr, buf, cx, BY(top_v) - 4, 0.5, 1);
             else
@@ -556,10 +608,11 @@ pfs__bars_draw(cairo_t *cr, const char *title, const struct pfs_bar_panel *panel
                double w, double h)
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
+    cairo_rectangle(cr, 0, 0, w, h);
+    cairo_fill(cr);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-    cairo_set_font_size(cr, 15);
+    fit_font(cr, title, 15, w - 20);
     text_at(cr, title, w / 2, 14, 0.5, 0);
     for (size_t k = 0; k < n; k++)
         bar_panel(cr, &panels[k], w * (double)k / (double)n, 44, w / (double)n, h - 44);

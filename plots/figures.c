@@ -856,7 +856,7 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
     const char *labels[MAX_RUNS], *tp_unit;
     double tps[MAX_RUNS], gap[MAX_RUNS], max_tps = 0, scale;
     double tlo[MAX_RUNS], thi[MAX_RUNS], glo[MAX_RUNS], ghi[MAX_RUNS];
-    char title[160], ylab[64], reading[1024];
+    char title[300], ylab[64], reading[1024];
     struct pfs_bar_panel p[2];
     sqlite3_stmt *q = NULL;
     long seeds = 1;
@@ -918,6 +918,26 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
                                   glo,
                                   ghi,
                                   "not defined"};
+    /* With several seeds, mean throughputs that differ by less than the seeds' own spread
+     * say nothing: that panel is left out, and the title says so (issue 18). */
+    {
+        double lo_mean = HUGE_VAL, hi_mean = -HUGE_VAL, spread = 0;
+
+        for (size_t k = 0; seeds > 1 && k < f->n_runs; k++)
+            if (isfinite(tps[k]) && isfinite(tlo[k]) && isfinite(thi[k])) {
+                lo_mean = fmin(lo_mean, tps[k]);
+                hi_mean = fmax(hi_mean, tps[k]);
+                spread = fmax(spread, thi[k] - tlo[k]);
+            }
+        if (seeds > 1 && hi_mean - lo_mean < spread) {
+            snprintf(title, sizeof title,
+                     "%s: the policies compared (%ld seeds; mean throughputs within %.3g%% of "
+                     "each other, less than the seeds' spread: not drawn)",
+                     f->scenario, seeds, 100 * (hi_mean - lo_mean) / lo_mean);
+            reading_throughput(f, scale, tp_unit, reading, sizeof reading);
+            return emit_bars(f, title, p + 1, 1, dir, "comparison", format, fp, reading, diag);
+        }
+    }
     if (seeds > 1)
         snprintf(title, sizeof title, "%s: the policies compared (%ld seeds: means, min-max)",
                  f->scenario, seeds);
