@@ -94,6 +94,12 @@ extent(const struct pfs_chart *c, bool y, double *lo, double *hi)
         for (size_t i = 0; i < c->series[s].n; i++) {
             double v = y ? c->series[s].y[i] : c->series[s].x[i];
 
+            if (y && c->series[s].lo && c->series[s].hi && isfinite(c->series[s].lo[i]) &&
+                isfinite(c->series[s].hi[i])) {
+                *lo = fmin(*lo, c->series[s].lo[i]);
+                *hi = fmax(*hi, c->series[s].hi[i]);
+            }
+
             if (isfinite(v)) {
                 *lo = fmin(*lo, v);
                 *hi = fmax(*hi, v);
@@ -116,6 +122,14 @@ pfs_chart_ranges(const struct pfs_chart *c, struct pfs_axis *x, struct pfs_axis 
         return PFS_EINVAL;
     x->lo = xlo; /* time axes start and end with the data */
     x->hi = xhi > xlo ? xhi : xlo + x->step;
+    for (size_t s = 0; s < c->n_series; s++)
+        if (c->series[s].markers) { /* points at the ends stay whole inside the frame */
+            double pad = 0.03 * (x->hi - x->lo);
+
+            x->lo -= pad;
+            x->hi += pad;
+            break;
+        }
     return 0;
 }
 
@@ -266,6 +280,30 @@ draw(cairo_t *cr, const struct pfs_chart *c, const struct pfs_axis *ax, const st
             pen = true;
         }
         cairo_stroke(cr);
+        for (size_t i = 0; i < se->n; i++) {
+            double px, py;
+
+            if (!isfinite(se->x[i]) || !isfinite(se->y[i]))
+                continue;
+            px = PX(se->x[i]);
+            py = PY(se->y[i]);
+            if (se->lo && se->hi && isfinite(se->lo[i]) && isfinite(se->hi[i])) {
+                cairo_set_dash(cr, NULL, 0, 0);
+                cairo_set_line_width(cr, 1);
+                cairo_move_to(cr, px, PY(se->lo[i]));
+                cairo_line_to(cr, px, PY(se->hi[i]));
+                cairo_move_to(cr, px - 3, PY(se->lo[i]));
+                cairo_line_to(cr, px + 3, PY(se->lo[i]));
+                cairo_move_to(cr, px - 3, PY(se->hi[i]));
+                cairo_line_to(cr, px + 3, PY(se->hi[i]));
+                cairo_stroke(cr);
+            }
+            if (se->markers) {
+                cairo_new_sub_path(cr);
+                cairo_arc(cr, px, py, 3.2, 0, 8 * atan(1.0));
+                cairo_fill(cr);
+            }
+        }
     }
     cairo_restore(cr);
     cairo_set_dash(cr, NULL, 0, 0);

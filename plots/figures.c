@@ -471,14 +471,20 @@ event_panels(struct figs *f, const double (*sp)[2], size_t n_sp, double tscale, 
                                              yv[k] + i0,
                                              i1 - i0,
                                              PFS_SERIES_LINE,
-                                             (int)k};
+                                             (int)k,
+                                             false,
+                                             NULL,
+                                             NULL};
                 if (k == 0 && which == 0) /* the limit, drawn inside the panel's frame */
                     s[m++] = (struct pfs_series){e == 0 ? "facility limit" : NULL,
                                                  xh[0] + i0,
                                                  yv[f->n_runs] + i0,
                                                  i1 - i0,
                                                  PFS_SERIES_REFERENCE,
-                                                 0};
+                                                 0,
+                                                 false,
+                                                 NULL,
+                                                 NULL};
             }
             snprintf(titles[e], sizeof titles[e], "event %zu: hours %.0f-%.0f", e + 1, span_h[e][0],
                      span_h[e][1]);
@@ -573,13 +579,27 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         for (size_t k = 0; k < f->n_runs; k++) {
             for (size_t i = 0; i < f->runs[k].n; i++)
                 y[k][i] = f->runs[k].facility_w[i] / wscale;
-            s[k] = (struct pfs_series){f->runs[k].policy, x[k],  y[k], f->runs[k].n,
-                                       PFS_SERIES_LINE,   (int)k};
+            s[k] = (struct pfs_series){f->runs[k].policy,
+                                       x[k],
+                                       y[k],
+                                       f->runs[k].n,
+                                       PFS_SERIES_LINE,
+                                       (int)k,
+                                       false,
+                                       NULL,
+                                       NULL};
         }
         for (size_t i = 0; i < f->runs[0].n; i++)
             y[f->n_runs][i] = f->runs[0].budget_w[i] / wscale;
-        s[f->n_runs] = (struct pfs_series){"facility limit",     x[0], y[f->n_runs], f->runs[0].n,
-                                           PFS_SERIES_REFERENCE, 0};
+        s[f->n_runs] = (struct pfs_series){"facility limit",
+                                           x[0],
+                                           y[f->n_runs],
+                                           f->runs[0].n,
+                                           PFS_SERIES_REFERENCE,
+                                           0,
+                                           false,
+                                           NULL,
+                                           NULL};
         snprintf(title, sizeof title, "%s: facility power against its limit", f->scenario);
         snprintf(ylab, sizeof ylab, "facility power (%s)", w_unit);
         reading_power(f, reading, sizeof reading);
@@ -592,8 +612,15 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         for (size_t k = 0; k < f->n_runs; k++) {
             for (size_t i = 0; i < f->runs[k].n; i++)
                 y[k][i] = f->runs[k].throughput[i] / tpscale;
-            s[k] = (struct pfs_series){f->runs[k].policy, x[k],  y[k], f->runs[k].n,
-                                       PFS_SERIES_LINE,   (int)k};
+            s[k] = (struct pfs_series){f->runs[k].policy,
+                                       x[k],
+                                       y[k],
+                                       f->runs[k].n,
+                                       PFS_SERIES_LINE,
+                                       (int)k,
+                                       false,
+                                       NULL,
+                                       NULL};
         }
         snprintf(title, sizeof title, "%s: throughput per policy", f->scenario);
         snprintf(ylab, sizeof ylab, "throughput (%s)", tp_unit);
@@ -678,7 +705,8 @@ pfi_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
         }
         for (size_t i = 0; i < n[k]; i++)
             y[k][i] = (double)(i + 1) / (double)n[k];
-        s[k] = (struct pfs_series){names[k], x[k], y[k], n[k], PFS_SERIES_LINE, (int)k};
+        s[k] = (struct pfs_series){names[k], x[k],  y[k], n[k], PFS_SERIES_LINE,
+                                   (int)k,   false, NULL, NULL};
         snprintf(reading + used, sizeof reading - used, "%s%s %.2f (%zu jobs)", k ? ", " : "",
                  names[k], x[k][(n[k] - 1) / 2], n[k]);
     }
@@ -803,12 +831,21 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
         n_fitted += nf > 0;
         for (size_t i = 0; i < np; i++) /* relative to the top of the curve */
             y[k][i] /= y[k][np - 1];
-        s[k] = (struct pfs_series){labels[k], x[k], y[k], np, PFS_SERIES_LINE, k};
-        s[m + k] = (struct pfs_series){NULL, fx[k], fy[k], nf, PFS_SERIES_FIT, k};
+        s[k] =
+            (struct pfs_series){labels[k], x[k], y[k], np, PFS_SERIES_LINE, k, false, NULL, NULL};
+        s[m + k] =
+            (struct pfs_series){NULL, fx[k], fy[k], nf, PFS_SERIES_FIT, k, false, NULL, NULL};
     }
     sqlite3_finalize(q);
-    s[2 * m] = (struct pfs_series){
-        "dashed: the DVFS model fitted to each", NULL, NULL, 0, PFS_SERIES_REFERENCE, 0};
+    s[2 * m] = (struct pfs_series){"dashed: the DVFS model fitted to each",
+                                   NULL,
+                                   NULL,
+                                   0,
+                                   PFS_SERIES_REFERENCE,
+                                   0,
+                                   false,
+                                   NULL,
+                                   NULL};
     snprintf(reading, sizeof reading,
              "Five of the %zu curves the jobs ran, from the least to the most flexible by PFI at "
              "a 30%% cut, joined through their measured (for the synthetic corpus: tabulated) "
@@ -1001,7 +1038,8 @@ outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
         }
         for (size_t i = 0; i < n[k]; i++)
             y[k][i] = (double)(i + 1) / (double)n[k];
-        s[k] = (struct pfs_series){f->runs[k].policy, x[k], y[k], n[k], PFS_SERIES_LINE, (int)k};
+        s[k] = (struct pfs_series){
+            f->runs[k].policy, x[k], y[k], n[k], PFS_SERIES_LINE, (int)k, false, NULL, NULL};
         used = strlen(reading);
         if (n[k])
             snprintf(reading + used, sizeof reading - used, "%s%s %zu jobs, %.3f, %.3f",
@@ -1113,10 +1151,11 @@ phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
             x[k][i] = r->t_s[i] / 60; /* a minute's mean, at the minute's start */
             y[k][i] = r->gpu_w[i] / 1e3;
         }
-        s[k] = (struct pfs_series){r->policy, x[k], y[k], r->n, PFS_SERIES_LINE, (int)k};
+        s[k] = (struct pfs_series){r->policy, x[k],  y[k], r->n, PFS_SERIES_LINE,
+                                   (int)k,    false, NULL, NULL};
     }
-    s[f->n_runs] =
-        (struct pfs_series){"measured (Emerald, Phoenix)", mx, my, n, PFS_SERIES_REFERENCE, 0};
+    s[f->n_runs] = (struct pfs_series){
+        "measured (Emerald, Phoenix)", mx, my, n, PFS_SERIES_REFERENCE, 0, false, NULL, NULL};
     reading_phoenix(f, my, n, reading, sizeof reading);
     rc = emit(f,
               &(struct pfs_chart){"Phoenix DR event: simulated against measured GPU power",
@@ -1237,7 +1276,7 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
         struct pfs_diag *diag)
 {
     struct sweep_pt *pt = NULL;
-    double *tmp = NULL, *gx = NULL, *fr = NULL, *y = NULL;
+    double *tmp = NULL, *gx = NULL, *fr = NULL, *y = NULL, *ylo = NULL, *yhi = NULL;
     char pol[MAX_RUNS][32];
     size_t n = 0, n_g = 0, n_f = 0, n_p = 0;
     int rc;
@@ -1279,7 +1318,9 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                                 "facility.gpus, configs/sweeps/oversub.cfg)");
         goto out;
     }
-    if (!(y = malloc((n_p * n_g + 1) * sizeof *y))) { /* a line per policy over the counts */
+    if (!(y = malloc((n_p * n_g + 1) * sizeof *y)) || /* a line per policy over the counts */
+        !(ylo = malloc((n_p * n_g + 1) * sizeof *ylo)) ||
+        !(yhi = malloc((n_p * n_g + 1) * sizeof *yhi))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -1296,7 +1337,7 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
             char missed_at[256] = "";
 
             for (size_t g = 0; g < n_g; g++) {
-                double sum = 0, worst = 0;
+                double sum = 0, worst = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
                 size_t m = 0;
 
                 /* The mean over the point's seeds; DR met only if met under every seed. */
@@ -1306,12 +1347,19 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                     if (p->gpus != (int)gx[g] || strcmp(p->policy, pol[k]) != 0 ||
                         p->dr_per_year > freq || p->dr_per_year < freq)
                         continue;
-                    sum += c < n_f ? p->tokens_per_day / scale
-                                   : 100 * (c == n_f ? p->misses : p->tiers) / p->jobs;
+                    double v = c < n_f ? p->tokens_per_day / scale
+                                       : 100 * (c == n_f ? p->misses : p->tiers) / p->jobs;
+
+                    sum += v;
+                    lo = fmin(lo, v);
+                    hi = fmax(hi, v);
                     worst = fmax(worst, p->over_frac);
                     m++;
                 }
                 y[k * n_g + g] = m ? sum / (double)m : (double)NAN;
+                /* the seeds' range as whiskers, where there are several */
+                ylo[k * n_g + g] = m > 1 ? lo : (double)NAN;
+                yhi[k * n_g + g] = m > 1 ? hi : (double)NAN;
                 /* The optimum: most tokens a day where DR targets were met (mean power over
                  * the target in at most 1% of event minutes). */
                 if (m && c < n_f && worst <= 0.01 && y[k * n_g + g] > best)
@@ -1328,7 +1376,8 @@ oversub(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                 snprintf(label[k], sizeof label[k], "%.31s (DR missed:%.250s)", pol[k], missed_at);
             else
                 snprintf(label[k], sizeof label[k], "%.31s", pol[k]);
-            s[k] = (struct pfs_series){label[k], gx, y + k * n_g, n_g, PFS_SERIES_LINE, (int)k};
+            s[k] = (struct pfs_series){label[k], gx,   y + k * n_g,   n_g,          PFS_SERIES_LINE,
+                                       (int)k,   true, ylo + k * n_g, yhi + k * n_g};
             if (c < n_f) {
                 used = strlen(reading);
                 snprintf(reading + used, sizeof reading - used, "%s%s %.0f GPUs (%.1f)",
@@ -1375,6 +1424,8 @@ out:
     free(gx);
     free(fr);
     free(y);
+    free(ylo);
+    free(yhi);
     return rc;
 }
 
@@ -1528,7 +1579,8 @@ deadlines_figure(struct figs *f, const char *dir, enum pfs_plot_format format, F
                 x[c][k] = 100 * order[k];
                 y[c][k] = cnt[a][b][c] ? met[a][b][c] / cnt[a][b][c] : (double)NAN;
             }
-            se[c] = (struct pfs_series){pol[c], x[c], y[c], n_c, PFS_SERIES_LINE, (int)c};
+            se[c] = (struct pfs_series){pol[c], x[c],  y[c], n_c, PFS_SERIES_LINE,
+                                        (int)c, false, NULL, NULL};
             used = strlen(reading);
             snprintf(reading + used, sizeof reading - used, "%s%s %.2f", c ? ", " : "", pol[c],
                      y[c][n_c - 1]);

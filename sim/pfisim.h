@@ -1185,8 +1185,10 @@ struct pfs_series {
     const char *label;   /* NULL: not in the legend */
     const double *x, *y; /* NAN breaks the line */
     size_t n;
-    int style;  /* PFS_SERIES_* */
-    int colour; /* palette index (lines) */
+    int style;             /* PFS_SERIES_* */
+    int colour;            /* palette index (lines) */
+    bool markers;          /* a dot at every point (a few measured points, not a trace) */
+    const double *lo, *hi; /* whiskers from lo[i] to hi[i] (the seeds' range), NULL: none */
 };
 
 struct pfs_chart {

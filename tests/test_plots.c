@@ -97,8 +97,8 @@ test_plot_ranges(struct test *t)
     /* The plotted ranges come from the data: x exactly the data's span, y a nice range over
      * it (from zero when asked); non-finite values are gaps, not range. */
     static const double x[] = {10, 20, 30, 40}, y1[] = {3, NAN, 7, 5}, y2[] = {4, 6, INFINITY, 4};
-    struct pfs_series s[2] = {{"a", x, y1, 4, PFS_SERIES_LINE, 0},
-                              {"b", x, y2, 4, PFS_SERIES_LINE, 1}};
+    struct pfs_series s[2] = {{"a", x, y1, 4, PFS_SERIES_LINE, 0, false, NULL, NULL},
+                              {"b", x, y2, 4, PFS_SERIES_LINE, 1, false, NULL, NULL}};
     struct pfs_chart c = {"t", "x (s)", "y (W)", s, 2, NULL, 0, NULL, true};
     struct pfs_axis ax, ay;
 

@@ -410,7 +410,10 @@ pfs_cli_capacity(int argc, char **argv)
                                                     ys + q * n_sizes,
                                                     n_sizes,
                                                     f ? PFS_SERIES_FIT : PFS_SERIES_LINE,
-                                                    (int)k};
+                                                    (int)k,
+                                                    true,
+                                                    NULL,
+                                                    NULL};
                 }
             {
                 struct pfs_chart ch = {.title = "Tokens a day against GPUs installed",
