@@ -90,7 +90,8 @@ pfs_cli_parse_frac(const char *s, double *out)
 char **
 pfs_cli_join_optional(int argc, char **argv, const char *opt, const char *not_suffix, int *n_out)
 {
-    static char **kept; /* lives as long as the process, like argv */
+    static char **volatile kept; /* lives as long as the process, like argv (volatile: the
+                                  * store is kept, and LeakSanitizer sees it reachable) */
     size_t n_opt = strlen(opt), n_suf = strlen(not_suffix);
     char **out = calloc((size_t)argc + 1, sizeof *out);
     int n = 0;
