@@ -553,6 +553,10 @@ bar_panel(cairo_t *cr, const struct pfs_bar_panel *p, double x0, double y0, doub
             hi = fmax(hi, p->hi[i]);
         }
     }
+    if (p->y_hi > p->y_lo) { /* a scale shared with the other panels */
+        lo = fmin(lo, p->y_lo);
+        hi = fmax(hi, p->y_hi);
+    }
     if (!(hi > lo))
         hi = lo + 1;
     /* Room for the value labels above the highest bar and below the lowest. */
@@ -652,8 +656,25 @@ pfs__bars_draw(cairo_t *cr, const char *title, const struct pfs_bar_panel *panel
     cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     fit_font(cr, title, 15, w - 20);
     text_at(cr, title, w / 2, 14, 0.5, 0);
+    {
+        size_t rows = pfs__bars_rows(panels, n), cols = (n + rows - 1) / rows;
+        double ph = (h - 44) / (double)rows, pw = w / (double)cols;
+
+        for (size_t k = 0; k < n; k++)
+            bar_panel(cr, &panels[k], pw * (double)(k % cols), 44 + ph * (double)(k / cols), pw,
+                      ph);
+    }
+}
+
+size_t
+pfs__bars_rows(const struct pfs_bar_panel *panels, size_t n)
+{
+    size_t bars = 0;
+
     for (size_t k = 0; k < n; k++)
-        bar_panel(cr, &panels[k], w * (double)k / (double)n, 44, w / (double)n, h - 44);
+        bars += panels[k].n;
+    /* more than 24 bars side by side leave each too narrow for its label: two rows */
+    return bars > 24 && n >= 4 ? 2 : 1;
 }
 
 struct bars_arg {
@@ -676,5 +697,6 @@ pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
 {
     struct bars_arg b = {title, panels, n};
 
-    return write_file(path, format, bars_fn, &b, diag);
+    return write_sized(path, format, bars_fn, &b, 900, pfs__bars_rows(panels, n) > 1 ? 820 : 520,
+                       diag);
 }

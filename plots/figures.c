@@ -871,10 +871,12 @@ emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size
     int rc;
 
     if (f->page) {
+        double h = pfs__bars_rows(p, n) > 1 ? 820 : 520, scale = fmin(0.85, 440 / h);
+
         cairo_save(f->page);
-        cairo_translate(f->page, 38.5, 36);
-        cairo_scale(f->page, 0.85, 0.85);
-        pfs__bars_draw(f->page, title, p, n, 900, 520);
+        cairo_translate(f->page, 38.5 + (765 - 900 * scale) / 2, 36);
+        cairo_scale(f->page, scale, scale);
+        pfs__bars_draw(f->page, title, p, n, 900, h);
         cairo_restore(f->page);
         caption(f, reading);
         return 0;
@@ -944,8 +946,8 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
         ghi[k] = seeds > 1 && isfinite(gap[k]) ? r->gap_hi : (double)NAN;
     }
     snprintf(ylab, sizeof ylab, "mean throughput (%s)", tp_unit);
-    p[0] =
-        (struct pfs_bar_panel){"mean throughput", ylab, labels, tps, f->n_runs, 0, tlo, thi, NULL};
+    p[0] = (struct pfs_bar_panel){
+        "mean throughput", ylab, labels, tps, f->n_runs, 0, tlo, thi, NULL, 0, 0};
     p[1] = (struct pfs_bar_panel){"share of the equal-to-oracle gap recovered",
                                   "(policy - equal) / (oracle - equal)",
                                   labels,
@@ -954,7 +956,9 @@ comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
                                   1,
                                   glo,
                                   ghi,
-                                  "not defined"};
+                                  "not defined",
+                                  0,
+                                  0};
     /* With several seeds, mean throughputs that differ by less than the seeds' own spread
      * say nothing: that panel is left out, and the title says so (issue 18). */
     {
@@ -1429,22 +1433,29 @@ out:
     return rc;
 }
 
-/* Study 2 (docs/pricing.md): per scenario with Flex jobs, one panel per policy, bars for
- * each Flex tier's fair discount and the operator's break-even discount. */
+/* Study 2 (docs/pricing.md): per scenario with Flex jobs, one panel per Flex tier (its fair
+ * discount) and one for the operator's break-even discount, a bar per policy, one y scale. */
 static int
-pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
+pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, bool required,
         struct pfs_diag *diag)
 {
     static const char *const labels[4] = {"flex1", "flex2", "flex3", "max"}; /* max: break-even */
     struct pfs_price_run *pr = NULL;
     size_t n = 0, drawn = 0;
+    struct pfs_diag quiet;
     int rc;
 
-    if ((rc = pfs_price_db(f->db_path, &pr, &n, diag)))
-        return rc;
+    pfs_diag_clear(&quiet);
+    if ((rc = pfs_price_db(f->db_path, &pr, &n, required ? diag : &quiet)))
+        return required ? rc : 0; /* nothing to price: no page, and no error left behind */
     for (size_t i = 0; i < n && rc == 0; i++) {
-        struct pfs_bar_panel p[MAX_RUNS];
-        double v[MAX_RUNS][4];
+        /* A panel per tier (and the break-even), a bar per policy in every panel's colour
+         * order, one y scale for all four: the policies compared at a glance (issue 18:
+         * a panel per policy, each with its own scale). */
+        struct pfs_bar_panel p[4];
+        double v[4][MAX_RUNS], top = 0, dr_pay[MAX_RUNS], compliance_sum[MAX_RUNS];
+        const char *pols[MAX_RUNS];
+        size_t seeds[MAX_RUNS];
         size_t np = 0, jobs = 0, flex = 0;
         bool first = true;
         char title[200], name[64], reading[1536] = "";
@@ -1457,21 +1468,73 @@ pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
         }
         if (!first || flex == 0)
             continue;
-        for (size_t k = i; k < n && np < MAX_RUNS; k++) {
-            size_t used = strlen(reading);
+        /* A bar per policy: the mean over the scenario's seeds. */
+        for (size_t k = i; k < n; k++) {
+            size_t at = 0;
 
             if (strcmp(pr[k].hash, pr[i].hash) != 0)
                 continue;
+            while (at < np && strcmp(pols[at], pr[k].policy) != 0)
+                at++;
+            if (at == np) {
+                if (np == MAX_RUNS)
+                    continue;
+                pols[np] = pr[k].policy;
+                seeds[np] = 0;
+                dr_pay[np] = compliance_sum[np] = 0;
+                for (int t = 0; t < 4; t++)
+                    v[t][np] = 0;
+                np++;
+            }
             for (int t = 1; t < PFS_N_TIERS; t++)
-                v[np][t - 1] = 100 * pr[k].tier[t].discount;
-            v[np][3] = 100 * pr[k].breakeven_discount;
-            p[np] = (struct pfs_bar_panel){pr[k].policy, "discount (%)", labels, v[np], 4, 1,
-                                           NULL,         NULL,           NULL};
-            snprintf(reading + used, sizeof reading - used,
-                     "%s%s: DR pays %.0f $ per MW-year, compliance %.3f", np ? "; " : "",
-                     pr[k].policy, pr[k].rev_dr_capacity + pr[k].rev_dr_energy, pr[k].compliance);
-            np++;
+                v[t - 1][at] += 100 * pr[k].tier[t].discount;
+            v[3][at] += 100 * pr[k].breakeven_discount;
+            dr_pay[at] += pr[k].rev_dr_capacity + pr[k].rev_dr_energy;
+            compliance_sum[at] += pr[k].compliance;
+            seeds[at]++;
         }
+        for (size_t k = 0; k < np; k++)
+            for (int t = 0; t < 4; t++) {
+                v[t][k] /= (double)seeds[k];
+                if (isfinite(v[t][k]))
+                    top = fmax(top, v[t][k]);
+            }
+        {
+            /* The caption's conclusion: which policy lets the operator offer the most and
+             * the least, where the fair discount is deepest, what DR pays. */
+            size_t hi_k = 0, lo_k = 0, deep_k = 0;
+            int deep_t = 0;
+
+            for (size_t k = 0; k < np; k++) {
+                if (v[3][k] > v[3][hi_k])
+                    hi_k = k;
+                if (v[3][k] < v[3][lo_k])
+                    lo_k = k;
+                for (int t = 0; t < 3; t++)
+                    if (v[t][k] > v[deep_t][deep_k])
+                        deep_k = k, deep_t = t;
+            }
+            snprintf(reading, sizeof reading,
+                     "The operator breaks even offering Flex GPU-hours up to %.2f%% off under %s, "
+                     "and only %.2f%% under %s. The fair discount is deepest for %s under %s "
+                     "(%.2f%%): that tier loses the most throughput there. DR pays %.0f $ per "
+                     "MW-year under %s (compliance %.3f)",
+                     v[3][hi_k], pols[hi_k], v[3][lo_k], pols[lo_k], labels[deep_t], pols[deep_k],
+                     v[deep_t][deep_k], dr_pay[hi_k] / (double)seeds[hi_k], pols[hi_k],
+                     compliance_sum[hi_k] / (double)seeds[hi_k]);
+        }
+        for (int t = 0; t < 4; t++)
+            p[t] = (struct pfs_bar_panel){t < 3 ? labels[t] : "break-even (max)",
+                                          "discount (%)",
+                                          pols,
+                                          v[t],
+                                          np,
+                                          1,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          0,
+                                          top};
         pfs__strlcpy(reading + strlen(reading),
                      ". Fair discount: equal tokens per dollar with "
                      "the firm tier; break-even: the operator no worse "
@@ -1482,11 +1545,11 @@ pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
                  pr[i].scenario, (double)pr[i].n_events * 365 / pr[i].days,
                  100.0 * (double)flex / (double)jobs);
         snprintf(name, sizeof name, "pricing-%.8s", pr[i].hash);
-        rc = emit_bars(f, title, p, np, dir, name, format, fp, reading, diag);
+        rc = emit_bars(f, title, p, 4, dir, name, format, fp, reading, diag);
         drawn++;
     }
     free(pr);
-    if (rc == 0 && drawn == 0)
+    if (rc == 0 && drawn == 0 && required)
         rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
                            "figure pricing needs runs with Flex-tier jobs and per-job results");
     return rc;
@@ -1615,8 +1678,11 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
         rc = outcomes(f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "oversub")) /* a sweep over the GPU count: study 1 */
         rc = oversub(f, dir, format, fp, only != NULL, diag);
-    if (rc == 0 && only && strcmp(only, "pricing") == 0) /* study 2: by name only */
-        rc = pricing(f, dir, format, fp, diag);
+    /* study 2: by name, and a page of the report wherever there is something to price */
+    if (rc == 0 && only && strcmp(only, "pricing") == 0)
+        rc = pricing(f, dir, format, fp, true, diag);
+    else if (rc == 0 && f->page && !only)
+        rc = pricing(f, dir, format, fp, false, diag);
     if (rc == 0 && only && strcmp(only, "deadlines") == 0) /* study 3: by name only */
         rc = deadlines_figure(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "phoenix")) {
@@ -1798,7 +1864,31 @@ title_page(struct figs *f, const char *config)
              "Policies compared: %zu, on the same workload. Pages: this one, "
              "a summary table, then one figure per page with its reading.",
              f->n_runs);
-    wrap_text(cr, line, 60, y + 10, 722, 17);
+    y = wrap_text(cr, line, 60, y + 10, 722, 17);
+    {
+        /* What the report summarises when the database holds more than one scenario (a
+         * sweep's points): the figures over time are its first scenario's, the studies'
+         * figures all of them. */
+        long n_scen = 0, n_run = 0;
+        sqlite3_stmt *q = NULL;
+
+        if (sqlite3_prepare_v2(f->db, "SELECT (SELECT count(*) FROM scenario), count(*) FROM run",
+                               -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW) {
+            n_scen = (long)sqlite3_column_int64(q, 0);
+            n_run = (long)sqlite3_column_int64(q, 1);
+        }
+        sqlite3_finalize(q);
+        if (n_scen > 1) {
+            snprintf(line, sizeof line,
+                     "The database holds %ld scenarios (a sweep's points) and %ld runs. The "
+                     "summary and the figures over time show the first scenario above and its "
+                     "seed; the study figures (oversubscription, pricing, deadlines) draw every "
+                     "point.",
+                     n_scen, n_run);
+            wrap_text(cr, line, 60, y + 10, 722, 17);
+        }
+    }
     cairo_show_page(cr);
 }
 

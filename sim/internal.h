@@ -242,7 +242,10 @@ int pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t 
 /* Draws n bar panels side by side under one title on a w x h area of cr. */
 void pfs__bars_draw(struct _cairo *cr, const char *title, const struct pfs_bar_panel *panels,
                     size_t n, double w, double h);
-/* The same into a 900 x 520 file, via path.tmp and a rename. Returns 0 or PFS_EIO. */
+/* Rows the panels are drawn in: two when they hold more than 24 bars in all (four panels
+ * or more), else one. */
+size_t pfs__bars_rows(const struct pfs_bar_panel *panels, size_t n);
+/* The same into a file 900 wide, 520 high (820 in two rows). Returns 0 or PFS_EIO. */
 int pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
                     const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
 

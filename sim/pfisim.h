@@ -1213,6 +1213,8 @@ struct pfs_bar_panel {
     int value_format;
     const double *lo, *hi; /* whiskers (the spread over seeds), NULL or NAN: none */
     const char *missing;   /* what a NAN bar says ("n/a" when NULL) */
+    double y_lo, y_hi;     /* the y range when y_hi > y_lo (panels that share a scale);
+                            * else one fitted to the values */
 };
 
 /* The axes a chart is drawn on: x from the data's first to last value, y a nice range

@@ -218,14 +218,15 @@ test_plot_cli(struct test *t)
         snprintf(path, sizeof path, "%s/v/power.%s", t->tmpdir, f ? "pdf" : "svg");
         CHECK(starts_with(path, f ? "%PDF" : "<?xml"));
     }
-    /* The report: title, summary, curves, pfi, power, throughput, comparison, outcomes. */
+    /* The report: title, summary, curves, pfi, power, throughput, comparison, outcomes,
+     * pricing (the default workload has Flex jobs, and the database their per-job rows). */
     snprintf(args, sizeof args, "report %s/r.db -o %s/report.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/report.pdf", t->tmpdir);
     CHECK(starts_with(path, "%PDF"));
-    CHECK_INT(pdf_pages(path), 8);
+    CHECK_INT(pdf_pages(path), 9);
     /* The same database, the same bytes (cairo would stamp the time otherwise). */
     snprintf(args, sizeof args, "report %s/r.db -o %s/again.pdf", t->tmpdir, t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
@@ -315,5 +316,5 @@ test_plot_cli(struct test *t)
     free(out);
     free(err);
     snprintf(path, sizeof path, "%s/ph.pdf", t->tmpdir);
-    CHECK_INT(pdf_pages(path), 8); /* no job finishes: no outcomes page; the Phoenix one */
+    CHECK_INT(pdf_pages(path), 9); /* no job finishes: no outcomes page; Phoenix and pricing */
 }
