@@ -357,7 +357,29 @@ per_policy(const struct figs *f, char *buf, size_t size, int decimals, size_t fi
 static void
 reading_power(const struct figs *f, char *buf, size_t size)
 {
-    snprintf(buf, size, "Minutes in DR events whose mean facility power exceeded the target: ");
+    /* The conclusion first: who met the events, who did not and by how much; then the
+     * numbers behind it. */
+    size_t met = 0, worst = 0;
+    double plan_events = f->runs[0].plan[4];
+
+    for (size_t k = 0; k < f->n_runs; k++) {
+        met += f->runs[k].dr_minutes_over <= 0;
+        if (f->runs[k].dr_minutes_over > f->runs[worst].dr_minutes_over)
+            worst = k;
+    }
+    if (!(plan_events > 0))
+        snprintf(buf, size, "No DR event in this run: the limit, where there is one, is the cap. ");
+    else if (met == f->n_runs)
+        snprintf(buf, size,
+                 "Every policy kept the facility at or below its DR target in every event "
+                 "minute. ");
+    else
+        snprintf(buf, size,
+                 "%zu of %zu policies kept the facility at or below its DR target throughout; "
+                 "%s ran over it longest (%.0f minutes, up to %.3g kW over). ",
+                 met, f->n_runs, f->runs[worst].policy, f->runs[worst].dr_minutes_over,
+                 f->runs[worst].dr_worst_excess_w / 1e3);
+    pfs__strlcpy(buf + strlen(buf), "Minutes over the target: ", size - strlen(buf));
     per_policy(f, buf, size, 0, offsetof(struct run_ts, dr_minutes_over), 1);
     pfs__strlcpy(buf + strlen(buf), ".", size - strlen(buf));
 }
@@ -365,9 +387,23 @@ reading_power(const struct figs *f, char *buf, size_t size)
 static void
 reading_throughput(const struct figs *f, double scale, const char *unit, char *buf, size_t size)
 {
-    size_t used;
+    size_t used, best = 0, eq = SIZE_MAX;
 
-    snprintf(buf, size, "Mean throughput (%s): ", unit);
+    for (size_t k = 0; k < f->n_runs; k++) {
+        if (f->runs[k].mean_tps > f->runs[best].mean_tps)
+            best = k;
+        if (strcmp(f->runs[k].policy, "equal") == 0)
+            eq = k;
+    }
+    if (eq != SIZE_MAX && best != eq && f->runs[eq].mean_tps > 0)
+        snprintf(buf, size, "%s made the most, %+.2f%% against equal. ", f->runs[best].policy,
+                 100 * (f->runs[best].mean_tps / f->runs[eq].mean_tps - 1));
+    else if (eq != SIZE_MAX && best == eq)
+        snprintf(buf, size, "No policy made more than equal. ");
+    else
+        buf[0] = '\0';
+    used = strlen(buf);
+    snprintf(buf + used, size - used, "Mean throughput (%s): ", unit);
     per_policy(f, buf, size, 2, offsetof(struct run_ts, mean_tps), scale);
     used = strlen(buf);
     snprintf(buf + used, size - used,
