@@ -84,6 +84,16 @@ parse_list(const char *s, long *v, size_t max)
     return n;
 }
 
+/* Progress on a terminal: runs done of all. */
+static void
+show_progress(void *arg, size_t done, size_t total)
+{
+    (void)arg;
+    fprintf(stderr, "\rpfisim capacity: %zu of %zu runs   ", done, total);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 40, "");
+}
+
 /* v as a libconfig float (with a point: a bare 40 would be an integer). */
 static const char *
 cfg_float(double v, char buf[40])
@@ -277,7 +287,10 @@ pfs_cli_capacity(int argc, char **argv)
     if ((rc = pfs_store_open(db_path ? db_path : tmp_db, &st, &d)))
         goto out;
     {
-        struct pfs_sweep_options o = {.jobs = (int)jobs, .shard_n = 1, .resume = db_path != NULL};
+        struct pfs_sweep_options o = {.jobs = (int)jobs,
+                                      .shard_n = 1,
+                                      .resume = db_path != NULL,
+                                      .progress = isatty(2) ? show_progress : NULL};
         struct pfs_sweep_stats stats;
 
         fprintf(stderr,

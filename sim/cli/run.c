@@ -754,6 +754,16 @@ pfs_cli_run(int argc, char **argv)
     /* The database first: a wrong one must fail before hours of simulation. */
     if (rc == 0 && db_path)
         rc = pfs_store_open(db_path, &store, &d);
+    if (rc == 0 && (db_path || ts_path)) {
+        /* A size warning before a run that writes a very large time series (a row per
+         * simulated minute and policy, about 80 bytes each in the database). */
+        double rows = sc->days * 1440 * (double)(n_pol * n_seeds);
+
+        if (rows > 5e6)
+            fprintf(stderr,
+                    "pfisim run: warning: this writes %.3g per-minute rows (about %.2g GB%s%s)\n",
+                    rows, rows * 80 / 1e9, db_path ? " into " : "", db_path ? db_path : "");
+    }
     if (rc == 0 && isatty(2)) {
         /* every policy and seed, and again without events where there are some (a guess:
          * runs whose policies nothing asks share theirs) */
