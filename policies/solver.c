@@ -14,6 +14,7 @@
  * are broken by job then segment index, so the answer is deterministic.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,72 @@ threshold(struct seg *s, size_t n, double R)
     return mu;
 }
 
+/* The water-filling's working arrays, kept per thread between calls: a simulation calls it
+ * at every decision of every event, over every running job's segments, and allocating them
+ * afresh each time (megabytes, from the kernel: mmap and page faults) cost as much as the
+ * solve (issue 16, docs/benchmarks.md). Freed when the thread ends. */
+struct wf_scratch {
+    struct seg *s;
+    size_t s_cap;
+    size_t *taken;
+    size_t taken_cap;
+};
+
+static pthread_key_t wf_key;
+static pthread_once_t wf_once = PTHREAD_ONCE_INIT;
+
+static void
+wf_free(void *p)
+{
+    struct wf_scratch *w = p;
+
+    if (w) {
+        free(w->s);
+        free(w->taken);
+        free(w);
+    }
+}
+
+static void
+wf_make_key(void)
+{
+    (void)pthread_key_create(&wf_key, wf_free);
+}
+
+/* This thread's scratch with room for n_seg segments and n jobs (taken zeroed); NULL
+ * without memory. */
+static struct wf_scratch *
+wf_scratch(size_t n_seg, size_t n)
+{
+    struct wf_scratch *w;
+
+    pthread_once(&wf_once, wf_make_key);
+    if (!(w = pthread_getspecific(wf_key))) {
+        if (!(w = calloc(1, sizeof *w)) || pthread_setspecific(wf_key, w) != 0) {
+            free(w);
+            return NULL;
+        }
+    }
+    if (n_seg + 1 > w->s_cap) {
+        struct seg *g = realloc(w->s, 2 * (n_seg + 1) * sizeof *g);
+
+        if (!g)
+            return NULL;
+        w->s = g;
+        w->s_cap = 2 * (n_seg + 1);
+    }
+    if (n + 1 > w->taken_cap) {
+        size_t *g = realloc(w->taken, 2 * (n + 1) * sizeof *g);
+
+        if (!g)
+            return NULL;
+        w->taken = g;
+        w->taken_cap = 2 * (n + 1);
+    }
+    memset(w->taken, 0, (n + 1) * sizeof *w->taken);
+    return w;
+}
+
 int
 pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
                size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
@@ -163,6 +230,7 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
 {
     size_t n_seg = 0, m = 0, *taken = NULL;
     struct seg *s = NULL;
+    struct wf_scratch *w;
     double used = 0, R, mu;
 
     for (size_t i = 0; i < n; i++) {
@@ -178,13 +246,10 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
     if (used > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
     R = budget_w - used;
-    s = malloc((n_seg + 1) * sizeof *s);
-    taken = calloc(n + 1, sizeof *taken);
-    if (!s || !taken) {
-        free(s);
-        free(taken);
+    if (!(w = wf_scratch(n_seg, n)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
+    s = w->s;
+    taken = w->taken;
     for (size_t i = 0; i < n; i++) {
         if (skip && skip[i])
             continue;
@@ -225,8 +290,6 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
             R -= take;
         }
     }
-    free(s);
-    free(taken);
     return 0;
 }
 
