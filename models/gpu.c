@@ -131,6 +131,19 @@ pfs_gpu_load(const char *path, struct pfs_gpu *out, struct pfs_diag *diag)
 }
 
 const char *
+pfs__gpu_nearest(const char *name)
+{
+    const char *names[32];
+    size_t n = 0;
+
+    while (n < 32 && pfs_gpu_name(n)) {
+        names[n] = pfs_gpu_name(n);
+        n++;
+    }
+    return pfs__nearest(name, names, n);
+}
+
+const char *
 pfs_gpu_name(size_t i)
 {
     for (size_t k = 0; pfs__gpu_embedded[k].name; k++)
@@ -167,14 +180,8 @@ pfs_gpu_find(const char *name, struct pfs_gpu *out, struct pfs_diag *diag)
         return rc;
     }
     {
-        const char *names[32], *near;
-        size_t n = 0;
+        const char *near = pfs__gpu_nearest(name);
 
-        while (n < 32 && pfs_gpu_name(n)) {
-            names[n] = pfs_gpu_name(n);
-            n++;
-        }
-        near = pfs__nearest(name, names, n);
         return pfs__diag_set(
             diag, PFS_ENOTFOUND, NULL, 0, 0, "gpu", "unknown GPU profile '%s'%s%s%s (known: %s)",
             name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);

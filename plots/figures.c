@@ -276,6 +276,48 @@ caption(struct figs *f, const char *reading)
     cairo_show_page(f->page);
 }
 
+/* A series without markers or whiskers. */
+static struct pfs_series
+line_series(const char *label, const double *x, const double *y, size_t n, int style, int colour)
+{
+    return (struct pfs_series){
+        .label = label, .x = x, .y = y, .n = n, .style = style, .colour = colour};
+}
+
+/* On a report page (A4 landscape): a figure 900 wide and h high placed in the figure area,
+ * scaled to fit (0.85 for the usual 900 x 520); page_done restores and captions it. */
+static void
+page_place(struct figs *f, double h)
+{
+    double scale = fmin(765.0 / 900, 442.0 / h);
+
+    cairo_save(f->page);
+    cairo_translate(f->page, 38.5 + (765 - 900 * scale) / 2, 36);
+    cairo_scale(f->page, scale, scale);
+}
+
+static void
+page_done(struct figs *f, const char *reading)
+{
+    cairo_restore(f->page);
+    caption(f, reading);
+}
+
+/* dir/name.EXT into path; after a write that succeeded (rc 0), its path printed to fp. */
+static void
+figure_path(char *path, size_t size, const char *dir, const char *name, enum pfs_plot_format format)
+{
+    snprintf(path, size, "%s/%s.%s", dir, name, ext[format]);
+}
+
+static int
+announced(FILE *fp, const char *path, int rc)
+{
+    if (rc == 0 && fp)
+        fprintf(fp, "%s\n", path);
+    return rc;
+}
+
 /* Writes one chart as dir/name.EXT and prints its path; for the report, draws it on a page
  * of its own with its one-line reading below. */
 static int
@@ -283,53 +325,42 @@ emit(struct figs *f, const struct pfs_chart *c, const char *dir, const char *nam
      enum pfs_plot_format format, FILE *fp, const char *reading, struct pfs_diag *diag)
 {
     char path[1024];
-    int rc;
 
-    if (f->page) { /* A4 landscape: the 900 x 520 chart scaled to 765 points wide */
-        cairo_save(f->page);
-        cairo_translate(f->page, 38.5, 36);
-        cairo_scale(f->page, 0.85, 0.85);
-        rc = pfs__chart_draw(f->page, c, 900, 520);
-        cairo_restore(f->page);
-        if (rc)
+    if (f->page) {
+        int rc;
+
+        page_place(f, 520);
+        if ((rc = pfs__chart_draw(f->page, c, 900, 520)) != 0) {
+            cairo_restore(f->page); /* no page for it */
             return pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
                                  "%s: no finite data to plot", c->title);
-        caption(f, reading);
+        }
+        page_done(f, reading);
         return 0;
     }
-
-    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
-    if ((rc = pfs_chart_write(c, path, format, diag)) == 0 && fp)
-        fprintf(fp, "%s\n", path);
-    return rc;
+    figure_path(path, sizeof path, dir, name, format);
+    return announced(fp, path, pfs_chart_write(c, path, format, diag));
 }
 
-/* As emit, for a figure of panels (pfs__charts_draw). On a report page the panels are scaled
- * to the page's figure area. */
+/* As emit, for a figure of panels (pfs__charts_draw). */
 static int
 emit_panels(struct figs *f, const char *title, const struct pfs_chart *charts, size_t n,
             const char *dir, const char *name, enum pfs_plot_format format, FILE *fp,
             const char *reading, struct pfs_diag *diag)
 {
     char path[1024];
-    int rc;
 
     if (f->page) {
         size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
-        double h = 34 + 330 * (double)rows, scale = fmin(765.0 / 900, 440.0 / h);
+        double h = 34 + 330 * (double)rows;
 
-        cairo_save(f->page);
-        cairo_translate(f->page, 38.5 + (765 - 900 * scale) / 2, 36);
-        cairo_scale(f->page, scale, scale);
+        page_place(f, h);
         pfs__charts_draw(f->page, title, charts, n, 900, h);
-        cairo_restore(f->page);
-        caption(f, reading);
+        page_done(f, reading);
         return 0;
     }
-    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
-    if ((rc = pfs__charts_write(title, charts, n, path, format, diag)) == 0 && fp)
-        fprintf(fp, "%s\n", path);
-    return rc;
+    figure_path(path, sizeof path, dir, name, format);
+    return announced(fp, path, pfs__charts_write(title, charts, n, path, format, diag));
 }
 
 /* Appends one "policy value" item per run to buf: the summary field at byte offset field
@@ -502,25 +533,11 @@ event_panels(struct figs *f, const double (*sp)[2], size_t n_sp, double tscale, 
                     i0++;
                 for (i1 = i0; i1 < f->runs[k].n && f->runs[k].t_s[i1] <= t1; i1++)
                     ;
-                s[m++] = (struct pfs_series){e == 0 ? f->runs[k].policy : NULL,
-                                             xh[k] + i0,
-                                             yv[k] + i0,
-                                             i1 - i0,
-                                             PFS_SERIES_LINE,
-                                             (int)k,
-                                             false,
-                                             NULL,
-                                             NULL};
+                s[m++] = line_series(e == 0 ? f->runs[k].policy : NULL, xh[k] + i0, yv[k] + i0,
+                                     i1 - i0, PFS_SERIES_LINE, (int)k);
                 if (k == 0 && which == 0) /* the limit, drawn inside the panel's frame */
-                    s[m++] = (struct pfs_series){e == 0 ? "facility limit" : NULL,
-                                                 xh[0] + i0,
-                                                 yv[f->n_runs] + i0,
-                                                 i1 - i0,
-                                                 PFS_SERIES_REFERENCE,
-                                                 0,
-                                                 false,
-                                                 NULL,
-                                                 NULL};
+                    s[m++] = line_series(e == 0 ? "facility limit" : NULL, xh[0] + i0,
+                                         yv[f->n_runs] + i0, i1 - i0, PFS_SERIES_REFERENCE, 0);
             }
             snprintf(titles[e], sizeof titles[e], "event %zu: hours %.0f-%.0f", e + 1, span_h[e][0],
                      span_h[e][1]);
@@ -615,27 +632,13 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         for (size_t k = 0; k < f->n_runs; k++) {
             for (size_t i = 0; i < f->runs[k].n; i++)
                 y[k][i] = f->runs[k].facility_w[i] / wscale;
-            s[k] = (struct pfs_series){f->runs[k].policy,
-                                       x[k],
-                                       y[k],
-                                       f->runs[k].n,
-                                       PFS_SERIES_LINE,
-                                       (int)k,
-                                       false,
-                                       NULL,
-                                       NULL};
+            s[k] =
+                line_series(f->runs[k].policy, x[k], y[k], f->runs[k].n, PFS_SERIES_LINE, (int)k);
         }
         for (size_t i = 0; i < f->runs[0].n; i++)
             y[f->n_runs][i] = f->runs[0].budget_w[i] / wscale;
-        s[f->n_runs] = (struct pfs_series){"facility limit",
-                                           x[0],
-                                           y[f->n_runs],
-                                           f->runs[0].n,
-                                           PFS_SERIES_REFERENCE,
-                                           0,
-                                           false,
-                                           NULL,
-                                           NULL};
+        s[f->n_runs] = line_series("facility limit", x[0], y[f->n_runs], f->runs[0].n,
+                                   PFS_SERIES_REFERENCE, 0);
         snprintf(title, sizeof title, "%s: facility power against its limit", f->scenario);
         snprintf(ylab, sizeof ylab, "facility power (%s)", w_unit);
         reading_power(f, reading, sizeof reading);
@@ -648,15 +651,8 @@ timeline(struct figs *f, const char *dir, enum pfs_plot_format format, const cha
         for (size_t k = 0; k < f->n_runs; k++) {
             for (size_t i = 0; i < f->runs[k].n; i++)
                 y[k][i] = f->runs[k].throughput[i] / tpscale;
-            s[k] = (struct pfs_series){f->runs[k].policy,
-                                       x[k],
-                                       y[k],
-                                       f->runs[k].n,
-                                       PFS_SERIES_LINE,
-                                       (int)k,
-                                       false,
-                                       NULL,
-                                       NULL};
+            s[k] =
+                line_series(f->runs[k].policy, x[k], y[k], f->runs[k].n, PFS_SERIES_LINE, (int)k);
         }
         snprintf(title, sizeof title, "%s: throughput per policy", f->scenario);
         snprintf(ylab, sizeof ylab, "throughput (%s)", tp_unit);
@@ -741,8 +737,7 @@ pfi_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *f
         }
         for (size_t i = 0; i < n[k]; i++)
             y[k][i] = (double)(i + 1) / (double)n[k];
-        s[k] = (struct pfs_series){names[k], x[k],  y[k], n[k], PFS_SERIES_LINE,
-                                   (int)k,   false, NULL, NULL};
+        s[k] = line_series(names[k], x[k], y[k], n[k], PFS_SERIES_LINE, (int)k);
         snprintf(reading + used, sizeof reading - used, "%s%s %.2f (%zu jobs)", k ? ", " : "",
                  names[k], x[k][(n[k] - 1) / 2], n[k]);
     }
@@ -867,21 +862,12 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
         n_fitted += nf > 0;
         for (size_t i = 0; i < np; i++) /* relative to the top of the curve */
             y[k][i] /= y[k][np - 1];
-        s[k] =
-            (struct pfs_series){labels[k], x[k], y[k], np, PFS_SERIES_LINE, k, false, NULL, NULL};
-        s[m + k] =
-            (struct pfs_series){NULL, fx[k], fy[k], nf, PFS_SERIES_FIT, k, false, NULL, NULL};
+        s[k] = line_series(labels[k], x[k], y[k], np, PFS_SERIES_LINE, k);
+        s[m + k] = line_series(NULL, fx[k], fy[k], nf, PFS_SERIES_FIT, k);
     }
     sqlite3_finalize(q);
-    s[2 * m] = (struct pfs_series){"dashed: the DVFS model fitted to each",
-                                   NULL,
-                                   NULL,
-                                   0,
-                                   PFS_SERIES_REFERENCE,
-                                   0,
-                                   false,
-                                   NULL,
-                                   NULL};
+    s[2 * m] = line_series("dashed: the DVFS model fitted to each", NULL, NULL, 0,
+                           PFS_SERIES_REFERENCE, 0);
     snprintf(reading, sizeof reading,
              "Five of the %zu curves the jobs ran, from the least to the most flexible by PFI at "
              "a 30%% cut, joined through their measured (for the synthetic corpus: tabulated) "
@@ -904,23 +890,17 @@ emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size
           const char *reading, struct pfs_diag *diag)
 {
     char path[1024];
-    int rc;
 
     if (f->page) {
-        double h = pfs__bars_rows(p, n) > 1 ? 820 : 520, scale = fmin(0.85, 440 / h);
+        double h = pfs__bars_rows(p, n) > 1 ? 820 : 520;
 
-        cairo_save(f->page);
-        cairo_translate(f->page, 38.5 + (765 - 900 * scale) / 2, 36);
-        cairo_scale(f->page, scale, scale);
+        page_place(f, h);
         pfs__bars_draw(f->page, title, p, n, 900, h);
-        cairo_restore(f->page);
-        caption(f, reading);
+        page_done(f, reading);
         return 0;
     }
-    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[format]);
-    if ((rc = pfs__bars_write(title, p, n, path, format, diag)) == 0 && fp)
-        fprintf(fp, "%s\n", path);
-    return rc;
+    figure_path(path, sizeof path, dir, name, format);
+    return announced(fp, path, pfs__bars_write(title, p, n, path, format, diag));
 }
 
 static int
@@ -1078,8 +1058,7 @@ outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
         }
         for (size_t i = 0; i < n[k]; i++)
             y[k][i] = (double)(i + 1) / (double)n[k];
-        s[k] = (struct pfs_series){
-            f->runs[k].policy, x[k], y[k], n[k], PFS_SERIES_LINE, (int)k, false, NULL, NULL};
+        s[k] = line_series(f->runs[k].policy, x[k], y[k], n[k], PFS_SERIES_LINE, (int)k);
         used = strlen(reading);
         if (n[k])
             snprintf(reading + used, sizeof reading - used, "%s%s %zu jobs, %.3f, %.3f",
@@ -1191,11 +1170,9 @@ phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
             x[k][i] = r->t_s[i] / 60; /* a minute's mean, at the minute's start */
             y[k][i] = r->gpu_w[i] / 1e3;
         }
-        s[k] = (struct pfs_series){r->policy, x[k],  y[k], r->n, PFS_SERIES_LINE,
-                                   (int)k,    false, NULL, NULL};
+        s[k] = line_series(r->policy, x[k], y[k], r->n, PFS_SERIES_LINE, (int)k);
     }
-    s[f->n_runs] = (struct pfs_series){
-        "measured (Emerald, Phoenix)", mx, my, n, PFS_SERIES_REFERENCE, 0, false, NULL, NULL};
+    s[f->n_runs] = line_series("measured (Emerald, Phoenix)", mx, my, n, PFS_SERIES_REFERENCE, 0);
     reading_phoenix(f, my, n, reading, sizeof reading);
     rc = emit(f,
               &(struct pfs_chart){"Phoenix DR event: simulated against measured GPU power",
@@ -1678,8 +1655,7 @@ deadlines_figure(struct figs *f, const char *dir, enum pfs_plot_format format, F
                 x[c][k] = 100 * order[k];
                 y[c][k] = cnt[a][b][c] ? met[a][b][c] / cnt[a][b][c] : (double)NAN;
             }
-            se[c] = (struct pfs_series){pol[c], x[c],  y[c], n_c, PFS_SERIES_LINE,
-                                        (int)c, false, NULL, NULL};
+            se[c] = line_series(pol[c], x[c], y[c], n_c, PFS_SERIES_LINE, (int)c);
             used = strlen(reading);
             snprintf(reading + used, sizeof reading - used, "%s%s %.2f", c ? ", " : "", pol[c],
                      y[c][n_c - 1]);

@@ -100,6 +100,9 @@ bool pfs__parse_quantity(const char *text, const char *setting, double *out, cha
  * six bytes or more), for a "did you mean" after an unknown name; NULL when none is near. */
 const char *pfs__nearest(const char *name, const char *const *names, size_t n);
 
+/* The GPU profile name nearest name (pfs__nearest over pfs_gpu_name), or NULL. */
+const char *pfs__gpu_nearest(const char *name);
+
 /* A relative input path as a scenario, sweep or option names it, found (docs/scenarios.md):
  * beside the file that names it (base_dir, NULL for none), else in the current folder, else
  * among the shipped files (pfs_share_dir). An absolute path, "", or import:... is kept.

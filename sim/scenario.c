@@ -76,14 +76,8 @@ static const char *
 unknown_gpu(const char *name)
 {
     static char msg[160];
-    const char *names[32], *near;
-    size_t n = 0;
+    const char *near = pfs__gpu_nearest(name);
 
-    while (n < 32 && pfs_gpu_name(n)) {
-        names[n] = pfs_gpu_name(n);
-        n++;
-    }
-    near = pfs__nearest(name, names, n);
     snprintf(msg, sizeof msg, "unknown GPU profile '%.40s'%s%s%s (pfisim gpus)", name,
              near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     return msg;
