@@ -934,6 +934,30 @@ pfs_scenario_set_days(struct pfs_scenario *sc, double days)
     sc->n_dr = m;
 }
 
+/* Whether line (1-based) of text holds "= NUMBER UNIT" unquoted (25%, 5 MW, 4 h): libconfig
+ * calls it a syntax error; the message then says how to write it. */
+static bool
+unquoted_unit(const char *text, int line)
+{
+    const char *p = text, *eq;
+
+    for (int l = 1; l < line && p; l++)
+        p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+    if (!p || !(eq = strchr(p, '=')) || (strchr(p, '\n') && eq > strchr(p, '\n')))
+        return false;
+    for (eq++; *eq == ' ' || *eq == '\t'; eq++)
+        ;
+    if (!(*eq >= '0' && *eq <= '9'))
+        return false;
+    while ((*eq >= '0' && *eq <= '9') || *eq == '.' || *eq == 'e' || *eq == '-')
+        eq++;
+    while (*eq == ' ')
+        eq++;
+    return *eq == '%' || strncmp(eq, "W", 1) == 0 || strncmp(eq, "kW", 2) == 0 ||
+           strncmp(eq, "MW", 2) == 0 || strncmp(eq, "GW", 2) == 0 || strncmp(eq, "h", 1) == 0 ||
+           strncmp(eq, "min", 3) == 0 || strncmp(eq, "s", 1) == 0 || strncmp(eq, "d", 1) == 0;
+}
+
 /* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. The file
  * is read whole first: a NUL byte (a binary file, which libconfig misreads and leaks on) is
  * refused at its line, and a UTF-8 byte-order mark, which editors on Windows write and which
@@ -986,8 +1010,12 @@ pfs__config_read(config_t *cfg, const char *path, struct pfs_diag *diag)
             if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
                 start += 3;
             if (config_read_string(cfg, start) != CONFIG_TRUE)
-                rc = pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(cfg), 0, NULL, "%s",
-                                   config_error_text(cfg));
+                rc = pfs__diag_set(diag, PFS_EINVAL, path, config_error_line(cfg), 0, NULL, "%s%s",
+                                   config_error_text(cfg),
+                                   unquoted_unit(start, config_error_line(cfg))
+                                       ? " (a number with a unit goes in quotes: cut = \"25%\", "
+                                         "cap_w = \"5 MW\")"
+                                       : "");
         }
     }
     free(text);

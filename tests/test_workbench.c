@@ -185,6 +185,13 @@ test_units_in_scenarios(struct test *t)
           strstr(err, "percent"));
     free(with);
     free(err);
+    /* unquoted, libconfig's syntax error, with how to write it */
+    a = test_write(t, 0, "bad.cfg", "scenario = {\n  facility = { cap_w = 5 MW; };\n};\n");
+    snprintf(args, sizeof args, "run %s", a);
+    CHECK_INT(test_run(t, args, &with, &err), 3);
+    CHECK(strstr(err, "bad.cfg:2:") && strstr(err, "goes in quotes"));
+    free(with);
+    free(err);
     a = test_write(t, 0, "bad.cfg", "scenario = {\n  facility = { pue = \"1.3 W\"; };\n};\n");
     snprintf(args, sizeof args, "run %s", a);
     CHECK_INT(test_run(t, args, &with, &err), 3);
