@@ -939,23 +939,28 @@ pfs_scenario_set_days(struct pfs_scenario *sc, double days)
 static bool
 unquoted_unit(const char *text, int line)
 {
-    const char *p = text, *eq;
+    const char *p = text, *end;
 
     for (int l = 1; l < line && p; l++)
         p = (p = strchr(p, '\n')) ? p + 1 : NULL;
-    if (!p || !(eq = strchr(p, '=')) || (strchr(p, '\n') && eq > strchr(p, '\n')))
+    if (!p)
         return false;
-    for (eq++; *eq == ' ' || *eq == '\t'; eq++)
-        ;
-    if (!(*eq >= '0' && *eq <= '9'))
-        return false;
-    while ((*eq >= '0' && *eq <= '9') || *eq == '.' || *eq == 'e' || *eq == '-')
-        eq++;
-    while (*eq == ' ')
-        eq++;
-    return *eq == '%' || strncmp(eq, "W", 1) == 0 || strncmp(eq, "kW", 2) == 0 ||
-           strncmp(eq, "MW", 2) == 0 || strncmp(eq, "GW", 2) == 0 || strncmp(eq, "h", 1) == 0 ||
-           strncmp(eq, "min", 3) == 0 || strncmp(eq, "s", 1) == 0 || strncmp(eq, "d", 1) == 0;
+    end = strchr(p, '\n') ? strchr(p, '\n') : p + strlen(p);
+    for (const char *eq = p; (eq = memchr(eq, '=', (size_t)(end - eq))) != NULL;) {
+        for (eq++; *eq == ' ' || *eq == '\t'; eq++)
+            ;
+        if (!(*eq >= '0' && *eq <= '9'))
+            continue;
+        while ((*eq >= '0' && *eq <= '9') || *eq == '.' || *eq == 'e' || *eq == '-')
+            eq++;
+        while (*eq == ' ')
+            eq++;
+        if (*eq == '%' || strncmp(eq, "W", 1) == 0 || strncmp(eq, "kW", 2) == 0 ||
+            strncmp(eq, "MW", 2) == 0 || strncmp(eq, "GW", 2) == 0 || strncmp(eq, "h", 1) == 0 ||
+            strncmp(eq, "min", 3) == 0 || strncmp(eq, "s", 1) == 0 || strncmp(eq, "d", 1) == 0)
+            return true;
+    }
+    return false;
 }
 
 /* A libconfig file, or its error, as a diagnostic; cfg is initialised either way. The file
