@@ -418,6 +418,7 @@ test_json_outputs(struct test *t)
         if (row)
             CHECK_NEAR(json_number(json, "tokens") / strtod(row + 5, NULL), 1, 1e-6);
     }
+    CHECK(json_number(json, "peak_rss_mb") > 1); /* issue 16: the size of a run, reported */
     free(json);
     free(csv);
     CHECK_INT(test_run(t, "alloc traces/h200-h100/curves.csv --cut 30% --json", &json, &err), 0);

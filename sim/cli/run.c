@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,9 @@ const char pfs_cli_run_help[] =
     "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
     "                        columns; several: policy,metric,n_seeds,mean,ci95,min,max\n"
     "  --json                the same as one JSON document: the scenario, then one run per\n"
-    "                        policy and seed with every column (null where undefined)\n";
+    "                        policy and seed with every column (null where undefined), and\n"
+    "                        the process's peak memory, peak_rss_mb (on a terminal it is\n"
+    "                        printed after the run)\n";
 
 /* The outcome and planner columns, in CSV order, with how each is printed. */
 struct column {
@@ -155,6 +158,16 @@ csv_cells(const struct pfs_run_result *r, const struct column *cols, size_t n)
     }
 }
 
+/* The process's peak resident memory so far, MiB (getrusage: the kernel's high-water mark,
+ * every thread's), for the size of a run (issue 16). */
+static double
+peak_rss_mb(void)
+{
+    struct rusage ru;
+
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024 : (double)NAN;
+}
+
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void
 json_string(const char *t)
@@ -209,7 +222,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
             putchar('}');
             first = false;
         }
-    printf("\n]}\n");
+    printf("\n], \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
 }
 
 /* A human table: policy, then the columns, each as wide as its name or widest cell. */
@@ -839,6 +852,8 @@ pfs_cli_run(int argc, char **argv)
     pfs_sim_set_progress(NULL, NULL);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */
+    if (rc == 0 && isatty(2))
+        fprintf(stderr, "pfisim run: peak memory %.0f MiB\n", peak_rss_mb());
     if (rc == 0 && n_seeds == 1) {
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
