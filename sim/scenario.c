@@ -746,6 +746,13 @@ read_generator(const struct reader *r, const config_setting_t *g, struct pfs_sce
         return rc;
     gen.ramp_s = ramp_min * 60;
     gen.seed = (unsigned long)seed;
+    /* An event's ramp down ends by its end, as for events given one by one (fuzz-scenario:
+     * a drawn 4-hour event with a 430-minute ramp was accepted, and its written-back form
+     * refused). */
+    if (gen.ramp_s > gen.duration_h[0] * 3600)
+        return bad(r, config_setting_get_member(g, "ramp_min"), "scenario.dr_generator.ramp_min",
+                   "longer than the shortest event (duration_h): the ramp down must end by the "
+                   "event's end");
     return generate_events(r, g, sc, &gen);
 }
 
@@ -801,6 +808,11 @@ read_grid(const struct reader *r, const config_setting_t *g, struct pfs_scenario
     if ((rc = pfs_grid_events(path, &o, sc->dr + sc->n_dr, PFS_MAX_DR - sc->n_dr, &n, NULL,
                               r->diag)))
         return rc;
+    for (size_t k = sc->n_dr; k < sc->n_dr + n; k++)
+        if (sc->dr[k].start_s + sc->dr[k].ramp_s > sc->dr[k].end_s)
+            return bad(r, config_setting_get_member(g, "ramp_min"), "scenario.dr_grid.ramp_min",
+                       "longer than an event the demand gives (events are whole hours): the "
+                       "ramp down must end by the event's end");
     sc->n_dr += n;
     return 0;
 }

@@ -259,6 +259,25 @@ test_readers_refuse_wrong(struct test *t)
     CHECK_INT(pfs_workload_read(p, &w, &d), 0);
     pfs_workload_free(w);
 
+    /* A drawn event's ramp longer than the event (fuzz-scenario: accepted from the generator,
+     * then its written-back events refused: "the ramp down must end by end_h"). */
+    {
+        struct pfs_scenario *g = malloc(sizeof *g);
+
+        p = test_write(t, 2, "gen.cfg",
+                       "scenario = { duration_days = 30.0;\n"
+                       "  dr_generator = { per_year = 100.0; duration_h = [4.0, 4.0];\n"
+                       "    ramp_min = 300.0; }; };\n");
+        pfs_diag_clear(&d);
+        CHECK(g != NULL);
+        if (g) {
+            CHECK_INT(pfs_scenario_load(p, g, &d), PFS_EINVAL);
+            CHECK_INT(d.line, 3);
+            CHECK_STR(d.field, "scenario.dr_generator.ramp_min");
+        }
+        free(g);
+    }
+
     /* A trace job of more GPUs than any job can have (an int overflow downstream). */
     p = test_write(t, 3, "kalos.csv",
                    "submit_offset_s,duration_s,gpu_num\n0,3600,8\n10,60,99999999999\n");
