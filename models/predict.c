@@ -740,6 +740,14 @@ pfs_predictor_load(const char *path, struct pfs_predictor **out, struct pfs_diag
         pfs__strlcpy(p->t[k].name, name, sizeof p->t[k].name);
         config_setting_lookup_float(t, "cv_rmse", &p->t[k].cv_rmse);
         config_setting_lookup_float(t, "train_r2", &p->t[k].train_r2);
+        if (!isfinite(p->t[k].lambda) || !isfinite(p->t[k].intercept) ||
+            !isfinite(p->t[k].cv_rmse) || !isfinite(p->t[k].train_r2)) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, config_setting_source_line(t), 0, where,
+                               "%s: lambda, intercept, cv_rmse and train_r2 must be finite "
+                               "numbers",
+                               where);
+            goto out;
+        }
         if ((rc = pfs__cfg_read_floats(t, "coef", where, p->t[k].coef, p->n_features, p->n_features,
                                        "per feature", NULL, path, diag)))
             goto out;

@@ -7,6 +7,7 @@
  * last place: libconfig's own scanner does not promise strtod's exact rounding.
  */
 #include <libconfig.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -50,6 +51,9 @@ pfs__cfg_read_floats(struct config_setting_t *parent, const char *name, const ch
                                  "%s.%s: element %zu is not a number", where, name, i + 1);
         dst[i] = type == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
                                            : (double)config_setting_get_int64(e);
+        if (!isfinite(dst[i])) /* libconfig reads 1e999 as infinity */
+            return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(a), 0, name,
+                                 "%s.%s: element %zu is not a finite number", where, name, i + 1);
     }
     if (got)
         *got = len;

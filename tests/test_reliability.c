@@ -278,6 +278,36 @@ test_readers_refuse_wrong(struct test *t)
         free(g);
     }
 
+    /* A predictor coefficient that libconfig reads as infinity (1e999): refused, not
+     * carried into every prediction and then written back as "-inf", which libconfig
+     * cannot read (fuzz-predictor). */
+    {
+        FILE *in = fopen("traces/h200-h100/predictor.cfg", "r");
+        char *text = NULL, *coef;
+        size_t len = 0;
+        struct pfs_predictor *pr = NULL;
+
+        CHECK(in != NULL);
+        if (in) {
+            text = calloc(1, 1 << 16);
+            len = text ? fread(text, 1, (1 << 16) - 1, in) : 0;
+            fclose(in);
+        }
+        if (text && len > 0 && (coef = strstr(text, "coef = [")) != NULL) {
+            char *comma = strchr(coef, ',');
+            char patched[1 << 16];
+
+            snprintf(patched, sizeof patched, "%.*s1e999%s", (int)(coef + 8 - text), text,
+                     comma ? comma : "");
+            p = test_write(t, 2, "inf.cfg", patched);
+            pfs_diag_clear(&d);
+            CHECK_INT(pfs_predictor_load(p, &pr, &d), PFS_EINVAL);
+            CHECK(strstr(d.message, "not a finite number") != NULL);
+            pfs_predictor_free(pr);
+        }
+        free(text);
+    }
+
     /* A trace job of more GPUs than any job can have (an int overflow downstream). */
     p = test_write(t, 3, "kalos.csv",
                    "submit_offset_s,duration_s,gpu_num\n0,3600,8\n10,60,99999999999\n");
