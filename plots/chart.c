@@ -448,11 +448,26 @@ struct panels {
     size_t n;
 };
 
+/* Panels across: one, two (up to four panels) or three. */
+static size_t
+panel_cols(size_t n)
+{
+    return n <= 1 ? 1 : n <= 4 ? 2 : 3;
+}
+
+double
+pfs__charts_height(size_t n)
+{
+    size_t cols = panel_cols(n);
+
+    return 34 + 330 * (double)((n + cols - 1) / cols);
+}
+
 void
 pfs__charts_draw(cairo_t *cr, const char *title, const struct pfs_chart *charts, size_t n, double w,
                  double h)
 {
-    size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
+    size_t cols = panel_cols(n), rows = (n + cols - 1) / cols;
     double top = 34, pw = w / (double)cols, ph = (h - top) / (double)(rows ? rows : 1);
 
     cairo_set_source_rgb(cr, 1, 1, 1);
@@ -483,7 +498,6 @@ pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t n, c
                   enum pfs_plot_format format, struct pfs_diag *diag)
 {
     struct panels p = {title, charts, n};
-    size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
 
     for (size_t i = 0; i < n; i++) {
         struct pfs_axis ax, ay;
@@ -493,7 +507,7 @@ pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t n, c
                                  charts[i].title);
     }
     /* panels of about 300 x 330 (450 x 330 two across): each keeps its axes and legend */
-    return write_sized(path, format, panels_fn, &p, 900, 34 + 330 * (double)rows, diag);
+    return write_sized(path, format, panels_fn, &p, 900, pfs__charts_height(n), diag);
 }
 
 static void
@@ -666,6 +680,12 @@ pfs__bars_draw(cairo_t *cr, const char *title, const struct pfs_bar_panel *panel
     }
 }
 
+double
+pfs__bars_height(const struct pfs_bar_panel *panels, size_t n)
+{
+    return pfs__bars_rows(panels, n) > 1 ? 820 : 520;
+}
+
 size_t
 pfs__bars_rows(const struct pfs_bar_panel *panels, size_t n)
 {
@@ -697,6 +717,5 @@ pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
 {
     struct bars_arg b = {title, panels, n};
 
-    return write_sized(path, format, bars_fn, &b, 900, pfs__bars_rows(panels, n) > 1 ? 820 : 520,
-                       diag);
+    return write_sized(path, format, bars_fn, &b, 900, pfs__bars_height(panels, n), diag);
 }

@@ -351,8 +351,7 @@ emit_panels(struct figs *f, const char *title, const struct pfs_chart *charts, s
     char path[1024];
 
     if (f->page) {
-        size_t cols = n <= 1 ? 1 : n <= 4 ? 2 : 3, rows = (n + cols - 1) / cols;
-        double h = 34 + 330 * (double)rows;
+        double h = pfs__charts_height(n);
 
         page_place(f, h);
         pfs__charts_draw(f->page, title, charts, n, 900, h);
@@ -882,7 +881,6 @@ curves_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE
                 dir, "curves", format, fp, reading, diag);
 }
 
-/* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
 /* emit() for bar panels. */
 static int
 emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size_t n,
@@ -892,7 +890,7 @@ emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size
     char path[1024];
 
     if (f->page) {
-        double h = pfs__bars_rows(p, n) > 1 ? 820 : 520;
+        double h = pfs__bars_height(p, n);
 
         page_place(f, h);
         pfs__bars_draw(f->page, title, p, n, 900, h);
@@ -903,6 +901,7 @@ emit_bars(struct figs *f, const char *title, const struct pfs_bar_panel *p, size
     return announced(fp, path, pfs__bars_write(title, p, n, path, format, diag));
 }
 
+/* Figure 3: the policy comparison, mean throughput and the gap recovered per policy. */
 static int
 comparison(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
            struct pfs_diag *diag)

@@ -238,6 +238,7 @@ int pfs__chart_draw(struct _cairo *cr, const struct pfs_chart *c, double w, doub
 /* Draws n charts as panels (one, two or three across) under one title on a w x h area of cr;
  * the same into a file 900 points wide and 330 a row of panels. Returns 0, PFS_EINVAL (a
  * panel with nothing finite), PFS_EIO. */
+double pfs__charts_height(size_t n); /* the height of n panels 900 wide */
 void pfs__charts_draw(struct _cairo *cr, const char *title, const struct pfs_chart *charts,
                       size_t n, double w, double h);
 int pfs__charts_write(const char *title, const struct pfs_chart *charts, size_t n, const char *path,
@@ -248,6 +249,7 @@ void pfs__bars_draw(struct _cairo *cr, const char *title, const struct pfs_bar_p
 /* Rows the panels are drawn in: two when they hold more than 24 bars in all (four panels
  * or more), else one. */
 size_t pfs__bars_rows(const struct pfs_bar_panel *panels, size_t n);
+double pfs__bars_height(const struct pfs_bar_panel *panels, size_t n); /* 520, or 820 in two */
 /* The same into a file 900 wide, 520 high (820 in two rows). Returns 0 or PFS_EIO. */
 int pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
                     const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
