@@ -500,6 +500,18 @@ test_capacity_command(struct test *t)
     CHECK_INT(test_run(t, args, &out, &err), 2);
     free(out);
     free(err);
+    /* Seeds step by one (a range of sizes by about an eighth of it); more sizes than it
+     * takes are refused, not cut short. */
+    snprintf(args, sizeof args, "capacity %s --gpus 256 --seeds 1..20 --policy equal", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(err, "20 runs (1 sizes, 1 DR frequency, 20 seeds, 1 policy)") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "capacity %s --gpus 8..1000:8", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(strstr(err, "--gpus takes") != NULL);
+    free(out);
+    free(err);
 }
 
 /* The Python snippets of docs/results.md ("Reading it from Python") run, in order, against

@@ -444,13 +444,13 @@ pfs_cli_alloc(int argc, char **argv)
 
                 if (!o->d)
                     continue;
-                printf("%s\n  {\"policy\": \"%s\"", first ? "" : ",", pfs_policy_name(o->ops));
+                printf("%s\n  {\"policy\": ", first ? "" : ",");
+                pfs_cli_json_string(pfs_policy_name(o->ops));
                 first = 0;
                 if (o->rc) {
-                    printf(", \"error\": \"");
-                    for (const char *m = o->diag.message; *m; m++)
-                        printf(*m == '"' || *m == '\\' ? "\\%c" : "%c", *m);
-                    printf("\"}");
+                    printf(", \"error\": ");
+                    pfs_cli_json_string(o->diag.message);
+                    printf("}");
                     continue;
                 }
                 printf(", \"total_throughput\": %.17g, \"delta_vs_equal\": %.17g, "

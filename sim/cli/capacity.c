@@ -47,43 +47,6 @@ const char pfs_cli_capacity_help[] =
     "  -j, --jobs N       simulations at once (default: the CPUs online)\n"
     "  --plot FILE        the figure: tokens a day against GPUs\n";
 
-/* "A..B:STEP" or "A,B,C" into v (at most max). Returns the count, 0 when malformed. */
-static size_t
-parse_list(const char *s, long *v, size_t max)
-{
-    char buf[1024], *dots;
-    long a, b, step = 0;
-    size_t n = 0;
-
-    if (!pfs__strlcpy(buf, s, sizeof buf))
-        return 0;
-    if ((dots = strstr(buf, "..")) != NULL) {
-        char *colon = strchr(dots + 2, ':');
-
-        *dots = '\0';
-        if (colon)
-            *colon = '\0';
-        if (!pfs__parse_long(buf, &a) || !pfs__parse_long(dots + 2, &b) || a < 0 || b < a ||
-            (colon && (!pfs__parse_long(colon + 1, &step) || step < 1)))
-            return 0;
-        if (!colon)
-            step = b > a ? (b - a + 7) / 8 : 1; /* about nine sizes */
-        for (long x = a; x <= b && n < max; x += step)
-            v[n++] = x;
-        if (n < max && v[n - 1] != b)
-            v[n++] = b;
-        return n;
-    }
-    for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
-        if ((comma = strchr(p, ',')) != NULL)
-            *comma = '\0';
-        if (n == max || !pfs__parse_long(p, &a) || a < 0)
-            return 0;
-        v[n++] = a;
-    }
-    return n;
-}
-
 /* Progress on a terminal: runs done of all. */
 static void
 show_progress(void *arg, size_t done, size_t total)
@@ -159,7 +122,7 @@ pfs_cli_capacity(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
         switch (c) {
         case 'g':
-            if (!(n_sizes = parse_list(optarg, sizes, MAX_SIZES)) || sizes[0] < 1) {
+            if (!(n_sizes = pfs_cli_parse_list(optarg, sizes, MAX_SIZES, 0)) || sizes[0] < 1) {
                 free(sc);
                 return pfs_cli_usage("capacity", "--gpus takes A..B:STEP or A,B,C, got '%s'",
                                      optarg);
@@ -173,7 +136,7 @@ pfs_cli_capacity(int argc, char **argv)
             n_freq = 2;
             break;
         case 'S':
-            if (!(n_seeds = parse_list(optarg, seeds, PFS_MAX_SEEDS))) {
+            if (!(n_seeds = pfs_cli_parse_list(optarg, seeds, PFS_MAX_SEEDS, 1))) {
                 free(sc);
                 return pfs_cli_usage("capacity", "--seeds takes A..B or A,B,C, got '%s'", optarg);
             }

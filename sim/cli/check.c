@@ -29,22 +29,6 @@ const char pfs_cli_check_help[] =
     "  --days D   as pfisim run --days\n"
     "  --json     the same as one JSON document\n";
 
-/* A JSON string (the few characters JSON needs escaped). */
-static void
-json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 struct warning {
     char text[300];
 };
@@ -143,14 +127,14 @@ pfs_cli_check(int argc, char **argv)
 
     if (json) {
         printf("{\"scenario\": ");
-        json_str(sc->name);
+        pfs_cli_json_string(sc->name);
         printf(", \"valid\": true, \"days\": %.17g, \"gpus\": %ld, \"pools\": [", sc->days,
                total_gpus);
         for (size_t p = 0; p < n_pools; p++) {
             printf("%s{\"name\": ", p ? ", " : "");
-            json_str(pools[p].name);
+            pfs_cli_json_string(pools[p].name);
             printf(", \"gpu\": ");
-            json_str(pools[p].gpu);
+            pfs_cli_json_string(pools[p].gpu);
             printf(", \"gpus\": %d}", pools[p].gpus);
         }
         printf("], \"idle_w\": %.17g, \"peak_w\": %.17g, \"cap_w\": %.17g, \"cap_can_bind\": %s, "
@@ -161,7 +145,7 @@ pfs_cli_check(int argc, char **argv)
                gpu_h_asked, gpu_h_have);
         for (size_t w = 0; w < n_warn; w++) {
             printf("%s", w ? ", " : "");
-            json_str(warn[w].text);
+            pfs_cli_json_string(warn[w].text);
         }
         printf("]}\n");
     } else {

@@ -187,3 +187,60 @@ pfs_cli_parse_count(const char *s, unsigned long *out)
     *out = (unsigned long)v;
     return true;
 }
+
+size_t
+pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step)
+{
+    char buf[1024], *dots;
+    long a, b, step = default_step;
+    size_t n = 0;
+
+    if (!pfs__strlcpy(buf, s, sizeof buf))
+        return 0;
+    if ((dots = strstr(buf, "..")) != NULL) {
+        char *colon = strchr(dots + 2, ':');
+
+        *dots = '\0';
+        if (colon)
+            *colon = '\0';
+        if (!pfs__parse_long(buf, &a) || !pfs__parse_long(dots + 2, &b) || a < 0 || b < a ||
+            (colon && (!pfs__parse_long(colon + 1, &step) || step < 1)))
+            return 0;
+        if (step < 1)
+            step = b > a ? (b - a + 7) / 8 : 1; /* about nine values */
+        for (long x = a; x <= b; x += step) {
+            if (n == max) /* too many: refused, not cut short */
+                return 0;
+            v[n++] = x;
+        }
+        if (v[n - 1] != b) {
+            if (n == max)
+                return 0;
+            v[n++] = b;
+        }
+        return n;
+    }
+    for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
+        if ((comma = strchr(p, ',')) != NULL)
+            *comma = '\0';
+        if (n == max || !pfs__parse_long(p, &a) || a < 0)
+            return 0;
+        v[n++] = a;
+    }
+    return n;
+}
+
+void
+pfs_cli_json_string(const char *t)
+{
+    putchar('"');
+    for (; *t; t++) {
+        if (*t == '"' || *t == '\\')
+            printf("\\%c", *t);
+        else if ((unsigned char)*t < 0x20)
+            printf("\\u%04x", (unsigned char)*t);
+        else
+            putchar(*t);
+    }
+    putchar('"');
+}

@@ -168,22 +168,6 @@ peak_rss_mb(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024 : (double)NAN;
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
-static void
-json_string(const char *t)
-{
-    putchar('"');
-    for (; *t; t++) {
-        if (*t == '"' || *t == '\\')
-            printf("\\%c", *t);
-        else if ((unsigned char)*t < 0x20)
-            printf("\\u%04x", (unsigned char)*t);
-        else
-            putchar(*t);
-    }
-    putchar('"');
-}
-
 /* The runs as one JSON document: the scenario, then a run per policy and seed with every
  * column of the summary (null where the table shows "-"), numbers to 17 digits. */
 static void
@@ -195,7 +179,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
     bool first = true;
 
     printf("{\"scenario\": ");
-    json_string(sc->name);
+    pfs_cli_json_string(sc->name);
     printf(", \"gpus\": %d, \"days\": %.17g, \"runs\": [", sc->gpus, sc->days);
     for (size_t i = 0; i < n_seeds; i++)
         for (size_t k = 0; k < n_pol; k++) {
@@ -204,7 +188,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
             if (isnan(r->tokens))
                 continue; /* skipped (--resume) */
             printf("%s\n  {\"policy\": ", first ? "" : ",");
-            json_string(r->policy);
+            pfs_cli_json_string(r->policy);
             printf(", \"seed\": %lu, \"jobs_submitted\": %zu, \"events\": %zu", seeds[i],
                    r->jobs_submitted, r->events);
             for (size_t t = 0; t < 2; t++)
@@ -218,7 +202,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
                         printf("%.17g", v);
                 }
             printf(", \"gap_note\": ");
-            json_string(r->gap_note);
+            pfs_cli_json_string(r->gap_note);
             putchar('}');
             first = false;
         }
@@ -402,32 +386,15 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
     return 0;
 }
 
-/* --seeds A..B or A,B,C into seeds (at most PFS_MAX_SEEDS). */
+/* --seeds A..B or A,B,C (pfs_cli_parse_list, stepping by one). */
 static bool
 parse_seeds(const char *s, unsigned long *seeds, size_t *n)
 {
-    char buf[4096], *dots;
-    long a, b;
+    long v[PFS_MAX_SEEDS];
 
-    *n = 0;
-    if (!pfs__strlcpy(buf, s, sizeof buf))
-        return false;
-    if ((dots = strstr(buf, "..")) != NULL) {
-        *dots = '\0';
-        if (!pfs__parse_long(buf, &a) || !pfs__parse_long(dots + 2, &b) || a < 0 || b < a ||
-            b - a >= PFS_MAX_SEEDS)
-            return false;
-        for (long v = a; v <= b; v++)
-            seeds[(*n)++] = (unsigned long)v;
-        return true;
-    }
-    for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
-        if ((comma = strchr(p, ',')) != NULL)
-            *comma = '\0';
-        if (*n == PFS_MAX_SEEDS || !pfs__parse_long(p, &a) || a < 0)
-            return false;
-        seeds[(*n)++] = (unsigned long)a;
-    }
+    *n = pfs_cli_parse_list(s, v, PFS_MAX_SEEDS, 1);
+    for (size_t i = 0; i < *n; i++)
+        seeds[i] = (unsigned long)v[i];
     return *n > 0;
 }
 

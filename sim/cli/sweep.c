@@ -448,8 +448,7 @@ json_num(const char *name, double v, bool comma)
         fputs("null", stdout);
 }
 
-/* pfisim price --json: every priced run, its tiers and its revenue, as one document. The
- * scenario and policy names are pfisim's own (no characters JSON must escape). */
+/* pfisim price --json: every priced run, its tiers and its revenue, as one document. */
 static void
 print_price_json(const struct pfs_price_run *runs, size_t n)
 {
@@ -458,8 +457,10 @@ print_price_json(const struct pfs_price_run *runs, size_t n)
         const struct pfs_price_run *r = &runs[i];
         bool first = true;
 
-        printf("%s\n  {\"scenario\": \"%s\", \"hash\": \"%s\", \"policy\": \"%s\", \"seed\": %lld",
-               i ? "," : "", r->scenario, r->hash, r->policy, r->seed);
+        printf("%s\n  {\"scenario\": ", i ? "," : "");
+        pfs_cli_json_string(r->scenario); /* a scenario's name is the user's: escaped */
+        printf(", \"hash\": \"%s\", \"policy\": \"%s\", \"seed\": %lld", r->hash, r->policy,
+               r->seed);
         json_num("days", r->days, true);
         json_num("capacity_w", r->capacity_w, true);
         printf(", \"dr_events\": %zu", r->n_events);
