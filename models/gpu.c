@@ -180,10 +180,10 @@ pfs_gpu_find(const char *name, struct pfs_gpu *out, struct pfs_diag *diag)
         return rc;
     }
     {
-        const char *near = pfs__gpu_nearest(name);
+        char hint[80];
 
-        return pfs__diag_set(
-            diag, PFS_ENOTFOUND, NULL, 0, 0, "gpu", "unknown GPU profile '%s'%s%s%s (known: %s)",
-            name, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", known);
+        return pfs__diag_set(diag, PFS_ENOTFOUND, NULL, 0, 0, "gpu",
+                             "unknown GPU profile '%s'%s (known: %s)", name,
+                             pfs__did_you_mean(pfs__gpu_nearest(name), hint, sizeof hint), known);
     }
 }

@@ -43,6 +43,17 @@ pfs_policy_find(const char *name)
 }
 
 const char *
+pfs__policy_nearest(const char *name)
+{
+    const char *names[sizeof registry / sizeof registry[0]];
+    size_t n = 0;
+
+    for (; registry[n]; n++)
+        names[n] = registry[n]->name;
+    return pfs__nearest(name, names, n);
+}
+
+const char *
 pfs_policy_name(const struct pfs_policy_ops *ops)
 {
     return ops->name;

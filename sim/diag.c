@@ -267,6 +267,15 @@ edit_distance(const char *a, const char *b)
 }
 
 const char *
+pfs__did_you_mean(const char *near, char *buf, size_t size)
+{
+    if (!near)
+        return "";
+    snprintf(buf, size, "; did you mean '%s'?", near);
+    return buf;
+}
+
+const char *
 pfs__nearest(const char *name, const char *const *names, size_t n)
 {
     const char *best = NULL;

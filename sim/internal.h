@@ -100,8 +100,13 @@ bool pfs__parse_quantity(const char *text, const char *setting, double *out, cha
  * six bytes or more), for a "did you mean" after an unknown name; NULL when none is near. */
 const char *pfs__nearest(const char *name, const char *const *names, size_t n);
 
-/* The GPU profile name nearest name (pfs__nearest over pfs_gpu_name), or NULL. */
+/* The GPU profile name or the policy name nearest name (pfs__nearest over the profiles or
+ * the registry), or NULL. */
 const char *pfs__gpu_nearest(const char *name);
+const char *pfs__policy_nearest(const char *name);
+/* "; did you mean 'NEAR'?" written into buf, or "" when near is NULL: the hint after an
+ * unknown name. */
+const char *pfs__did_you_mean(const char *near, char *buf, size_t size);
 
 /* A relative input path as a scenario, sweep or option names it, found (docs/scenarios.md):
  * beside the file that names it (base_dir, NULL for none), else in the current folder, else

@@ -76,10 +76,10 @@ static const char *
 unknown_gpu(const char *name)
 {
     static char msg[160];
-    const char *near = pfs__gpu_nearest(name);
+    char hint[80];
 
-    snprintf(msg, sizeof msg, "unknown GPU profile '%.40s'%s%s%s (pfisim gpus)", name,
-             near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    snprintf(msg, sizeof msg, "unknown GPU profile '%.40s'%s (pfisim gpus)", name,
+             pfs__did_you_mean(pfs__gpu_nearest(name), hint, sizeof hint));
     return msg;
 }
 
@@ -169,15 +169,15 @@ pfs__config_only(const config_setting_t *g, const char *prefix, const char *cons
             known = known || strcmp(n, names[k]) == 0;
         if (!known) {
             size_t count = 0;
-            const char *near;
+            char hint[80];
 
             while (names[count])
                 count++;
-            near = n ? pfs__nearest(n, names, count) : NULL;
             snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
-            return pfs__diag_set(diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
-                                 "%s: unknown setting%s%s%s", path, near ? "; did you mean '" : "",
-                                 near ? near : "", near ? "'?" : "");
+            return pfs__diag_set(
+                diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
+                "%s: unknown setting%s", path,
+                pfs__did_you_mean(n ? pfs__nearest(n, names, count) : NULL, hint, sizeof hint));
         }
     }
     return 0;
@@ -555,19 +555,11 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
         const char *name = config_setting_get_string_elem(p, i);
 
         if (!name || !pfs_policy_find(name)) {
-            const char *names[64];
-            size_t n = 0;
-            const char *near;
-            char msg[160];
+            char msg[160], hint[80];
 
-            while (n < 64 && pfs_policy_at(n)) {
-                names[n] = pfs_policy_name(pfs_policy_at(n));
-                n++;
-            }
-            near = name ? pfs__nearest(name, names, n) : NULL;
-            snprintf(msg, sizeof msg, "unknown policy '%s'%s%s%s (pfisim --list-policies)",
-                     name ? name : "?", near ? "; did you mean '" : "", near ? near : "",
-                     near ? "'?" : "");
+            snprintf(msg, sizeof msg, "unknown policy '%s'%s (pfisim --list-policies)",
+                     name ? name : "?",
+                     pfs__did_you_mean(name ? pfs__policy_nearest(name) : NULL, hint, sizeof hint));
             return bad(r, p, "scenario.policies", msg);
         }
         pfs__strlcpy(sc->policies[sc->n_policies++], name, sizeof sc->policies[0]);

@@ -164,7 +164,7 @@ count_tables(struct pfs_store *st, int *err)
 
 /* Opens st->db on path with flags (a file: URI when uri). */
 static int
-connect(struct pfs_store *st, const char *path, int flags)
+db_connect(struct pfs_store *st, const char *path, int flags)
 {
     if (st->db)
         sqlite3_close(st->db);
@@ -200,7 +200,7 @@ connect_immutable(struct pfs_store *st, const char *path)
                           ? snprintf(uri + n, sizeof uri - n, "%%%02X", (unsigned char)*c)
                           : snprintf(uri + n, sizeof uri - n, "%c", *c));
     snprintf(uri + n, sizeof uri - n, "?immutable=1");
-    return connect(st, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    return db_connect(st, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
 }
 
 static void
@@ -240,8 +240,9 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
         pfs__mkdir_parents(path); /* a failure shows as the open's */
         created = access(path, F_OK) != 0;
     }
-    if (connect(st, path,
-                write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) != 0) {
+    if (db_connect(st, path,
+                   write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) !=
+        0) {
         rc = fail(st, diag, PFS_EIO, "cannot open the results database");
         goto fail;
     }

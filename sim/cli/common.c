@@ -139,22 +139,15 @@ pfs_cli_suggest(const char *name, const char *(*candidate)(size_t i))
         names[n] = candidate(n);
         n++;
     }
-    if (!pfs__nearest(name, names, n))
-        return "";
-    snprintf(buf, sizeof buf, "; did you mean '%s'?", pfs__nearest(name, names, n));
-    return buf;
-}
-
-static const char *
-policy_name_at(size_t i)
-{
-    return pfs_policy_at(i) ? pfs_policy_name(pfs_policy_at(i)) : NULL;
+    return pfs__did_you_mean(pfs__nearest(name, names, n), buf, sizeof buf);
 }
 
 const char *
 pfs_cli_suggest_policy(const char *name)
 {
-    return pfs_cli_suggest(name, policy_name_at);
+    static char buf[96];
+
+    return pfs__did_you_mean(pfs__policy_nearest(name), buf, sizeof buf);
 }
 
 const char *
