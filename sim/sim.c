@@ -107,6 +107,21 @@ struct job {
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
 };
 
+/* A decision in flight: what it set for one job, and the decisions themselves, in the order
+ * they were made (the order their caps take effect: the actuation delay is one constant). */
+struct decided {
+    uint32_t job;
+    int active;
+    double cap, pause;
+};
+
+struct batch {
+    uint32_t round;
+    size_t from, n;   /* its entries in sim.dq */
+    double planned_w; /* the facility limit it planned for (NAN: none binding) */
+    bool tight;       /* whether it committed its whole caps' budget */
+};
+
 /* The progress hook (pfs_sim_set_progress): told every simulated hour of every run. */
 static void (*progress_fn)(void *arg, double sim_s, size_t events);
 static void *progress_arg;
@@ -143,6 +158,13 @@ struct sim {
     double planned_w[2]; /* facility limit the latest decision planned for, and the one whose
                           * caps are in effect now (NAN: none, or no binding limit) */
     uint32_t planned_round, applied_round; /* their control rounds */
+    uint32_t k_round; /* the applied round the tracking controller last moved k on */
+    /* The decisions in flight (made, not yet in effect), oldest first: every decision takes
+     * effect actuation_s after it was made, however soon the next one follows. */
+    struct decided *dq;
+    size_t dq_head, dq_len, dq_cap;
+    struct batch *bq;
+    size_t bq_head, bq_len, bq_cap;
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
     bool needs_truth;      /* the policy is the oracle */
@@ -1345,11 +1367,6 @@ apply(struct sim *s, uint32_t round)
     size_t m = 0, k = 0;
     int rc = 0;
 
-    if (round == s->planned_round) {
-        s->planned_w[1] = s->planned_w[0];
-        s->planned_tight[1] = s->planned_tight[0];
-        s->applied_round = round;
-    }
     /* Discrete pausing (control.pausing = "discrete"): a fractional pause p becomes one whole
      * pause of p x the time until the limit lifts (the job's allowance over the rest of the
      * event; a control period under a standing cap), the new ones of a decision staggered
@@ -1400,11 +1417,104 @@ apply(struct sim *s, uint32_t round)
     return rc;
 }
 
+/* ----- decisions in flight ----- */
+
+/* Opens a decision: its entries start at the end of dq. The entries of decisions already in
+ * effect are dropped first when they are at least half of it. */
+static size_t
+batch_open(struct sim *s)
+{
+    if (s->dq_head > 0 && s->dq_head >= s->dq_len - s->dq_head) {
+        memmove(s->dq, s->dq + s->dq_head, (s->dq_len - s->dq_head) * sizeof *s->dq);
+        for (size_t b = s->bq_head; b < s->bq_head + s->bq_len; b++)
+            s->bq[b].from -= s->dq_head;
+        s->dq_len -= s->dq_head;
+        s->dq_head = 0;
+    }
+    return s->dq_len;
+}
+
+/* The open decision sets job j to (cap, pause) on active GPUs. */
+static int
+decide(struct sim *s, size_t j, double cap, double pause, int active)
+{
+    if (s->dq_len == s->dq_cap) {
+        size_t cap_n = s->dq_cap ? 2 * s->dq_cap : 1024;
+        struct decided *g = realloc(s->dq, cap_n * sizeof *g);
+
+        if (!g)
+            return PFS_ENOMEM;
+        s->dq = g;
+        s->dq_cap = cap_n;
+    }
+    s->dq[s->dq_len++] = (struct decided){(uint32_t)j, active, cap, pause};
+    return 0;
+}
+
+/* Closes the decision opened at entry from, as round s->round. */
+static int
+batch_close(struct sim *s, size_t from)
+{
+    if (s->bq_head + s->bq_len == s->bq_cap) {
+        if (s->bq_head > 0) {
+            memmove(s->bq, s->bq + s->bq_head, s->bq_len * sizeof *s->bq);
+            s->bq_head = 0;
+        } else {
+            size_t cap_n = s->bq_cap ? 2 * s->bq_cap : 64;
+            struct batch *g = realloc(s->bq, cap_n * sizeof *g);
+
+            if (!g)
+                return PFS_ENOMEM;
+            s->bq = g;
+            s->bq_cap = cap_n;
+        }
+    }
+    s->bq[s->bq_head + s->bq_len++] =
+        (struct batch){s->round, from, s->dq_len - from, s->planned_w[0], s->planned_tight[0]};
+    return 0;
+}
+
+/* The decisions up to round take effect, oldest first. A decision made while an earlier one
+ * was still in flight waits its own actuation delay; an earlier version kept one pending
+ * decision per job, which the next decision overwrote, so that with decisions closer
+ * together than the delay none ever took effect (test_sim_actuation_overlap). */
+static int
+actuate(struct sim *s, uint32_t round)
+{
+    int rc = 0;
+
+    while (rc == 0 && s->bq_len > 0 && s->bq[s->bq_head].round <= round) {
+        struct batch b = s->bq[s->bq_head++];
+
+        s->bq_len--;
+        for (size_t q = 0; q < b.n; q++) {
+            const struct decided *e = &s->dq[b.from + q];
+            struct job *jb = &s->jobs[e->job];
+
+            if (jb->state != RUNNING)
+                continue; /* finished since */
+            jb->pend_cap = e->cap;
+            jb->pend_pause = e->pause;
+            jb->pend_active = e->active;
+            jb->pend_round = b.round;
+        }
+        s->dq_head = b.from + b.n;
+        s->planned_w[1] = b.planned_w;
+        s->planned_tight[1] = b.tight;
+        s->applied_round = b.round;
+        rc = apply(s, b.round);
+    }
+    if (s->bq_len == 0)
+        s->bq_head = s->dq_head = s->dq_len = 0;
+    return rc;
+}
+
 static int
 control(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len;
     bool reuse;
+    size_t from;
     int rc;
 
     if ((rc = schedule(s)))
@@ -1428,6 +1538,7 @@ control(struct sim *s)
      * needs saving, and asking it costs work at every step). */
     if (isfinite(fac) && s->sc->pue * (s->full_gpu_w + free_idle_w(s) + s->in->other_w) <= fac)
         fac = HUGE_VAL;
+    from = batch_open(s);
     if (!isfinite(fac)) {
         /* No binding limit: full power, no policy asked; only jobs not there yet change. */
         bool any = false;
@@ -1444,10 +1555,9 @@ control(struct sim *s)
             if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0) &&
                 jb->active == s->in->wl->jobs[s->running[r]].n_gpus)
                 continue;
-            jb->pend_cap = g->max_limit_w;
-            jb->pend_pause = 0;
-            jb->pend_active = s->in->wl->jobs[s->running[r]].n_gpus;
-            jb->pend_round = s->round;
+            if ((rc = decide(s, s->running[r], g->max_limit_w, 0,
+                             s->in->wl->jobs[s->running[r]].n_gpus)))
+                return rc;
             any = true;
         }
         if (!any)
@@ -1472,10 +1582,11 @@ control(struct sim *s)
 
             if (!isfinite(s->planned_w[0]))
                 s->track_k = 1; /* the limit starts to bind now */
-            else if (s->applied_round == s->planned_round && isfinite(set_for) && metered > 0 &&
+            else if (s->applied_round != s->k_round && isfinite(set_for) && metered > 0 &&
                      (set_for < metered || s->planned_tight[1]))
                 s->track_k =
                     fmin(1.25, fmax(0.75, s->track_k * fmin(1.1, fmax(0.9, set_for / metered))));
+            s->k_round = s->applied_round; /* once per decision that took effect */
             gpu_budget *= s->track_k;
         }
         s->planned_w[0] = fac;
@@ -1546,14 +1657,15 @@ control(struct sim *s)
                 jb->given_up = true;
                 s->res->deadlines_given_up++;
             }
-            jb->pend_cap = s->ad[r].cap_w;
-            jb->pend_pause = s->ad[r].pause_frac;
-            jb->pend_active = pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]);
-            jb->pend_round = s->round;
+            if ((rc = decide(s, s->running[r], s->ad[r].cap_w, s->ad[r].pause_frac,
+                             pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]))))
+                return rc;
         }
     }
+    if ((rc = batch_close(s, from)))
+        return rc;
     if (s->sc->actuation_s <= 0)
-        return apply(s, s->round);
+        return actuate(s, s->round);
     return pfs__heap_push(&s->heap, s->now_us + (int64_t)(s->sc->actuation_s * US), PFS__EV_ACTUATE,
                           0, s->round);
 }
@@ -1984,7 +2096,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 if (jb->state == RUNNING && jb->dpause_until_us > 0)
                     rc = transition(&s, ev.job, jb->cap_w, discrete_pause(&s, ev.job), jb->active);
             } else
-                rc = apply(&s, ev.version);
+                rc = actuate(&s, ev.version);
             break;
         case PFS__EV_MINUTE:
             rc = minute(&s);
@@ -2036,6 +2148,8 @@ out:
     free(s.ev_over_min);
     free(s.ev_floor_over);
     pfs__heap_fini(&s.heap);
+    free(s.dq);
+    free(s.bq);
     free(s.jobs);
     free(s.queue);
     free(s.arrival);

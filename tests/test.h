@@ -182,6 +182,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_one_job)                                                                            \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \
+    X(test_sim_actuation_overlap)                                                                  \
     X(test_price_closed_form)                                                                      \
     X(test_sim_safe_start)                                                                         \
     X(test_sim_ramp_baseline)                                                                      \

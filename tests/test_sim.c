@@ -168,6 +168,37 @@ test_sim_notice(struct test *t)
     }
 }
 
+/* Decisions closer together than the actuation delay. The policy decides every 100 s and
+ * its caps take effect 150 s later, so a decision is always still in flight when the next is
+ * made. Each must still take effect 150 s after it was made: the decision of 800 s plans for
+ * 950-1,050 s, which holds the start of test_sim_cap_change's event (1,000-5,000 s), and caps
+ * the job from 950 s; the one of 4,800 s still covers the event (to 5,050 s); the one of
+ * 4,900 s lifts the cap at 5,050 s. Never over the target. Before the fix every decision was
+ * overwritten by the next before its time came and none took effect: the job ran at full
+ * power through the whole event, 4,000 s over the target (on 10,000 GPUs the oracle missed
+ * all 50 events of bench/poisson-10k.cfg, arrivals and finishes deciding every few seconds
+ * against a 30 s actuation). */
+void
+test_sim_actuation_overlap(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          &sc);
+    sc.actuation_s = 150;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[0].tokens_done, 200 * 950.0 + 150 * (5050 - 950.0) + 200 * (7200 - 5050.0), 1e-6);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
+
 /* Safe start: a job launched under a limit its GPUs at full draw would break starts at the
  * floor cap until the policy's decision takes effect. A event (1,000-5,000 s) at 1.5 x (2 x
  * 450 + 6 x 75 + 1,000) = 3,525 W; job a alone fits at 700 W; b arrives at 2,000 s, when a
