@@ -71,6 +71,24 @@ test_trust_nonbinding_cap(struct test *t)
     pfs_sim_inputs_free(in);
 }
 
+/* The run without events made on a spare thread beside the policy's run (pfisim run with
+ * more threads than policies) gives the same bytes as made after it on one thread: the
+ * default scenario's week, which holds events, one policy, the cost of DR in the CSV. */
+void
+test_trust_nodr_beside(struct test *t)
+{
+    char *out1 = NULL, *err1 = NULL, *out2 = NULL, *err2 = NULL;
+
+    CHECK_INT(test_run(t, "run --days 7 --policy oracle --csv --threads 1", &out1, &err1), 0);
+    CHECK_INT(test_run(t, "run --days 7 --policy oracle --csv --threads 2", &out2, &err2), 0);
+    CHECK(out1 && out2 && strcmp(out1, out2) == 0);
+    CHECK(out1 && strstr(out1, "dr_cost") != NULL);
+    free(out1);
+    free(err1);
+    free(out2);
+    free(err2);
+}
+
 void
 test_trust_nodr_shared(struct test *t)
 {

@@ -49,8 +49,9 @@ const char pfs_cli_run_help[] =
     "  --db[=FILE]           write every run to the results database (docs/results.md;\n"
     "                        default results/pfisim.db), one transaction per run\n"
     "  --resume              with --db: skip runs the database already holds\n"
-    "  --threads N           simulate up to N policies at once (default: the CPUs online);\n"
-    "                        the outputs are the same bytes for every N\n"
+    "  --threads N           simulate up to N policies at once (default: the CPUs online),\n"
+    "                        a thread to spare making the run without DR events beside\n"
+    "                        them; the outputs are the same bytes for every N\n"
     "  --csv                 one seed: policy,tokens,mean_tps,energy_j,tokens_per_j,\n"
     "                        dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
     "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
@@ -296,15 +297,33 @@ run_worker(void *arg)
     }
 }
 
-/* Runs the pool's policies on n_threads threads (1: in this one). Returns the first
- * failure in policy order, its message in *d. */
+/* The run without events that prices DR, made on a thread of its own (a failure there is
+ * pfs_sim_run's to report: it makes the run itself then). */
+static void *
+nodr_worker(void *arg)
+{
+    struct run_pool *rp = arg;
+    struct pfs_diag d = {0};
+
+    (void)pfs_sim_nodr_prepare(rp->sc, rp->in, &d);
+    return NULL;
+}
+
+/* Runs the pool's policies on n_threads threads (1: in this one). A thread more than the
+ * policies need makes the run without events beside them, when it is shared (it would
+ * otherwise follow the first run to end: a single policy's run took twice its own time on a
+ * 2-core machine with a core idle). Returns the first failure in policy order, its message
+ * in *d. */
 static int
 run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
 {
-    pthread_t th[64];
+    pthread_t th[64], nodr;
     size_t started = 0;
+    bool spare = false;
 
     pthread_mutex_init(&rp->lock, NULL);
+    if (n_threads > rp->n && rp->sc->n_dr > 0)
+        spare = pthread_create(&nodr, NULL, nodr_worker, rp) == 0;
     if (n_threads > rp->n)
         n_threads = rp->n;
     if (n_threads > sizeof th / sizeof th[0])
@@ -316,6 +335,8 @@ run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
         run_worker(rp);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    if (spare)
+        pthread_join(nodr, NULL);
     pthread_mutex_destroy(&rp->lock);
     if (rp->rc)
         *d = rp->d;
