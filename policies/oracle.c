@@ -36,7 +36,12 @@ oracle_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_de
     if (!v->truth || v->truth->n_jobs != v->n_jobs)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "the oracle needs the jobs' true curves");
-    rc = pfs__waterfill("oracle", v->truth->hull, v->jobs, v->n_jobs, v->budget_w, NULL, out, diag);
+    if (v->truth->cls)
+        rc = pfs__waterfill_classes("oracle", v->truth->hull, v->jobs, v->n_jobs, v->truth->cls,
+                                    v->truth->n_classes, v->budget_w, out, diag);
+    else
+        rc = pfs__waterfill("oracle", v->truth->hull, v->jobs, v->n_jobs, v->budget_w, NULL, out,
+                            diag);
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
         out[i] = decode(&v->truth->hull[i], &v->jobs[i], out[i].cap_w);
     return rc;

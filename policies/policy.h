@@ -53,6 +53,16 @@ int pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct p
                    size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                    struct pfs_diag *diag);
 
+/* pfs__waterfill (no skip) for jobs in classes: cls[i] < n_classes, and jobs of one class
+ * have the same curve and GPU count, bit for bit. Each class's segments are priced once,
+ * their need times the class's jobs, so the price is found over the classes' segments, not
+ * the jobs': the same optimum (ties and rounding crumbs aside) at a fraction of the work when
+ * thousands of running jobs share a hundred curves. */
+int pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
+                           const struct pfs_alloc_job *jobs, size_t n, const uint32_t *cls,
+                           uint32_t n_classes, double budget_w, struct pfs_alloc_decision *out,
+                           struct pfs_diag *diag);
+
 /* The same per-GPU level for every job, clamped to each job's [lo_i, hi_i]: the level L with
  * sum n_i clamp(L, lo_i, hi_i) = budget (hi when it all fits). Writes out[i].cap_w.
  * Returns 0 or PFS_EINVAL (sum n_i lo_i > budget). */

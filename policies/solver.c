@@ -159,6 +159,10 @@ struct wf_scratch {
     size_t first_cap;
     struct seg *s; /* the segments of the threshold's bucket */
     size_t s_cap;
+    size_t *cls; /* pfs__waterfill_classes: per class, WC_WORDS words */
+    size_t cls_cap;
+    uint32_t *order; /* the classes present, in order of their first job */
+    size_t order_cap;
     double bucket[WF_BUCKETS];
 };
 
@@ -173,6 +177,8 @@ wf_free(void *p)
     if (w) {
         free(w->seg);
         free(w->first);
+        free(w->cls);
+        free(w->order);
         free(w->s);
         free(w);
     }
@@ -358,6 +364,101 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
                 double take = fmin(R, need[q]);
 
                 out[i].cap_w = curves[i].x[q - first[i]] + take / jobs[i].n_gpus;
+                R -= take;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A class's words in wf_scratch.cls: its first job, its jobs, its first segment, its
+ * segments, the segments taken. */
+enum { WC_REP, WC_COUNT, WC_FIRST, WC_NSEG, WC_TAKEN, WC_WORDS };
+
+int
+pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
+                       const struct pfs_alloc_job *jobs, size_t n, const uint32_t *cls,
+                       uint32_t n_classes, double budget_w, struct pfs_alloc_decision *out,
+                       struct pfs_diag *diag)
+{
+    size_t n_seg = 0, m = 0, n_used = 0, *cw;
+    struct wf_scratch *w;
+    double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL, *slope, *need;
+
+    if (!(w = wf_scratch(0, 0)) ||
+        wf_grow((void **)&w->cls, &w->cls_cap, (size_t)n_classes * WC_WORDS + 1, sizeof *w->cls) ||
+        wf_grow((void **)&w->order, &w->order_cap, (size_t)n_classes + 1, sizeof *w->order))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    cw = w->cls;
+    for (uint32_t c = 0; c < n_classes; c++)
+        cw[(size_t)c * WC_WORDS + WC_REP] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t *k = cw + (size_t)cls[i] * WC_WORDS;
+
+        out[i].cap_w = curves[i].x[0];
+        out[i].pause_frac = 0;
+        used += jobs[i].n_gpus * curves[i].x[0];
+        if (k[WC_REP] == SIZE_MAX) {
+            k[WC_REP] = i;
+            k[WC_COUNT] = 0;
+            w->order[n_used++] = cls[i];
+            n_seg += curves[i].n - 1;
+        }
+        k[WC_COUNT]++;
+    }
+    if (used > budget_w * (1 + 1e-12))
+        return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
+    R = budget_w - used;
+    if (!(w = wf_scratch(n_seg, 0)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    slope = w->seg;
+    need = w->seg + w->seg_cap;
+    for (size_t u = 0; u < n_used; u++) {
+        size_t *k = cw + (size_t)w->order[u] * WC_WORDS, i = k[WC_REP];
+
+        k[WC_FIRST] = m;
+        for (size_t q = 0; q + 1 < curves[i].n; q++) {
+            double nd = jobs[i].n_gpus * (curves[i].x[q + 1] - curves[i].x[q]);
+            double gain = curves[i].y[q + 1] - curves[i].y[q];
+
+            if (!(gain > 0))
+                break; /* concave: nothing steeper follows */
+            slope[m] = gain / nd;
+            need[m] = nd * (double)k[WC_COUNT];
+            if (slope[m] < lo)
+                lo = slope[m];
+            if (slope[m] > hi)
+                hi = slope[m];
+            m++;
+        }
+        k[WC_NSEG] = m - k[WC_FIRST];
+    }
+    mu = wf_price(w, m, R, lo, hi);
+    if (isnan(mu))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t u = 0; u < n_used; u++) {
+        size_t *k = cw + (size_t)w->order[u] * WC_WORDS;
+
+        k[WC_TAKEN] = 0;
+        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG]; q++) {
+            if (mu < 0 || slope[q] > mu) {
+                k[WC_TAKEN]++;
+                R -= need[q];
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i].cap_w = curves[i].x[cw[(size_t)cls[i] * WC_WORDS + WC_TAKEN]];
+    /* The budget left goes to segments at exactly mu, job by job in job order. */
+    for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
+        const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
+
+        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG] && R > 0; q++) {
+            if (!(slope[q] > mu) && !(slope[q] < mu)) {
+                size_t at = q - k[WC_FIRST];
+                double take = fmin(R, jobs[i].n_gpus * (curves[i].x[at + 1] - curves[i].x[at]));
+
+                out[i].cap_w = curves[i].x[at] + take / jobs[i].n_gpus;
                 R -= take;
             }
         }

@@ -16,6 +16,10 @@ struct pfs_truth {
     struct pfs_pwl *hull;  /* per job: the envelope, paused point first */
     struct pfs_pwl *power; /* per job: its true per-GPU draw (y) against the cap (x) */
     int *n_gpus;           /* per job: its GPUs, for scoring a resize (NULL: not known) */
+    /* per job: its class, jobs whose envelopes and GPU counts are the same bits, numbered
+     * below n_classes (NULL: every job its own); the oracle water-fills a class once */
+    uint32_t *cls;
+    uint32_t n_classes;
 };
 
 #endif

@@ -193,6 +193,11 @@ struct sim {
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
+    /* The oracle's classes (struct pfs_truth's cls): jobs that run the same curve on the same
+     * number of GPUs have the same envelope, bit for bit; keys curve << 32 | GPUs, plus 1. */
+    uint64_t *cls_key;
+    uint32_t *cls_id;
+    size_t cls_cap;
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
@@ -973,6 +978,46 @@ duration_on(const struct sim *s, size_t j, size_t c, size_t p)
                         s->in->curves[c].n_gpus);
 }
 
+/* The class of a job running curve c on n GPUs (sim.cls_key); UINT32_MAX without memory. */
+static uint32_t
+class_of(struct sim *s, size_t c, int n)
+{
+    uint64_t key = ((uint64_t)c << 32 | (uint32_t)n) + 1;
+    size_t h;
+
+    if (2 * ((size_t)s->truth.n_classes + 1) > s->cls_cap) { /* grow: rehash into twice */
+        size_t cap = s->cls_cap ? 2 * s->cls_cap : 256;
+        uint64_t *k = calloc(cap, sizeof *k);
+        uint32_t *v = calloc(cap, sizeof *v);
+
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return UINT32_MAX;
+        }
+        for (size_t i = 0; i < s->cls_cap; i++) {
+            if (!s->cls_key[i])
+                continue;
+            for (h = (size_t)(s->cls_key[i] * 0x9E3779B97F4A7C15u) & (cap - 1); k[h];
+                 h = (h + 1) & (cap - 1))
+                ;
+            k[h] = s->cls_key[i];
+            v[h] = s->cls_id[i];
+        }
+        free(s->cls_key);
+        free(s->cls_id);
+        s->cls_key = k;
+        s->cls_id = v;
+        s->cls_cap = cap;
+    }
+    for (h = (size_t)(key * 0x9E3779B97F4A7C15u) & (s->cls_cap - 1); s->cls_key[h];
+         h = (h + 1) & (s->cls_cap - 1))
+        if (s->cls_key[h] == key)
+            return s->cls_id[h];
+    s->cls_key[h] = key;
+    return s->cls_id[h] = s->truth.n_classes++;
+}
+
 /* The static part of running slot r's view (its job just started there): the job's limits,
  * tier, deadline and name, its telemetry scaled to its GPUs, its predicted curves (as
  * pfs__predicted_curve makes them; n = 0 where it has none, so that the policy reports why)
@@ -1010,6 +1055,15 @@ view_fill(struct sim *s, size_t r)
         s->truth.power[r] = c->power;
         for (size_t k = 0; k < s->truth.hull[r].n; k++)
             s->truth.hull[r].y[k] *= scale;
+        if (s->truth.cls) { /* without memory for the classes: every job its own */
+            uint32_t k = class_of(s, s->jobs[j].curve, w->n_gpus);
+
+            if (k == UINT32_MAX) {
+                free(s->truth.cls);
+                s->truth.cls = NULL;
+            } else
+                s->truth.cls[r] = k;
+        }
     }
 }
 
@@ -1024,6 +1078,8 @@ view_move(struct sim *s, size_t from, size_t to)
     if (s->needs_truth) {
         s->truth.hull[to] = s->truth.hull[from];
         s->truth.power[to] = s->truth.power[from];
+        if (s->truth.cls)
+            s->truth.cls[to] = s->truth.cls[from];
     }
 }
 
@@ -1955,6 +2011,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
         s.truth.power = calloc(most + 1, sizeof *s.truth.power);
+        s.truth.cls = s.needs_truth ? calloc(most + 1, sizeof *s.truth.cls) : NULL;
         s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
         s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
     }
@@ -2159,6 +2216,9 @@ out:
     free(s.fin);
     free(s.truth.hull);
     free(s.truth.power);
+    free(s.truth.cls);
+    free(s.cls_key);
+    free(s.cls_id);
     free(s.pred[0]);
     free(s.pred[1]);
     return rc;

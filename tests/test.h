@@ -157,6 +157,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_predict_bad_input)                                                                      \
     X(test_policies_properties)                                                                    \
     X(test_waterfill_breakpoints)                                                                  \
+    X(test_waterfill_classes)                                                                      \
     X(test_policies_infeasible)                                                                    \
     X(test_policies_views)                                                                         \
     X(test_alloc_cli)                                                                              \

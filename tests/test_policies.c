@@ -506,6 +506,75 @@ test_alloc_cli(struct test *t)
     free(err);
 }
 
+/* Water-filling by classes (pfs__waterfill_classes, what the oracle uses in the simulator)
+ * against water-filling job by job, on random views where jobs share a few curves and GPU
+ * counts, budgets from the minimum caps to more than everything: the same throughput to 1e-9,
+ * never over the budget, and every job's cap the same within 1e-6 W (jobs of one class have
+ * the same slopes, bit for bit, either way, and both give the budget left at the price to
+ * them in job order: only the rounding of what is left may differ). */
+void
+test_waterfill_classes(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+    gsl_rng_set(r, 91);
+    for (int inst = 0; inst < 200 && t->failures < 10; inst++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, 400), n_cls = 1 + gsl_rng_uniform_int(r, 12);
+        struct pfs_pwl *proto = calloc(n_cls, sizeof *proto), *c = calloc(n, sizeof *c);
+        struct pfs_alloc_job *jobs = calloc(n, sizeof *jobs);
+        struct pfs_alloc_decision *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+        uint32_t *cls = calloc(n, sizeof *cls);
+        int *gpus = calloc(n_cls, sizeof *gpus);
+        double lo = 0, hi = 0, budget, got_a = 0, got_b = 0, used = 0;
+        struct pfs_diag d = {0};
+        size_t differ = 0;
+
+        for (size_t k = 0; k < n_cls; k++) {
+            double s = 1;
+
+            gpus[k] = 1 << gsl_rng_uniform_int(r, 5);
+            proto[k].n = 2 + gsl_rng_uniform_int(r, 10);
+            for (size_t q = 0; q < proto[k].n; q++) {
+                proto[k].x[q] = 200 + 50.0 * (double)q;
+                proto[k].y[q] = q == 0 ? 100 * gsl_rng_uniform_pos(r)
+                                       : proto[k].y[q - 1] + 50 * (s *= gsl_rng_uniform_pos(r));
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            cls[i] = (uint32_t)gsl_rng_uniform_int(r, n_cls);
+            c[i] = proto[cls[i]];
+            jobs[i].n_gpus = gpus[cls[i]];
+            lo += jobs[i].n_gpus * c[i].x[0];
+            hi += jobs[i].n_gpus * c[i].x[c[i].n - 1];
+        }
+        budget = lo + (hi - lo) * 1.1 * gsl_rng_uniform(r);
+        CHECK_INT(pfs__waterfill("test", c, jobs, n, budget, NULL, a, &d), 0);
+        CHECK_INT(pfs__waterfill_classes("test", c, jobs, n, cls, (uint32_t)n_cls, budget, b, &d),
+                  0);
+        for (size_t i = 0; i < n; i++) {
+            got_a += pfs_pwl_eval(&c[i], a[i].cap_w);
+            got_b += pfs_pwl_eval(&c[i], b[i].cap_w);
+            used += jobs[i].n_gpus * b[i].cap_w;
+            differ += fabs(a[i].cap_w - b[i].cap_w) > 1e-6;
+        }
+        CHECK_NEAR(got_b, got_a, 1e-9 * got_a);
+        if (!(used <= budget * (1 + 1e-12)))
+            test_fail(t, __FILE__, __LINE__, "instance %d: %.6f W of a %.6f W budget", inst, used,
+                      budget);
+        if (differ)
+            test_fail(t, __FILE__, __LINE__, "instance %d: %zu of %zu jobs' caps differ", inst,
+                      differ, n);
+        free(proto);
+        free(c);
+        free(jobs);
+        free(a);
+        free(b);
+        free(cls);
+        free(gpus);
+    }
+    gsl_rng_free(r);
+}
+
 /* Water-filling with the budget exactly at a breakpoint: the minimum caps plus the segments
  * steeper than some price, summed in another order than the solver sums them, so that what
  * is left after taking them is a rounding crumb of either sign. A solver that takes the crumb
