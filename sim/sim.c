@@ -174,6 +174,12 @@ struct sim {
                         * each at its top cap): a limit above the facility's draw with it
                         * does not bind, and no policy is asked */
     double dr_baseline_w[PFS_MAX_DR];
+    /* The events in order of start (ties: index), and the first of them that may still
+     * matter: those before it were over an hour before now. Every look at the limits starts
+     * there and stops at the first event that starts too late to count, where it went over
+     * all 50 events of a year at every arrival (half the control step's own time in a
+     * Poisson year on 10,000 GPUs). */
+    size_t *dr_by_start, dr_live;
     double floor_gpu_w; /* what the running jobs' GPUs draw at their minimum caps */
     /* the planner's summary */
     struct fin *fin;  /* reserve()'s scratch (the reference scheduler): every running job */
@@ -685,35 +691,38 @@ dr_baseline(const struct sim *s, size_t k, double t)
 }
 
 /* The length of the DR event in progress at t (start to end of ramp up), 0 if none. */
+static long event_at(const struct sim *s, double t);
+
 static double
 event_length(const struct sim *s, double t)
 {
-    for (size_t k = 0; k < s->sc->n_dr; k++) {
-        const struct pfs_dr_event *e = &s->sc->dr[k];
+    long k = event_at(s, t);
 
-        if (t >= e->start_s && t < pfs_dr_over_s(e))
-            return pfs_dr_over_s(e) - e->start_s;
-    }
-    return 0;
+    return k < 0 ? 0 : pfs_dr_over_s(&s->sc->dr[k]) - s->sc->dr[k].start_s;
 }
 
 static bool
 in_event(const struct sim *s, double t)
 {
-    for (size_t k = 0; k < s->sc->n_dr; k++)
-        if (t >= s->sc->dr[k].start_s && t < pfs_dr_over_s(&s->sc->dr[k]))
-            return true;
-    return false;
+    return event_at(s, t) >= 0;
 }
 
 /* The DR event in progress at t (start to the end of its ramp up), -1 if none. */
 static long
 event_at(const struct sim *s, double t)
 {
-    for (size_t k = 0; k < s->sc->n_dr; k++)
-        if (t >= s->sc->dr[k].start_s && t < pfs_dr_over_s(&s->sc->dr[k]))
-            return (long)k;
-    return -1;
+    long at = -1;
+
+    for (size_t q = s->dr_live; q < s->sc->n_dr; q++) {
+        size_t k = s->dr_by_start[q];
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+
+        if (e->start_s > t)
+            break;
+        if (t < pfs_dr_over_s(e) && (at < 0 || (long)k < at))
+            at = (long)k; /* the first in index order, where events overlap */
+    }
+    return at;
 }
 
 /* When the limit a decision at t plans for is announced to lift: the end of the ramp up of
@@ -730,8 +739,8 @@ limit_lifts(const struct sim *s, double t)
         return HUGE_VAL;
     while (more) {
         more = false;
-        for (size_t k = 0; k < s->sc->n_dr; k++) {
-            const struct pfs_dr_event *e = &s->sc->dr[k];
+        for (size_t q = s->dr_live; q < s->sc->n_dr; q++) {
+            const struct pfs_dr_event *e = &s->sc->dr[s->dr_by_start[q]];
             double end = pfs_dr_over_s(e);
             bool starts = isfinite(until) ? e->start_s <= until : e->start_s < t + 3600;
 
@@ -750,8 +759,13 @@ facility_budget(const struct sim *s, double t)
 {
     double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
 
-    for (size_t k = 0; k < s->sc->n_dr; k++)
+    for (size_t q = s->dr_live; q < s->sc->n_dr; q++) {
+        size_t k = s->dr_by_start[q];
+
+        if (s->sc->dr[k].start_s > t)
+            break; /* it and every later one: no limit yet */
         b = fmin(b, dr_target(s, k, t));
+    }
     return b;
 }
 
@@ -765,13 +779,16 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 {
     double next = t + period, lo, hi, b;
 
-    for (size_t k = 0; k < s->sc->n_dr; k++) {
-        const struct pfs_dr_event *e = &s->sc->dr[k];
+    for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
+        const struct pfs_dr_event *e = &s->sc->dr[s->dr_by_start[i]];
         double kinks[4 + PFS_MAX_DR_STEPS];
-        size_t nk = dr_kinks(e, kinks);
+        size_t nk;
 
+        if (e->start_s >= next)
+            break; /* its kinks, and every later event's, are all at or after next */
         if (t < e->start_s - e->notice_s)
             continue; /* not announced yet */
+        nk = dr_kinks(e, kinks);
         for (size_t q = 0; q < nk; q++)
             if (kinks[q] > t && kinks[q] < next)
                 next = kinks[q];
@@ -782,13 +799,17 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
      * value on [lo, hi) is at lo, just before hi, or at a kink in between: exact, and
      * O(events). */
     b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
-    for (size_t k = 0; k < s->sc->n_dr; k++) {
+    for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
+        size_t k = s->dr_by_start[i];
         const struct pfs_dr_event *e = &s->sc->dr[k];
         double kinks[4 + PFS_MAX_DR_STEPS];
-        size_t nk = dr_kinks(e, kinks);
+        size_t nk;
 
-        if (hi <= e->start_s || lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
+        if (hi <= e->start_s)
+            break; /* it and every later one start after the window */
+        if (lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
             continue; /* no overlap, or not announced yet */
+        nk = dr_kinks(e, kinks);
         /* The controller aims control.margin below an event's target. */
         b = fmin(b, dr_target(s, k, lo) * (1 - s->sc->margin));
         b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)) * (1 - s->sc->margin));
@@ -1579,9 +1600,12 @@ control(struct sim *s)
     period = in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
     /* An event's baseline is the facility's power when the event first enters the window
      * this decision plans for (at its start at the latest): before any cap it causes. */
-    for (size_t k = 0; k < s->sc->n_dr; k++) {
+    for (size_t q = s->dr_live; q < s->sc->n_dr; q++) {
+        size_t k = s->dr_by_start[q];
         const struct pfs_dr_event *e = &s->sc->dr[k];
 
+        if (!(e->start_s < t + fmin(period, 3600) + s->sc->actuation_s))
+            break; /* it and every later one start after the window */
         if (!(s->dr_baseline_w[k] > 0) && t >= e->start_s - e->notice_s &&
             e->start_s < t + fmin(period, 3600) + s->sc->actuation_s && t < pfs_dr_over_s(e))
             s->dr_baseline_w[k] = dr_baseline(s, k, t);
@@ -2018,9 +2042,10 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
+    s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
     if (!s.jobs || !s.queue || !s.arrival || !s.running || !s.aj || !s.at || !s.ad || !s.fin ||
         !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power || !s.minute_w ||
-        !s.ev_over_min || !s.ev_floor_over) {
+        !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -2030,6 +2055,13 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         pfs__strlcpy(out->pool[p].gpu, in->pools[p].gpu, sizeof out->pool[p].gpu);
     }
     out->n_pools = in->n_pools;
+    for (size_t k = 0; k < sc->n_dr; k++) { /* by start, then index: an insertion sort */
+        size_t q = k;
+
+        for (; q > 0 && sc->dr[s.dr_by_start[q - 1]].start_s > sc->dr[k].start_s; q--)
+            s.dr_by_start[q] = s.dr_by_start[q - 1];
+        s.dr_by_start[q] = k;
+    }
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
     s.end_us = (int64_t)(sc->days * 86400 * US);
@@ -2090,6 +2122,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             continue; /* stale: the job's rate changed since */
         advance(&s, ev.t_us);
         out->events++;
+        while (s.dr_live < sc->n_dr &&
+               pfs_dr_over_s(&sc->dr[s.dr_by_start[s.dr_live]]) + 3600 <= (double)s.now_us / US)
+            s.dr_live++; /* over an hour ago: no look back reaches it */
         if (ev.type == PFS__EV_ARRIVAL && ++s.n_arrived < n) { /* the stream's next */
             const struct order_key *a = &s.arrival[s.n_arrived];
 
@@ -2203,6 +2238,7 @@ out:
     free(s.minute_w);
     free(s.ev_over_min);
     free(s.ev_floor_over);
+    free(s.dr_by_start);
     pfs__heap_fini(&s.heap);
     free(s.dq);
     free(s.bq);
