@@ -943,7 +943,8 @@ set_rate(struct sim *s, size_t j)
     jb->rate = rate;
     jb->gpu_w = gw;
     jb->version++;
-    pfs__order_insert(s->ord, jb->pool, j, finish_key(s, j), w->n_gpus);
+    if (pfs__order_insert(s->ord, jb->pool, j, finish_key(s, j), w->n_gpus) != 0)
+        return PFS_ENOMEM;
     if (rate > 0) {
         double left = fmax(0, w->tokens - jb->done);
         int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
@@ -2019,7 +2020,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
          struct pfs_diag *diag)
 {
     struct sim s = {0};
-    size_t n = in->wl->n_jobs;
+    size_t n = in->wl->n_jobs, most = 0; /* most: jobs that can run at once */
     struct pfs__event ev;
     int rc = 0;
 
@@ -2043,8 +2044,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
     {
-        size_t most = 0;
-
         for (size_t p = 0; p < in->n_pools; p++)
             most += (size_t)in->pools[p].gpus;
         most = most < n ? most : n;
@@ -2095,7 +2094,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
                                           (int64_t)(in->wl->jobs[j].submit_s * US), j};
     qsort(s.arrival, n, sizeof *s.arrival, cmp_arrival);
-    if ((rc = pfs__order_new(&s.ord, n)) != 0 || (rc = indexed_queue(&s)) != 0) {
+    if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0) {
         rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }

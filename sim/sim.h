@@ -66,9 +66,10 @@ size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, i
  * GPUs of the jobs up to it reach want (> 0), with its key and those GPUs (*freed), or
  * SIZE_MAX if all of the pool's together have fewer. */
 struct pfs__order;
-int pfs__order_new(struct pfs__order **out, size_t n);
+/* n jobs, at most live of them in the order at once (insert returns PFS_ENOMEM beyond). */
+int pfs__order_new(struct pfs__order **out, size_t n, size_t live);
 void pfs__order_free(struct pfs__order *o);
-void pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
+int pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
 void pfs__order_remove(struct pfs__order *o, int pool, size_t j);
 bool pfs__order_has(const struct pfs__order *o, size_t j);
 int64_t pfs__order_total(const struct pfs__order *o, int pool);
