@@ -86,8 +86,8 @@ main(void)
                 ref += jobs[i].n_gpus * jobs[i].ref_w;
             }
             if (pfs_truth_new(curves, jobs, n, &truth, &d) == 0) {
-                struct pfs_alloc_view v = {0.7 * ref, n,    jobs,         tel,
-                                           truth,     pred, {NULL, NULL}, NULL};
+                struct pfs_alloc_view v = {0.7 * ref,    n,    jobs, tel, truth, pred,
+                                           {NULL, NULL}, NULL, NULL, 0};
 
                 for (int rep = 0; rep < 5 && rc == 0; rep++) {
                     double t0 = now_s();

@@ -44,7 +44,10 @@ pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
         struct pfs_pwl *made = NULL;
 
         rc = c ? 0 : pfs__predicted_curves(&mine, "pfi", extrapolate, &made, diag);
-        if (rc == 0)
+        if (rc == 0 && c && v->classes) /* the kept curves, the same in each class */
+            rc = pfs__waterfill_classes("pfi", c, v->jobs, v->n_jobs, v->classes, v->n_classes,
+                                        v->budget_w, out, extrapolate ? diag : &first);
+        else if (rc == 0)
             rc = pfs__waterfill("pfi", c ? c : made, v->jobs, v->n_jobs, v->budget_w, NULL, out,
                                 extrapolate ? diag : &first);
         free(made);

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define PFS_VERSION "0.1.0"
@@ -756,6 +757,11 @@ struct pfs_alloc_view {
      * with n = 0 is made afresh. NULL: none kept. */
     const struct pfs_pwl *predicted[2];
     const struct pfs_predictor *predicted_by;
+    /* Optional, with the kept curves: each job's class below n_classes, jobs of one class
+     * having the same kept curves and GPU count, bit for bit, so that a policy may
+     * water-fill a class at once (pfs__waterfill_classes). NULL: none. */
+    const uint32_t *classes;
+    uint32_t n_classes;
 };
 
 /* What a deadline-aware policy says of a job's deadline (the others leave it KEPT). */

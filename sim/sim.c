@@ -204,8 +204,10 @@ struct sim {
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
-    /* The oracle's classes (struct pfs_truth's cls): jobs that run the same curve on the same
-     * number of GPUs have the same envelope, bit for bit; keys curve << 32 | GPUs, plus 1. */
+    /* The jobs' classes (the view's classes, the truth's cls): jobs that run the same curve
+     * on the same number of GPUs have the same envelope and predicted curves, bit for bit.
+     * Per slot, NULL without memory; the map's keys are curve << 32 | GPUs, plus 1. */
+    uint32_t *cls, n_classes;
     uint64_t *cls_key;
     uint32_t *cls_id;
     size_t cls_cap;
@@ -1012,7 +1014,7 @@ class_of(struct sim *s, size_t c, int n)
     uint64_t key = ((uint64_t)c << 32 | (uint32_t)n) + 1;
     size_t h;
 
-    if (2 * ((size_t)s->truth.n_classes + 1) > s->cls_cap) { /* grow: rehash into twice */
+    if (2 * ((size_t)s->n_classes + 1) > s->cls_cap) { /* grow: rehash into twice */
         size_t cap = s->cls_cap ? 2 * s->cls_cap : 256;
         uint64_t *k = calloc(cap, sizeof *k);
         uint32_t *v = calloc(cap, sizeof *v);
@@ -1042,7 +1044,7 @@ class_of(struct sim *s, size_t c, int n)
         if (s->cls_key[h] == key)
             return s->cls_id[h];
     s->cls_key[h] = key;
-    return s->cls_id[h] = s->truth.n_classes++;
+    return s->cls_id[h] = s->n_classes++;
 }
 
 /* The static part of running slot r's view (its job just started there): the job's limits,
@@ -1071,7 +1073,8 @@ view_fill(struct sim *s, size_t r)
     s->at[r].n_gpus = w->n_gpus;
     s->at[r].tokens_per_s = c->tel.tokens_per_s * scale;
     for (int e = 0; e < 2; e++) {
-        struct pfs_alloc_view one = {0, 1, &s->aj[r], &s->at[r], NULL, NULL, {NULL, NULL}, NULL};
+        struct pfs_alloc_view one = {0,    1,    &s->aj[r], &s->at[r], NULL, NULL, {NULL, NULL},
+                                     NULL, NULL, 0};
         struct pfs_diag quiet = {0};
 
         if (pfs__predicted_curve(&one, 0, e == 1, &s->pred[e][r], &quiet) != 0)
@@ -1082,15 +1085,15 @@ view_fill(struct sim *s, size_t r)
         s->truth.power[r] = c->power;
         for (size_t k = 0; k < s->truth.hull[r].n; k++)
             s->truth.hull[r].y[k] *= scale;
-        if (s->truth.cls) { /* without memory for the classes: every job its own */
-            uint32_t k = class_of(s, s->jobs[j].curve, w->n_gpus);
+    }
+    if (s->cls) { /* without memory for the classes: every job its own */
+        uint32_t k = class_of(s, s->jobs[j].curve, w->n_gpus);
 
-            if (k == UINT32_MAX) {
-                free(s->truth.cls);
-                s->truth.cls = NULL;
-            } else
-                s->truth.cls[r] = k;
-        }
+        if (k == UINT32_MAX) {
+            free(s->cls);
+            s->cls = NULL;
+        } else
+            s->cls[r] = k;
     }
 }
 
@@ -1105,9 +1108,9 @@ view_move(struct sim *s, size_t from, size_t to)
     if (s->needs_truth) {
         s->truth.hull[to] = s->truth.hull[from];
         s->truth.power[to] = s->truth.power[from];
-        if (s->truth.cls)
-            s->truth.cls[to] = s->truth.cls[from];
     }
+    if (s->cls)
+        s->cls[to] = s->cls[from];
 }
 
 static int
@@ -1707,6 +1710,8 @@ control(struct sim *s)
             s->aj[r].limit_until_s = until;
         }
         s->truth.n_jobs = s->n_running;
+        s->truth.cls = s->cls;
+        s->truth.n_classes = s->n_classes;
         v = (struct pfs_alloc_view){
             gpu_budget,
             s->n_running,
@@ -1715,7 +1720,9 @@ control(struct sim *s)
             s->needs_truth ? &s->truth : NULL,
             NULL,
             {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
-            NULL};
+            NULL,
+            s->reference ? NULL : s->cls,
+            s->n_classes};
         if (!reuse) {
             s->res->policy_decisions++;
             rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
@@ -2055,7 +2062,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
         s.truth.power = calloc(most + 1, sizeof *s.truth.power);
-        s.truth.cls = s.needs_truth ? calloc(most + 1, sizeof *s.truth.cls) : NULL;
+        s.cls = calloc(most + 1, sizeof *s.cls); /* NULL: no classes, not a failure */
         s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
         s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
     }
@@ -2273,7 +2280,7 @@ out:
     free(s.fin);
     free(s.truth.hull);
     free(s.truth.power);
-    free(s.truth.cls);
+    free(s.cls);
     free(s.cls_key);
     free(s.cls_id);
     free(s.pred[0]);

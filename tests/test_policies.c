@@ -221,8 +221,8 @@ test_policies_properties(struct test *t)
             instance_free(&in);
             break;
         }
-        v = (struct pfs_alloc_view){in.budget_w, in.n, in.jobs,      in.tel,
-                                    in.truth,    NULL, {NULL, NULL}, NULL};
+        v = (struct pfs_alloc_view){in.budget_w, in.n,         in.jobs, in.tel, in.truth,
+                                    NULL,        {NULL, NULL}, NULL,    NULL,   0};
         CHECK_INT(pfs_policy_allocate(pfs_policy_find("oracle"), &v, od, &diag), 0);
         best = total(&in, od);
         /* Its decisions realise the envelope at the power they commit. */
@@ -336,8 +336,8 @@ test_policies_infeasible(struct test *t)
             budget += in.jobs[i].n_gpus * (i < 2 ? in.jobs[i].max_w : in.jobs[i].idle_w);
         }
         budget = fmin(budget * 1.05, 0.9 * in.min_total_w);
-        v = (struct pfs_alloc_view){budget,   in.n, in.jobs,      in.tel,
-                                    in.truth, NULL, {NULL, NULL}, NULL};
+        v = (struct pfs_alloc_view){budget, in.n,         in.jobs, in.tel, in.truth,
+                                    NULL,   {NULL, NULL}, NULL,    NULL,   0};
         for (size_t k = 0; pfs_policy_at(k); k++) {
             const struct pfs_policy_ops *ops = pfs_policy_at(k);
             struct pfs_diag diag = {0};
@@ -389,7 +389,7 @@ test_policies_views(struct test *t)
     gsl_rng_set(r, 5);
     if (instance_make(t, r, 10, false, &in) == 0) {
         struct pfs_alloc_view v = {in.min_total_w * 1.2, in.n, in.jobs, NULL, NULL, NULL,
-                                   {NULL, NULL},         NULL};
+                                   {NULL, NULL},         NULL, NULL,    0};
 
         CHECK_INT(pfs_policy_allocate(pfs_policy_find("oracle"), &v, d, &diag), PFS_EINVAL);
         CHECK_STR(diag.message, "the oracle needs the jobs' true curves");

@@ -377,8 +377,8 @@ pfs_cli_alloc(int argc, char **argv)
     if (isnan(budget))
         budget = p.ref_total_w * (1 - cut);
     {
-        struct pfs_alloc_view v = {budget,  p.n,         p.jobs,       p.tel,
-                                   p.truth, p.predictor, {NULL, NULL}, NULL};
+        struct pfs_alloc_view v = {budget,      p.n,          p.jobs, p.tel, p.truth,
+                                   p.predictor, {NULL, NULL}, NULL,   NULL,  0};
 
         while (pfs_policy_at(n_pol))
             n_pol++;
