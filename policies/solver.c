@@ -392,18 +392,21 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
     cw = w->cls;
     for (uint32_t c = 0; c < n_classes; c++)
         cw[(size_t)c * WC_WORDS + WC_REP] = SIZE_MAX;
+    /* Job by job, only its class is read: its curve and GPUs are its class's first job's,
+     * the same bits (the sum below adds the same numbers in the same order as job by job). */
     for (size_t i = 0; i < n; i++) {
-        size_t *k = cw + (size_t)cls[i] * WC_WORDS;
+        size_t *k = cw + (size_t)cls[i] * WC_WORDS, rep;
 
-        out[i].cap_w = curves[i].x[0];
-        out[i].pause_frac = 0;
-        used += jobs[i].n_gpus * curves[i].x[0];
         if (k[WC_REP] == SIZE_MAX) {
             k[WC_REP] = i;
             k[WC_COUNT] = 0;
             w->order[n_used++] = cls[i];
             n_seg += curves[i].n - 1;
         }
+        rep = k[WC_REP];
+        out[i].cap_w = curves[rep].x[0];
+        out[i].pause_frac = 0;
+        used += jobs[rep].n_gpus * curves[rep].x[0];
         k[WC_COUNT]++;
     }
     if (used > budget_w * (1 + 1e-12))
@@ -447,18 +450,23 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
             }
         }
     }
-    for (size_t i = 0; i < n; i++)
-        out[i].cap_w = curves[i].x[cw[(size_t)cls[i] * WC_WORDS + WC_TAKEN]];
+    for (size_t i = 0; i < n; i++) {
+        const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
+
+        out[i].cap_w = curves[k[WC_REP]].x[k[WC_TAKEN]];
+    }
     /* The budget left goes to segments at exactly mu, job by job in job order. */
     for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
         const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
+        const struct pfs_pwl *c = &curves[k[WC_REP]];
+        int g = jobs[k[WC_REP]].n_gpus;
 
         for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG] && R > 0; q++) {
             if (!(slope[q] > mu) && !(slope[q] < mu)) {
                 size_t at = q - k[WC_FIRST];
-                double take = fmin(R, jobs[i].n_gpus * (curves[i].x[at + 1] - curves[i].x[at]));
+                double take = fmin(R, g * (c->x[at + 1] - c->x[at]));
 
-                out[i].cap_w = curves[i].x[at] + take / jobs[i].n_gpus;
+                out[i].cap_w = c->x[at] + take / g;
                 R -= take;
             }
         }
@@ -602,6 +610,28 @@ pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
 
     if (!kept || v->predicted_by != v->predictor || !v->telemetry)
         return NULL;
+    if (v->classes) {
+        /* One job of each class is enough: a class's kept curves are the same bits. Seen
+         * classes are marked in a bitmap (a stride of kilobytes through every job's curve,
+         * a cache miss each, cost as much as the water-filling at 20,000 jobs). */
+        size_t words = (v->n_classes + 63) / 64;
+        uint64_t *seen = calloc(words + 1, sizeof *seen);
+
+        if (seen) {
+            bool all = true;
+
+            for (size_t i = 0; all && i < v->n_jobs; i++) {
+                uint32_t k = v->classes[i];
+
+                if (!(seen[k / 64] >> (k % 64) & 1)) {
+                    seen[k / 64] |= (uint64_t)1 << (k % 64);
+                    all = kept[i].n > 0;
+                }
+            }
+            free(seen);
+            return all ? kept : NULL;
+        }
+    }
     for (size_t i = 0; i < v->n_jobs; i++)
         if (kept[i].n == 0)
             return NULL;
