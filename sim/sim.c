@@ -67,7 +67,27 @@ struct nodr {
     double tokens, energy_j, deadline_misses;
 };
 
+/* Queue order, for the indexed queue: arrival order is the order of the arrival events,
+ * by time and then job index (the event heap's order for events pushed in job order);
+ * control.queue = "deadline" sorts by deadline, ties in arrival order. */
+struct order_key {
+    double deadline;
+    int64_t t_us;
+    size_t job;
+};
+
+static int
+cmp_arrival(const void *a, const void *b)
+{
+    const struct order_key *x = a, *y = b;
+
+    if (x->t_us != y->t_us)
+        return x->t_us < y->t_us ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
+
 struct pfs_sim_inputs {
+    struct order_key *arrival; /* the jobs in order of arrival, for every run (sorted once) */
     size_t n_pools;
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_gpu gpu[PFS_MAX_POOLS]; /* each pool's GPU profile */
@@ -135,10 +155,10 @@ struct sim {
     struct pfs__heap heap;
     struct job *jobs;
     size_t n_jobs;
-    size_t *queue, q_head, q_len; /* queued job indices, FIFO (the scanning scheduler) */
-    struct pfs__queue *iq;        /* the indexed queue, or NULL: scan (indexed_queue) */
-    struct pfs__order *ord;       /* running jobs in order of estimated finish, per pool */
-    struct order_key *arrival;    /* the jobs in order of arrival (the arrival stream) */
+    size_t *queue, q_head, q_len;    /* queued job indices, FIFO (the scanning scheduler) */
+    struct pfs__queue *iq;           /* the indexed queue, or NULL: scan (indexed_queue) */
+    struct pfs__order *ord;          /* running jobs in order of estimated finish, per pool */
+    const struct order_key *arrival; /* the jobs in order of arrival (the inputs') */
     size_t n_arrived;
     uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
     bool reference;      /* the straightforward engine (scan_backfill): the queue scanned,
@@ -554,6 +574,14 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         }
     if ((rc = place_jobs(in, diag)))
         goto fail;
+    if (!(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto fail;
+    }
+    for (size_t j = 0; j < in->wl->n_jobs; j++)
+        in->arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
+                                            (int64_t)(in->wl->jobs[j].submit_s * US), j};
+    qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival);
     *out = in;
     return 0;
 fail:
@@ -602,6 +630,7 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
 {
     if (!in)
         return;
+    free(in->arrival);
     free(in->curves);
     free(in->job_curve);
     free(in->job_pool);
@@ -2010,25 +2039,6 @@ summarise(struct sim *s)
     return 0;
 }
 
-/* Queue order, for the indexed queue: arrival order is the order of the arrival events,
- * by time and then job index (the event heap's order for events pushed in job order);
- * control.queue = "deadline" sorts by deadline, ties in arrival order. */
-struct order_key {
-    double deadline;
-    int64_t t_us;
-    size_t job;
-};
-
-static int
-cmp_arrival(const void *a, const void *b)
-{
-    const struct order_key *x = a, *y = b;
-
-    if (x->t_us != y->t_us)
-        return x->t_us < y->t_us ? -1 : 1;
-    return (x->job > y->job) - (x->job < y->job);
-}
-
 static int
 cmp_deadline(const void *a, const void *b)
 {
@@ -2110,7 +2120,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.n_jobs = n;
     s.jobs = calloc(n + 1, sizeof *s.jobs);
     s.queue = calloc(n + 1, sizeof *s.queue);
-    s.arrival = calloc(n + 1, sizeof *s.arrival);
+    s.arrival = in->arrival;
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
     {
@@ -2161,10 +2171,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
 
         s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
     }
-    for (size_t j = 0; j < n; j++)
-        s.arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
-                                          (int64_t)(in->wl->jobs[j].submit_s * US), j};
-    qsort(s.arrival, n, sizeof *s.arrival, cmp_arrival);
     if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0) {
         rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
         goto out;
@@ -2336,7 +2342,6 @@ out:
     free(s.land);
     free(s.jobs);
     free(s.queue);
-    free(s.arrival);
     free(s.running);
     free(s.aj);
     free(s.at);
