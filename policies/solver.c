@@ -231,19 +231,35 @@ wf_scratch(size_t n_seg, size_t n)
     return w;
 }
 
+/* The bucket of a slope: its bits above lo's, shifted. The bits of positive doubles order as
+ * the doubles do, so buckets are in order of slope, of equal width in the bits: spread over
+ * each binade alike, so that a few very steep segments do not crowd the rest into one bucket
+ * as buckets linear in the slope would. */
+static size_t
+wf_bucket(double slope, uint64_t lo, unsigned shift)
+{
+    uint64_t u;
+
+    memcpy(&u, &slope, sizeof u);
+    u = u > lo ? (u - lo) >> shift : 0;
+    return u < WF_BUCKETS ? (size_t)u : WF_BUCKETS - 1;
+}
+
 /* The threshold price over the m segments (slope, need) for budget R, as threshold() has it,
  * without reordering them. Up to WF_SMALL segments it is threshold() itself. Beyond, one pass
- * spreads the needs over WF_BUCKETS buckets of slope (linear between the least and the
- * steepest), the buckets summed from the steepest find the one holding the price, and
- * threshold() runs on that bucket's segments alone with what the steeper buckets leave of R:
- * two passes of a few operations per segment, where the selection over all of them swaps
- * every segment a few times (issue 16: 31% of a Poisson year on 10,000 GPUs). */
+ * spreads the needs over WF_BUCKETS buckets of slope (wf_bucket), the buckets summed from the
+ * steepest find the one holding the price, and threshold() runs on that bucket's segments alone
+ * with what the steeper buckets leave of R: two passes of a few operations per segment, where the
+ * selection over all of them swaps every segment a few times (issue 16: 31% of a Poisson year on
+ * 10,000 GPUs). */
 static double
 wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
 {
     const double *slope = w->seg, *need = w->seg + w->seg_cap;
-    double scale, above = 0, mu;
+    double above = 0, mu;
     size_t b = WF_BUCKETS, e = 0;
+    uint64_t lo_bits, hi_bits;
+    unsigned shift = 0;
 
     if (!(R > 0))
         return HUGE_VAL;
@@ -254,12 +270,13 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
             w->s[q] = (struct seg){slope[q], need[q]};
         return threshold(w->s, m, R);
     }
-    scale = hi > lo ? (WF_BUCKETS - 1) / (hi - lo) : 0;
+    memcpy(&lo_bits, &lo, sizeof lo_bits); /* positive slopes: lo > 0 */
+    memcpy(&hi_bits, &hi, sizeof hi_bits);
+    while (shift < 63 && (hi_bits - lo_bits) >> shift >= WF_BUCKETS)
+        shift++;
     memset(w->bucket, 0, sizeof w->bucket);
     for (size_t q = 0; q < m; q++) {
-        size_t k = (size_t)((slope[q] - lo) * scale);
-
-        w->bucket[k < WF_BUCKETS ? k : WF_BUCKETS - 1] += need[q];
+        w->bucket[wf_bucket(slope[q], lo_bits, shift)] += need[q];
     }
     while (b-- > 0) {
         if (above + w->bucket[b] >= R)
@@ -271,9 +288,7 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
     if (wf_grow((void **)&w->s, &w->s_cap, m + 1, sizeof *w->s))
         return NAN;
     for (size_t q = 0; q < m; q++) {
-        size_t k = (size_t)((slope[q] - lo) * scale);
-
-        if ((k < WF_BUCKETS ? k : WF_BUCKETS - 1) == b)
+        if (wf_bucket(slope[q], lo_bits, shift) == b)
             w->s[e++] = (struct seg){slope[q], need[q]};
     }
     mu = threshold(w->s, e, R - above);
@@ -282,9 +297,7 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
          * with its own left-out segments, the price is the steepest of the flatter buckets'
          * segments, or everything fits. */
         for (size_t q = 0; q < m; q++) {
-            size_t k = (size_t)((slope[q] - lo) * scale);
-
-            if ((k < WF_BUCKETS ? k : WF_BUCKETS - 1) < b && slope[q] > mu)
+            if (wf_bucket(slope[q], lo_bits, shift) < b && slope[q] > mu)
                 mu = slope[q];
         }
     }
