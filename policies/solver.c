@@ -8,10 +8,12 @@
  * takes curve segments in decreasing order of marginal throughput per watt, slope / n_i, up
  * to a threshold price mu*: every segment steeper than mu* is taken whole, the budget left
  * goes to segments at exactly mu*, nothing flatter is taken (the KKT conditions of the
- * program). Rather than sorting all S segments (O(S log S)), mu* is found by weighted
- * quickselect on the segment slopes, O(S) expected, which is what keeps an allocation over
- * 10,000 jobs of 50 segments each within a few milliseconds (docs/benchmarks.md). Ties at mu*
- * are broken by job then segment index, so the answer is deterministic.
+ * program). Rather than sorting all S segments (O(S log S)), mu* is found in O(S): a pass
+ * over buckets of slope, then a weighted quickselect within the bucket that holds it
+ * (wf_price), which keeps an allocation over 10,000 jobs of 50 segments each within a few
+ * milliseconds (docs/benchmarks.md). Ties at mu* are broken by job then segment index, so
+ * the answer is deterministic. Jobs that share their curve and GPU count bit for bit may be
+ * water-filled as classes (pfs__waterfill_classes): the same optimum over fewer segments.
  */
 #include <math.h>
 #include <pthread.h>
