@@ -40,7 +40,14 @@ WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-proto
 ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
-OPT     ?= -O2 -g
+# -flto: the engine's calls into the heap, the queue index and the finish order inlined across
+# files (13% off 120 days of the Poisson case on 10,000 GPUs, the same results); fat
+# objects, so that the installed libpfisim.a links without LTO, or with another compiler.
+OPT     ?= -O2 -g -flto=auto -ffat-lto-objects
+# The link's whole-program pass warns of values "maybe used uninitialised" that a call sets
+# on every path it takes (a parser's out-parameters: false alarms in nine files); each
+# file's own compile still makes that check, the link does not repeat it.
+LTO_LINK = $(if $(findstring -flto,$(OPT)),-Wno-maybe-uninitialized)
 CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -pthread -D_POSIX_C_SOURCE=200809L -MMD -MP \
              -Isim -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm -pthread $(LDLIBS)
@@ -105,11 +112,11 @@ $(LIB): $(LIB_OBJ)
 
 $(BIN): $(MAIN_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
 
 $(TESTBIN): $(TEST_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
 
 # `make run` and `make test` first install what is missing, then build in a second make
 # so that the pkg-config flags are read after the install.
@@ -179,11 +186,11 @@ fuzz-ci: fuzz-build
 
 $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/bench_alloc: $(BUILD)/bench/bench_alloc.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model $(BUILD)/bench_alloc
