@@ -165,6 +165,8 @@ struct wf_scratch {
     size_t cls_cap;
     uint32_t *order; /* the classes present, in order of their first job */
     size_t order_cap;
+    double *cap_of; /* per class, its jobs' cap */
+    size_t cap_of_cap;
     double bucket[WF_BUCKETS];
 };
 
@@ -181,6 +183,7 @@ wf_free(void *p)
         free(w->first);
         free(w->cls);
         free(w->order);
+        free(w->cap_of);
         free(w->s);
         free(w);
     }
@@ -387,8 +390,8 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
 }
 
 /* A class's words in wf_scratch.cls: its first job, its jobs, its first segment, its
- * segments, the segments taken. */
-enum { WC_REP, WC_COUNT, WC_FIRST, WC_NSEG, WC_TAKEN, WC_WORDS };
+ * segments, the segments taken, whether a segment is at exactly the price. */
+enum { WC_REP, WC_COUNT, WC_FIRST, WC_NSEG, WC_TAKEN, WC_TIES, WC_WORDS };
 
 int
 pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
@@ -402,7 +405,8 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
 
     if (!(w = wf_scratch(0, 0)) ||
         wf_grow((void **)&w->cls, &w->cls_cap, (size_t)n_classes * WC_WORDS + 1, sizeof *w->cls) ||
-        wf_grow((void **)&w->order, &w->order_cap, (size_t)n_classes + 1, sizeof *w->order))
+        wf_grow((void **)&w->order, &w->order_cap, (size_t)n_classes + 1, sizeof *w->order) ||
+        wf_grow((void **)&w->cap_of, &w->cap_of_cap, (size_t)n_classes + 1, sizeof *w->cap_of))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     cw = w->cls;
     for (uint32_t c = 0; c < n_classes; c++)
@@ -457,25 +461,30 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
     for (size_t u = 0; u < n_used; u++) {
         size_t *k = cw + (size_t)w->order[u] * WC_WORDS;
 
-        k[WC_TAKEN] = 0;
+        k[WC_TAKEN] = k[WC_TIES] = 0;
         for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG]; q++) {
             if (mu < 0 || slope[q] > mu) {
                 k[WC_TAKEN]++;
                 R -= need[q];
+            } else if (!(slope[q] < mu)) {
+                k[WC_TIES] = 1;
             }
         }
+        w->cap_of[w->order[u]] = curves[k[WC_REP]].x[k[WC_TAKEN]];
     }
-    for (size_t i = 0; i < n; i++) {
-        const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
-
-        out[i].cap_w = curves[k[WC_REP]].x[k[WC_TAKEN]];
-    }
-    /* The budget left goes to segments at exactly mu, job by job in job order. */
+    for (size_t i = 0; i < n; i++) /* the class's cap: one read a job */
+        out[i].cap_w = w->cap_of[cls[i]];
+    /* The budget left goes to segments at exactly mu, job by job in job order (only jobs of
+     * a class with such a segment: a scan of every job's segments cost a third of this). */
     for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
         const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
-        const struct pfs_pwl *c = &curves[k[WC_REP]];
-        int g = jobs[k[WC_REP]].n_gpus;
+        const struct pfs_pwl *c;
+        int g;
 
+        if (!k[WC_TIES])
+            continue;
+        c = &curves[k[WC_REP]];
+        g = jobs[k[WC_REP]].n_gpus;
         for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG] && R > 0; q++) {
             if (!(slope[q] > mu) && !(slope[q] < mu)) {
                 size_t at = q - k[WC_FIRST];
