@@ -1691,7 +1691,7 @@ actuate(struct sim *s, uint32_t round)
 static int
 control(struct sim *s)
 {
-    double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len;
+    double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
     bool reuse;
     size_t from;
     int rc;
@@ -1793,8 +1793,12 @@ control(struct sim *s)
 
             /* A Flex job's tolerance is an average over its whole run: during an event of
              * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
-            if (ev_len > 0 && loss > 0)
-                loss = fmin(0.95, loss * fmax(1, s->si[r].dur_s / ev_len));
+            if (ev_len > 0 && loss > 0) { /* fmin and fmax: calls into libm */
+                double f = s->si[r].dur_s / ev_len;
+
+                loss *= f > 1 ? f : 1;
+                loss = loss < 0.95 ? loss : 0.95;
+            }
             s->aj[r].max_loss = loss;
             s->aj[r].remaining_tokens = s->si[r].tokens - s->si[r].done;
             s->aj[r].now_s = t;
@@ -1834,19 +1838,14 @@ control(struct sim *s)
         s->memo_epoch = s->epoch;
         s->memo_budget = gpu_budget;
         s->memo_ev_len = ev_len;
-        {
-            /* Conditional integration (anti-windup): k may grow only while the policy
-             * commits the budget it is given. A policy that pauses whole jobs leaves some
-             * unused; raising k then would only store up power released all at once later. */
-            double committed = 0;
-
-            for (size_t r = 0; r < s->n_running; r++)
-                committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
-            s->planned_tight[0] = committed >= 0.99 * gpu_budget;
-        }
+        /* Conditional integration (anti-windup): k may grow only while the policy commits
+         * the budget it is given. A policy that pauses whole jobs leaves some unused; raising
+         * k then would only store up power released all at once later. */
+        committed = 0;
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
+            committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
             if (s->ad[r].deadline == PFS_DEADLINE_BUDGET && !jb->given_up) {
                 jb->given_up = true;
                 s->res->deadlines_given_up++;
@@ -1855,6 +1854,7 @@ control(struct sim *s)
                              pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]))))
                 return rc;
         }
+        s->planned_tight[0] = committed >= 0.99 * gpu_budget;
     }
     if ((rc = batch_close(s, from)))
         return rc;
