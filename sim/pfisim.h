@@ -723,8 +723,7 @@ void pfs_pwl_hull(struct pfs_pwl *c);
 
 /* A job as every policy sees it. */
 struct pfs_alloc_job {
-    char job_id[32];
-    int n_gpus;
+    int n_gpus;              /* the fields a decision reads of every job first: in one cache line */
     double min_w, max_w;     /* per-GPU settable limits of its GPU type, W */
     double ref_w;            /* per-GPU reference power (the default limit), W */
     double idle_w;           /* per-GPU draw while paused, W */
@@ -739,6 +738,7 @@ struct pfs_alloc_job {
                               * standing cap, or when not known (and in a one-shot
                               * allocation, where 0 is read as not known) */
     double restart_s;        /* a paused job's restart overhead, s (0 when not known) */
+    char job_id[32];
 };
 
 /* The true curves, opaque: only the oracle (policies/oracle.c) can look inside. */
