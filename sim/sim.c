@@ -57,6 +57,9 @@ struct corpus_curve {
     struct pfs_telemetry tel;  /* what the corpus job shows an operator */
     int n_gpus;                /* the curve's own GPU count */
     int gpu;                   /* the pool whose GPU it was measured on; -1: none */
+    /* per pool, at its GPU's top and bottom limits: throughput (env) and draw (power) per
+     * GPU, looked up at every start and backfill test instead of evaluated */
+    double top_rate[PFS_MAX_POOLS], top_w[PFS_MAX_POOLS], floor_w[PFS_MAX_POOLS];
 };
 
 /* The run without DR events when it is the same for every policy (no base cap), made once:
@@ -557,6 +560,13 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         if ((rc = tabulate(&in->curves[i], jc, &own, diag)) ||
             (rc = observe_curve(in, i, &own, diag)))
             goto fail;
+        for (size_t p = 0; p < in->n_pools; p++) {
+            struct corpus_curve *cc = &in->curves[i];
+
+            cc->top_rate[p] = pfs_pwl_eval(&cc->env, in->gpu[p].max_limit_w);
+            cc->top_w[p] = pfs_pwl_eval(&cc->power, in->gpu[p].max_limit_w);
+            cc->floor_w[p] = pfs_pwl_eval(&cc->power, in->gpu[p].min_limit_w);
+        }
     }
     /* Which curve a job of curve k runs on pool p: k on a pool of its GPU; else a measured
      * twin of k on p's GPU (the corpus's twin_id, either way round); else none. */
@@ -1004,14 +1014,18 @@ set_rate(struct sim *s, size_t j)
 static double
 full_draw_w(const struct sim *s, size_t j)
 {
-    return job_gpu_w(s, j, job_gpu(s, j)->max_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
+    const struct job *jb = &s->jobs[j];
+
+    return s->in->curves[jb->curve].top_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
 }
 
 /* Job j's draw, all its GPUs, at its minimum cap: what capping alone cannot go below. */
 static double
 floor_draw_w(const struct sim *s, size_t j)
 {
-    return job_gpu_w(s, j, job_gpu(s, j)->min_limit_w, 0) * s->in->wl->jobs[j].n_gpus;
+    const struct job *jb = &s->jobs[j];
+
+    return s->in->curves[jb->curve].floor_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
 }
 
 /* Keeps the count of reduced jobs in step with job j's decision. */
@@ -1047,8 +1061,7 @@ duration_on(const struct sim *s, size_t j, size_t c, size_t p)
 {
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
 
-    return w->tokens / (pfs_pwl_eval(&s->in->curves[c].env, s->in->gpu[p].max_limit_w) * w->n_gpus /
-                        s->in->curves[c].n_gpus);
+    return w->tokens / (s->in->curves[c].top_rate[p] * w->n_gpus / s->in->curves[c].n_gpus);
 }
 
 /* The class of a job running curve c on n GPUs (sim.cls_key); UINT32_MAX without memory. */
