@@ -1588,9 +1588,9 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
     struct slot_info *si = &s->si[r];
     size_t j = s->running[r];
 
-    if (!s->sc->discrete_pauses && !(cap < si->cap) && !(cap > si->cap) && !(pause < si->pause) &&
-        !(pause > si->pause) && active == si->active)
-        return 0;
+    if (!s->reference && !s->sc->discrete_pauses && !(cap < si->cap) && !(cap > si->cap) &&
+        !(pause < si->pause) && !(pause > si->pause) && active == si->active)
+        return 0; /* (the straightforward engine keeps them all: the check of this) */
     si->cap = cap;
     si->pause = pause;
     si->active = active;
@@ -1654,7 +1654,7 @@ actuate(struct sim *s, uint32_t round)
         s->planned_w[1] = b.planned_w;
         s->planned_tight[1] = b.tight;
         s->applied_round = b.round;
-        if (!s->sc->discrete_pauses) {
+        if (!s->reference && !s->sc->discrete_pauses) {
             /* The changes only (decide), job by job in the order of their slots now: the
              * order in which apply() would meet them going through every running job. */
             size_t m = 0;
@@ -1818,7 +1818,7 @@ control(struct sim *s)
             s->aj[r].limit_until_s = until;
         }
         s->truth.n_jobs = s->n_running;
-        s->truth.cls = s->cls;
+        s->truth.cls = s->reference ? NULL : s->cls; /* the reference: job by job */
         s->truth.n_classes = s->n_classes;
         v = (struct pfs_alloc_view){
             gpu_budget,

@@ -314,7 +314,9 @@ void
 test_sim_indexed_queue(struct test *t)
 {
     /* The engine (the indexed queue of sim/queue.c, the finish order of sim/order.c, reused
-     * decisions, kept predicted curves) against the straightforward one, run for run:
+     * decisions, kept predicted curves, water-filling by classes, decisions that hold only
+     * their changes) against the straightforward one (the queue scanned, every decision
+     * whole and applied job by job, water-filling job by job), run for run:
      * random small facilities over the default corpus, overloaded so that queues build up
      * (Poisson and fitted arrivals, FIFO and deadline queues, three policies, a DR event),
      * must give the same bytes in every result and every job's. */
