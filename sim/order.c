@@ -150,7 +150,7 @@ merge(struct pfs__order *o, uint32_t a, uint32_t b)
 int
 pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus)
 {
-    uint32_t l, r, t;
+    uint32_t l, r, t, *at;
 
     if (o->node_of[j] != NIL)
         pfs__order_remove(o, pool, j);
@@ -159,8 +159,19 @@ pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus
     t = o->free_v[--o->n_free];
     o->node_of[j] = t;
     o->v[t] = (struct node){key, gpus, NIL, NIL, hash32(j), (uint32_t)j, gpus};
-    split(o, o->roots[pool], t, &l, &r);
-    o->roots[pool] = merge(o, merge(o, l, t), r);
+    /* Down past the nodes that stay above it (higher priority), each gaining its GPUs, to
+     * where it goes; the subtree there split around it becomes its children. (Splitting the
+     * whole tree and merging it back walked the full depth three times.) */
+    at = &o->roots[pool];
+    while (*at != NIL && o->v[*at].prio > o->v[t].prio) {
+        o->v[*at].sum += gpus;
+        at = before(o, t, *at) ? &o->v[*at].left : &o->v[*at].right;
+    }
+    split(o, *at, t, &l, &r);
+    o->v[t].left = l;
+    o->v[t].right = r;
+    pull(o, t);
+    *at = t;
     return 0;
 }
 
