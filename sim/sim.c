@@ -104,6 +104,9 @@ struct pfs_sim_inputs {
     struct corpus_curve *curves;
     size_t *job_curve; /* workload job -> its curve */
     int *job_pool;     /* workload job -> the pool it names, -1: the scheduler's choice */
+    uint32_t *job_on;  /* n_jobs x n_pools: curve_on() for job j on pool p, UINT32_MAX for
+                        * SIZE_MAX (one read where there were three, at every start and
+                        * backfill test) */
     size_t *curve_on;  /* n_curves x n_pools: the curve a job of curve k runs on pool p (k
                         * itself on its own GPU, its measured twin on another), SIZE_MAX: it
                         * cannot run there */
@@ -584,6 +587,21 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         }
     if ((rc = place_jobs(in, diag)))
         goto fail;
+    if (in->n_curves >= UINT32_MAX ||
+        !(in->job_on = malloc((in->wl->n_jobs * in->n_pools + 1) * sizeof *in->job_on))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto fail;
+    }
+    for (size_t j = 0; j < in->wl->n_jobs; j++) {
+        for (size_t p = 0; p < in->n_pools; p++) {
+            size_t c = in->wl->jobs[j].n_gpus > in->pools[p].gpus ||
+                               (in->job_pool[j] >= 0 && (size_t)in->job_pool[j] != p)
+                           ? SIZE_MAX
+                           : in->curve_on[in->job_curve[j] * in->n_pools + p];
+
+            in->job_on[j * in->n_pools + p] = c == SIZE_MAX ? UINT32_MAX : (uint32_t)c;
+        }
+    }
     if (!(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
@@ -644,6 +662,7 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
     free(in->curves);
     free(in->job_curve);
     free(in->job_pool);
+    free(in->job_on);
     free(in->curve_on);
     pthread_mutex_destroy(&in->nodr->lock);
     free(in->nodr);
@@ -1049,10 +1068,9 @@ mark(struct sim *s, size_t j)
 static size_t
 curve_on(const struct sim *s, size_t j, size_t p)
 {
-    if (s->in->wl->jobs[j].n_gpus > s->in->pools[p].gpus ||
-        (s->in->job_pool[j] >= 0 && (size_t)s->in->job_pool[j] != p))
-        return SIZE_MAX;
-    return s->in->curve_on[s->in->job_curve[j] * s->in->n_pools + p];
+    uint32_t c = s->in->job_on[j * s->in->n_pools + p];
+
+    return c == UINT32_MAX ? SIZE_MAX : c;
 }
 
 /* Job j's uncapped run time on curve c of pool p (the expression of place_jobs). */
