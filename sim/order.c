@@ -152,8 +152,6 @@ pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus
 {
     uint32_t l, r, t, *at;
 
-    if (o->node_of[j] != NIL)
-        pfs__order_remove(o, pool, j);
     if (o->n_free == 0)
         return PFS_ENOMEM; /* more jobs in than the pool was made for */
     t = o->free_v[--o->n_free];

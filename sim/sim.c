@@ -454,8 +454,7 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
                     break;
                 }
             in->wl->jobs[j].duration_s =
-                w->tokens / (pfs_pwl_eval(&in->curves[c].env, in->gpu[gp].max_limit_w) * w->n_gpus /
-                             in->curves[c].n_gpus);
+                w->tokens / (in->curves[c].top_rate[gp] * w->n_gpus / in->curves[c].n_gpus);
         }
     }
     return 0;
@@ -1605,6 +1604,7 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
 {
     struct slot_info *si = &s->si[r];
     size_t j = s->running[r];
+    struct decided *g;
 
     if (!s->reference && !s->sc->discrete_pauses && !(cap < si->cap) && !(cap > si->cap) &&
         !(pause < si->pause) && !(pause > si->pause) && active == si->active)
@@ -1612,15 +1612,9 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
     si->cap = cap;
     si->pause = pause;
     si->active = active;
-    if (s->dq_len == s->dq_cap) {
-        size_t cap_n = s->dq_cap ? 2 * s->dq_cap : 1024;
-        struct decided *g = realloc(s->dq, cap_n * sizeof *g);
-
-        if (!g)
-            return PFS_ENOMEM;
-        s->dq = g;
-        s->dq_cap = cap_n;
-    }
+    if (!(g = pfs__grow(s->dq, &s->dq_cap, s->dq_len, sizeof *s->dq, 1024)))
+        return PFS_ENOMEM;
+    s->dq = g;
     s->dq[s->dq_len++] = (struct decided){(uint32_t)j, active, cap, pause};
     return 0;
 }
@@ -1629,20 +1623,15 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
 static int
 batch_close(struct sim *s, size_t from)
 {
-    if (s->bq_head + s->bq_len == s->bq_cap) {
-        if (s->bq_head > 0) {
-            memmove(s->bq, s->bq + s->bq_head, s->bq_len * sizeof *s->bq);
-            s->bq_head = 0;
-        } else {
-            size_t cap_n = s->bq_cap ? 2 * s->bq_cap : 64;
-            struct batch *g = realloc(s->bq, cap_n * sizeof *g);
+    struct batch *g;
 
-            if (!g)
-                return PFS_ENOMEM;
-            s->bq = g;
-            s->bq_cap = cap_n;
-        }
+    if (s->bq_head > 0 && s->bq_head + s->bq_len == s->bq_cap) {
+        memmove(s->bq, s->bq + s->bq_head, s->bq_len * sizeof *s->bq);
+        s->bq_head = 0;
     }
+    if (!(g = pfs__grow(s->bq, &s->bq_cap, s->bq_head + s->bq_len, sizeof *s->bq, 64)))
+        return PFS_ENOMEM;
+    s->bq = g;
     s->bq[s->bq_head + s->bq_len++] =
         (struct batch){s->round, from, s->dq_len - from, s->planned_w[0], s->planned_tight[0]};
     return 0;
@@ -1677,19 +1666,16 @@ actuate(struct sim *s, uint32_t round)
              * order in which apply() would meet them going through every running job. */
             size_t m = 0;
 
-            if (b.n > s->land_cap) {
-                struct landing *g = realloc(s->land, 2 * b.n * sizeof *g);
-
-                if (!g)
-                    return PFS_ENOMEM;
-                s->land = g;
-                s->land_cap = 2 * b.n;
-            }
             for (size_t q = 0; q < b.n; q++) {
                 const struct job *jb = &s->jobs[s->dq[b.from + q].job];
+                struct landing *g;
 
-                if (jb->state == RUNNING) /* else finished since */
-                    s->land[m++] = (struct landing){jb->slot, b.from + q};
+                if (jb->state != RUNNING)
+                    continue; /* finished since */
+                if (!(g = pfs__grow(s->land, &s->land_cap, m, sizeof *s->land, 256)))
+                    return PFS_ENOMEM;
+                s->land = g;
+                s->land[m++] = (struct landing){jb->slot, b.from + q};
             }
             qsort(s->land, m, sizeof *s->land, cmp_landing);
             for (size_t q = 0; q < m && rc == 0; q++) {
@@ -1740,8 +1726,7 @@ control(struct sim *s)
 
         if (!(e->start_s < t + fmin(period, 3600) + s->sc->actuation_s))
             break; /* it and every later one start after the window */
-        if (!(s->dr_baseline_w[k] > 0) && t >= e->start_s - e->notice_s &&
-            e->start_s < t + fmin(period, 3600) + s->sc->actuation_s && t < pfs_dr_over_s(e))
+        if (!(s->dr_baseline_w[k] > 0) && t >= e->start_s - e->notice_s && t < pfs_dr_over_s(e))
             s->dr_baseline_w[k] = dr_baseline(s, k, t);
     }
     fac = budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
@@ -2456,8 +2441,11 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
                      struct pfs_diag *diag)
 {
     double tokens, energy_j, misses;
+    bool any = false;
 
-    if (sc->n_dr == 0 || sc->base_cap_w > 0)
+    for (size_t k = 0; k < sc->n_dr; k++) /* an event the run holds (summarise's count) */
+        any = any || sc->dr[k].start_s < sc->days * 86400;
+    if (!any || sc->base_cap_w > 0)
         return 0; /* none needed, or each policy's own */
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
 }

@@ -66,7 +66,8 @@ size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, i
  * GPUs of the jobs up to it reach want (> 0), with its key and those GPUs (*freed), or
  * SIZE_MAX if all of the pool's together have fewer. */
 struct pfs__order;
-/* n jobs, at most live of them in the order at once (insert returns PFS_ENOMEM beyond). */
+/* n jobs, at most live of them in the order at once (insert returns PFS_ENOMEM beyond); a
+ * job is inserted when it is not in the order (remove it first to change its key). */
 int pfs__order_new(struct pfs__order **out, size_t n, size_t live);
 void pfs__order_free(struct pfs__order *o);
 int pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
