@@ -167,6 +167,8 @@ struct wf_scratch {
     size_t order_cap;
     double *cap_of; /* per class, its jobs' cap */
     size_t cap_of_cap;
+    uint64_t *seen; /* pfs__predicted_kept: the classes met, a bit each */
+    size_t seen_cap;
     double bucket[WF_BUCKETS];
 };
 
@@ -184,6 +186,7 @@ wf_free(void *p)
         free(w->cls);
         free(w->order);
         free(w->cap_of);
+        free(w->seen);
         free(w->s);
         free(w);
     }
@@ -309,6 +312,46 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
     return mu;
 }
 
+/* Appends curve c's segments for n_gpus GPUs (each one's need times count: the jobs of a
+ * class) to slope[] and need[] from index m, widening [*lo, *hi]; returns the new m. */
+static size_t
+wf_segments(const struct pfs_pwl *c, int n_gpus, double count, double *slope, double *need,
+            size_t m, double *lo, double *hi)
+{
+    for (size_t k = 0; k + 1 < c->n; k++) {
+        double nd = n_gpus * (c->x[k + 1] - c->x[k]);
+        double gain = c->y[k + 1] - c->y[k];
+
+        if (!(gain > 0))
+            break; /* concave: nothing steeper follows */
+        slope[m] = gain / nd;
+        need[m] = nd * count;
+        if (slope[m] < *lo) /* comparisons: fmin and fmax are calls into libm */
+            *lo = slope[m];
+        if (slope[m] > *hi)
+            *hi = slope[m];
+        m++;
+    }
+    return m;
+}
+
+/* What is left of the budget, *R, to one job's segments at exactly the price mu, in order:
+ * its segments are slope[first .. first + n_seg) of curve c on g GPUs; sets *cap. */
+static void
+wf_tie(const struct pfs_pwl *c, int g, const double *slope, size_t first, size_t n_seg, double mu,
+       double *R, double *cap)
+{
+    for (size_t q = first; q<first + n_seg && * R> 0; q++) {
+        if (!(slope[q] > mu) && !(slope[q] < mu)) {
+            size_t at = q - first;
+            double take = fmin(*R, g * (c->x[at + 1] - c->x[at]));
+
+            *cap = c->x[at] + take / g;
+            *R -= take;
+        }
+    }
+}
+
 int
 pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
                size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
@@ -338,22 +381,8 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
     first = w->first;
     for (size_t i = 0; i < n; i++) {
         first[i] = m;
-        if (skip && skip[i])
-            continue;
-        for (size_t k = 0; k + 1 < curves[i].n; k++) {
-            double nd = jobs[i].n_gpus * (curves[i].x[k + 1] - curves[i].x[k]);
-            double gain = curves[i].y[k + 1] - curves[i].y[k];
-
-            if (!(gain > 0))
-                break; /* concave: nothing steeper follows */
-            slope[m] = gain / nd;
-            need[m] = nd;
-            if (slope[m] < lo) /* comparisons: fmin and fmax are calls into libm */
-                lo = slope[m];
-            if (slope[m] > hi)
-                hi = slope[m];
-            m++;
-        }
+        if (!(skip && skip[i]))
+            m = wf_segments(&curves[i], jobs[i].n_gpus, 1, slope, need, m, &lo, &hi);
     }
     first[n] = m;
     mu = wf_price(w, m, R, lo, hi);
@@ -374,18 +403,10 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
         }
         out[i].cap_w = curves[i].x[taken];
     }
-    for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
-        if (skip && skip[i])
-            continue;
-        for (size_t q = first[i]; q < first[i + 1] && R > 0; q++) {
-            if (!(slope[q] > mu) && !(slope[q] < mu)) {
-                double take = fmin(R, need[q]);
-
-                out[i].cap_w = curves[i].x[q - first[i]] + take / jobs[i].n_gpus;
-                R -= take;
-            }
-        }
-    }
+    for (size_t i = 0; mu >= 0 && i < n && R > 0; i++)
+        if (!(skip && skip[i]))
+            wf_tie(&curves[i], jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R,
+                   &out[i].cap_w);
     return 0;
 }
 
@@ -439,20 +460,7 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
         size_t *k = cw + (size_t)w->order[u] * WC_WORDS, i = k[WC_REP];
 
         k[WC_FIRST] = m;
-        for (size_t q = 0; q + 1 < curves[i].n; q++) {
-            double nd = jobs[i].n_gpus * (curves[i].x[q + 1] - curves[i].x[q]);
-            double gain = curves[i].y[q + 1] - curves[i].y[q];
-
-            if (!(gain > 0))
-                break; /* concave: nothing steeper follows */
-            slope[m] = gain / nd;
-            need[m] = nd * (double)k[WC_COUNT];
-            if (slope[m] < lo)
-                lo = slope[m];
-            if (slope[m] > hi)
-                hi = slope[m];
-            m++;
-        }
+        m = wf_segments(&curves[i], jobs[i].n_gpus, (double)k[WC_COUNT], slope, need, m, &lo, &hi);
         k[WC_NSEG] = m - k[WC_FIRST];
     }
     mu = wf_price(w, m, R, lo, hi);
@@ -478,22 +486,10 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
      * a class with such a segment: a scan of every job's segments cost a third of this). */
     for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
         const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
-        const struct pfs_pwl *c;
-        int g;
 
-        if (!k[WC_TIES])
-            continue;
-        c = &curves[k[WC_REP]];
-        g = jobs[k[WC_REP]].n_gpus;
-        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG] && R > 0; q++) {
-            if (!(slope[q] > mu) && !(slope[q] < mu)) {
-                size_t at = q - k[WC_FIRST];
-                double take = fmin(R, g * (c->x[at + 1] - c->x[at]));
-
-                out[i].cap_w = c->x[at] + take / g;
-                R -= take;
-            }
-        }
+        if (k[WC_TIES])
+            wf_tie(&curves[k[WC_REP]], jobs[k[WC_REP]].n_gpus, slope, k[WC_FIRST], k[WC_NSEG], mu,
+                   &R, &out[i].cap_w);
     }
     return 0;
 }
@@ -639,11 +635,13 @@ pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
          * classes are marked in a bitmap (a stride of kilobytes through every job's curve,
          * a cache miss each, cost as much as the water-filling at 20,000 jobs). */
         size_t words = (v->n_classes + 63) / 64;
-        uint64_t *seen = calloc(words + 1, sizeof *seen);
+        struct wf_scratch *w = wf_scratch(0, 0);
 
-        if (seen) {
+        if (w && !wf_grow((void **)&w->seen, &w->seen_cap, words + 1, sizeof *w->seen)) {
+            uint64_t *seen = w->seen;
             bool all = true;
 
+            memset(seen, 0, (words + 1) * sizeof *seen);
             for (size_t i = 0; all && i < v->n_jobs; i++) {
                 uint32_t k = v->classes[i];
 
@@ -652,7 +650,6 @@ pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
                     all = kept[i].n > 0;
                 }
             }
-            free(seen);
             return all ? kept : NULL;
         }
     }
