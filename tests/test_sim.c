@@ -82,6 +82,21 @@ run(struct test *t, struct pfs_scenario *sc, const char *policy, struct pfs_run_
     return rc;
 }
 
+/* The one job of test_sim_cap_change (10^7 tokens, never finishing) and its event from
+ * 1,000 to 5,000 s at 2,962.5 W, known from the beginning, with this actuation delay. */
+static void
+capped_job(struct test *t, struct pfs_scenario *sc, double actuation_s)
+{
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,10000000,100000,firm\n",
+          sc);
+    sc->actuation_s = actuation_s;
+    sc->n_dr = 1;
+    sc->dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
+}
+
 void
 test_sim_one_job(struct test *t)
 {
@@ -116,13 +131,7 @@ test_sim_cap_change(struct test *t)
     /* A DR event from 1,000 to 5,000 s with a target that leaves one GPU 450 W:
      * 1.5 x (450 + 7 x 75 + 1,000) = 2,962.5 W. At 450 W the job makes 150 tokens/s and
      * draws 440 W. It never finishes (10^7 tokens). */
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,1,10000000,100000,firm\n",
-          &sc);
-    sc.dr[0] = (struct pfs_dr_event){
-        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
-    sc.n_dr = 1;
+    capped_job(t, &sc, 0);
     if (run(t, &sc, "equal", &r, j))
         return;
     CHECK_NEAR(j[0].tokens_done, 200 * 1000.0 + 150 * 4000.0 + 200 * 2200.0, 1e-6);
@@ -148,17 +157,11 @@ test_sim_notice(struct test *t)
     struct pfs_run_result r;
     struct pfs_job_result j[1];
 
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,1,10000000,100000,firm\n",
-          &sc);
-    sc.actuation_s = 30;
-    sc.n_dr = 1;
+    capped_job(t, &sc, 30);
     for (int k = 0; k < 3; k++) {
         double from = capped_from[k];
 
-        sc.dr[0] = (struct pfs_dr_event){
-            .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = notice[k]};
+        sc.dr[0].notice_s = notice[k];
         if (run(t, &sc, "equal", &r, j))
             return;
         CHECK_NEAR(j[0].tokens_done, 200 * from + 150 * (5030 - from) + 200 * (7200 - 5030.0),
@@ -185,14 +188,7 @@ test_sim_actuation_overlap(struct test *t)
     struct pfs_run_result r;
     struct pfs_job_result j[1];
 
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,1,10000000,100000,firm\n",
-          &sc);
-    sc.actuation_s = 150;
-    sc.n_dr = 1;
-    sc.dr[0] = (struct pfs_dr_event){
-        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
+    capped_job(t, &sc, 150);
     if (run(t, &sc, "equal", &r, j))
         return;
     CHECK_NEAR(j[0].tokens_done, 200 * 950.0 + 150 * (5050 - 950.0) + 200 * (7200 - 5050.0), 1e-6);
@@ -720,14 +716,7 @@ test_sim_dr_summary(struct test *t)
     struct pfs_run_result r;
     struct pfs_job_result j[1];
 
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,1,10000000,100000,firm\n",
-          &sc);
-    sc.actuation_s = 30;
-    sc.n_dr = 1;
-    sc.dr[0] = (struct pfs_dr_event){
-        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
+    capped_job(t, &sc, 30);
     if (run(t, &sc, "equal", &r, j))
         return;
     CHECK_NEAR(r.nodr_tokens, 200 * 7200.0, 1e-6);
