@@ -122,6 +122,18 @@ clock_frac(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w_s
 }
 
 double
+pfs__dvfs_x(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w)
+{
+    return clock_frac(g, j, cap_w);
+}
+
+double
+pfs__dvfs_p(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double x)
+{
+    return power_at(g, j, x, NULL);
+}
+
+double
 pfs_dvfs_clock_mhz(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w)
 {
     return clock_frac(g, j, cap_w) * g->f_max_mhz;

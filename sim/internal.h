@@ -26,6 +26,11 @@
 int pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, long column,
                   const char *field, const char *fmt, ...) PFS__PRINTF(7, 8);
 
+/* models/dvfs.c: the normalised clock x = f / f_max under cap_w (as pfs_dvfs_clock_mhz), and
+ * the per-GPU draw at x in [0, 1] (as pfs_dvfs_power_w, without the clamp to [f_min, f_max]). */
+double pfs__dvfs_x(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w);
+double pfs__dvfs_p(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double x);
+
 /* Copies the offending input line into diag->text, if diag holds no text yet. */
 void pfs__diag_text(struct pfs_diag *diag, const char *text);
 

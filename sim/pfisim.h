@@ -152,6 +152,105 @@ void pfs_dvfs_eval(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double
                    struct pfs_dvfs_point *out);
 
 /* ---------------------------------------------------------------------------------------
+ * Synchronous jobs on GPUs that differ (models/sync.c, docs/model.md section 6, issue 19).
+ * Chip i of a SKU has an efficiency eta_i: its clock-dependent draw is the median chip's
+ * divided by eta_i, so at a given power it holds eta_i times the median's clock (where the
+ * draw is linear in the clock). A job of n GPUs waits at every step for its slowest GPU:
+ *   step = alpha / min_i x_i + (1 - alpha)    (the job's DVFS split, at f_max = 1)
+ * and a GPU that finishes its share early waits at idle_w.
+ */
+
+/* The spread of eta calibrated on Sinha et al. (SC'22, arXiv 2208.11035), "about 8%
+ * performance variation across GPUs of one SKU": read as (p99 - p1) / p50 of a power-bound
+ * kernel's performance, which tracks eta where the draw is linear in the clock, so the sd is
+ * 0.08 / (2 z_0.99). The statistic behind the 8% is not stated this precisely; results.md
+ * shows half and double this. */
+#define PFS_ETA_SD_CALIBRATED (0.08 / (2 * 2.3263478740408408))
+
+struct pfs_variability {
+    double eta_sd;       /* sd of eta around 1 (normal, cut at 4 sd); 0: identical GPUs */
+    double outlier_frac; /* share of GPUs that are outliers (0: none) */
+    double outlier_eta;  /* an outlier's eta, times its normal draw (Sinha et al.: down to
+                          * 1 / 1.5 of the median's performance) */
+};
+
+/* n efficiencies for the GPUs of one job: a GSL MT19937 stream seeded with seed, the first n
+ * draws (so that a job's GPUs at n are the first n of its GPUs at any larger size). Returns
+ * 0, PFS_EINVAL (a setting out of range: eta_sd in [0, 0.2], outlier_frac in [0, 1],
+ * outlier_eta in (0, 1]), PFS_ENOMEM. */
+int pfs_eta_draw(const struct pfs_variability *v, unsigned long seed, size_t n, double *eta,
+                 struct pfs_diag *diag);
+
+/* A job's GPUs, prepared once for any number of evaluations (their efficiencies sorted,
+ * with prefix sums of 1 / eta). */
+struct pfs_sync_gpus;
+
+/* Copies eta[n] (n >= 1, every eta finite and positive). Returns 0, PFS_EINVAL, PFS_ENOMEM. */
+int pfs_sync_gpus_new(const double *eta, size_t n, struct pfs_sync_gpus **out,
+                      struct pfs_diag *diag);
+void pfs_sync_gpus_free(struct pfs_sync_gpus *s);
+size_t pfs_sync_gpus_n(const struct pfs_sync_gpus *s);
+
+/* A synchronous job's operating point. */
+struct pfs_sync_point {
+    double throughput; /* whole job: t_max / step */
+    double power_w;    /* mean per-GPU draw over a step, W (NAN unless asked for) */
+    double x_gate;     /* the clock (fraction of f_max) of the GPU every step waits for */
+    double wait_frac;  /* mean share of a step the GPUs wait (NAN unless power asked for) */
+};
+
+/* The job under one cap on every GPU. The throughput costs one clock solve (the least
+ * efficient GPU gates); with_power adds one per GPU. With every eta equal it is exactly
+ * pfs_dvfs_eval on the profile with dyn_w / eta. */
+void pfs_sync_uniform(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
+                      const struct pfs_sync_gpus *s, double cap_w, bool with_power,
+                      struct pfs_sync_point *out);
+
+/* Power shifting within the job (sync-shift): per-GPU caps caps_w[n] (in the order eta was
+ * given; may be NULL) summing to at most n x mean_cap_w, within the profile's limits, that
+ * maximise the job's throughput: every GPU set to hold one clock x*, the highest the budget
+ * buys, slow GPUs given more power and fast ones less; a GPU that needs less than the
+ * minimum limit for x* keeps the minimum (and waits). Returns 0, PFS_EINVAL when mean_cap_w
+ * is below the minimum limit, PFS_ENOMEM. */
+int pfs_sync_shift(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
+                   const struct pfs_sync_gpus *s, double mean_cap_w, bool with_power,
+                   double *caps_w, struct pfs_sync_point *out, struct pfs_diag *diag);
+
+struct pfs_curveset;
+
+#define PFS_SCALE_MAX_GPUS 1048576
+
+/* Every job of a curve set run on n_gpus GPUs of drawn efficiencies (pfisim scale). */
+struct pfs_scale_options {
+    long n_gpus;                /* GPUs of every job, 1 .. PFS_SCALE_MAX_GPUS; or 0: */
+    long times;                 /* every job on this many times its own GPUs */
+    struct pfs_variability var; /* how its GPUs differ */
+    unsigned long seed;         /* with the job's id, the stream of its GPUs */
+    bool shift;                 /* with power shifting within the job (cap_w: the mean) */
+};
+
+/* The set with every job at o->n_gpus GPUs, or o->times its own (docs/model.md section 6): the
+ * job's DVFS parameters fitted to its curve (pfs_fit_job), and at each measured cap its measured
+ * throughput scaled to that many GPUs and its draw, each times the model's ratio of the
+ * synchronous job (uniform caps, or shifted) to identical GPUs; so that with identical GPUs
+ * (eta_sd 0, no outliers) the curve is the measured one, scaled. Returns 0, PFS_EINVAL (a
+ * profile, a fit, a cap outside the profile's limits, a setting), PFS_ENUMERIC, PFS_ENOMEM. */
+int pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_options *o,
+                       struct pfs_curveset **out, struct pfs_diag *diag);
+
+/* The GPUs a job of n_gpus runs on under o. */
+long pfs_scaled_gpus(const struct pfs_scale_options *o, int n_gpus);
+
+/* One job of it, given its profile and fitted parameters: throughput[] and power_w[] at its
+ * measured caps (power_w the measured draw unless with_power: the draw costs a clock solve
+ * per GPU, the throughput one per cap). Returns as pfs_curveset_scale. */
+struct pfs_job_curve;
+int pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
+                        const struct pfs_dvfs_job *fit, const struct pfs_scale_options *o,
+                        bool with_power, double *throughput, double *power_w,
+                        struct pfs_diag *diag);
+
+/* ---------------------------------------------------------------------------------------
  * Curves (models/curve.c): a job's throughput and per-GPU power as functions of the
  * per-GPU cap, either sampled (measured points, Steffen monotone interpolation) or
  * parametric (the DVFS model). Both answer through one interface.

@@ -98,6 +98,15 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_gpu_profiles)                                                                           \
     X(test_gpu_bad_config)                                                                         \
     X(test_dvfs_clock_bruteforce)                                                                  \
+    X(test_sync_identical_is_dvfs)                                                                 \
+    X(test_sync_two_classes)                                                                       \
+    X(test_sync_shift_equalises)                                                                   \
+    X(test_sync_shift_harmonic)                                                                    \
+    X(test_sync_shift_bruteforce)                                                                  \
+    X(test_sync_eta_draw)                                                                          \
+    X(test_sync_oracle_bruteforce)                                                                 \
+    X(test_cli_scale_curves)                                                                       \
+    X(test_cli_scale_pfi)                                                                          \
     X(test_dvfs_properties)                                                                        \
     X(test_dvfs_derivatives)                                                                       \
     X(test_curve_sampled)                                                                          \

@@ -60,6 +60,7 @@ bool pfs_cli_parse_frac(const char *s, double *out);
     extern const char pfs_cli_##name##_help[]
 PFS_CLI_COMMAND(run);   /* run.c */
 PFS_CLI_COMMAND(alloc); /* alloc.c */
+PFS_CLI_COMMAND(scale); /* scale.c */
 PFS_CLI_COMMAND(sweep); /* sweep.c: sweep, merge, price, grid */
 PFS_CLI_COMMAND(merge);
 PFS_CLI_COMMAND(price);

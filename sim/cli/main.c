@@ -32,6 +32,8 @@ static const struct command commands[] = {
      pfs_cli_run_help, pfs_cli_run},
     {"alloc", "one-shot allocation of a power budget by every policy", pfs_cli_alloc_help,
      pfs_cli_alloc},
+    {"scale", "jobs at another size on GPUs that differ; PFI by job size", pfs_cli_scale_help,
+     pfs_cli_scale},
     {"fit", "fit the DVFS model to a curves CSV; fit error and PFI per job", pfs_cli_fit_help,
      pfs_cli_fit},
     {"import", "convert real power-cap data (perseus, zeus, emerald) to a curves CSV",
