@@ -307,6 +307,33 @@ job_seed(unsigned long seed, const char *job_id)
     return (unsigned long)(h ^ (seed * 0x9e3779b97f4a7c15ull));
 }
 
+/* The job's measured throughput (at its own size) when its gating GPU holds clock x where
+ * identical GPUs under measured cap q would hold their own: the measured curve at the cap
+ * where identical GPUs hold x (interpolated), so that the measured shape carries the job and
+ * the model only maps clocks to caps. The same cap when the clocks agree (identical GPUs:
+ * the measured point itself) or x is f_max; beyond the measured caps, the nearest measured
+ * point times the model's ratio of throughputs. */
+static double
+measured_at(const struct pfs_gpu *g, const struct pfs_dvfs_job *fit, const struct pfs_job_curve *jc,
+            const struct pfs_curve *c, size_t q, double x)
+{
+    double x_one = pfs__dvfs_x(g, fit, jc->cap_w[q]), lo = jc->cap_w[0];
+    double hi = jc->cap_w[jc->n_points - 1], eq;
+    struct pfs_curve_point p;
+
+    if ((!(x < x_one) && !(x > x_one)) || !(x < 1))
+        return jc->throughput[q];
+    eq = pfs__dvfs_p(g, fit, x) / fill_of(fit);
+    if (eq >= lo && eq <= hi && pfs_curve_eval(c, eq, &p) == 0)
+        return p.throughput;
+    {
+        size_t at = eq < lo ? 0 : jc->n_points - 1;
+
+        return jc->throughput[at] * step_of(fit, pfs__dvfs_x(g, fit, jc->cap_w[at])) /
+               step_of(fit, x);
+    }
+}
+
 long
 pfs_scaled_gpus(const struct pfs_scale_options *o, int n_gpus)
 {
@@ -319,6 +346,7 @@ pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
                     bool with_power, double *throughput, double *power_w, struct pfs_diag *diag)
 {
     struct pfs_sync_gpus *s = NULL;
+    struct pfs_curve *c = NULL;
     long n = pfs_scaled_gpus(o, jc->n_gpus);
     double *eta;
     int rc = 0;
@@ -334,6 +362,11 @@ pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
         return rc;
     }
     free(eta);
+    if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points, &c,
+                                    diag)) != 0) {
+        pfs_sync_gpus_free(s);
+        return rc;
+    }
     for (size_t q = 0; q < jc->n_points && rc == 0; q++) {
         double cap = jc->cap_w[q];
         struct pfs_dvfs_point one;
@@ -350,13 +383,13 @@ pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
             rc = pfs_sync_shift(g, fit, s, cap, with_power, NULL, &at, diag);
         else
             pfs_sync_uniform(g, fit, s, cap, with_power, &at);
-        /* The measured point, scaled out to n GPUs (weak scaling: each GPU its share of the
-         * work), times the model's ratio of the synchronous job to identical GPUs. */
-        throughput[q] = jc->throughput[q] * (double)n / jc->n_gpus *
-                        (one.throughput > 0 ? at.throughput / one.throughput : 1);
+        if (rc)
+            break;
+        throughput[q] = measured_at(g, fit, jc, c, q, at.x_gate) * (double)n / jc->n_gpus;
         power_w[q] =
             jc->power_w[q] * (with_power && one.power_w > 0 ? at.power_w / one.power_w : 1);
     }
+    pfs_curve_free(c);
     pfs_sync_gpus_free(s);
     return rc;
 }

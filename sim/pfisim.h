@@ -229,12 +229,13 @@ struct pfs_scale_options {
     bool shift;                 /* with power shifting within the job (cap_w: the mean) */
 };
 
-/* The set with every job at o->n_gpus GPUs, or o->times its own (docs/model.md section 6): the
- * job's DVFS parameters fitted to its curve (pfs_fit_job), and at each measured cap its measured
- * throughput scaled to that many GPUs and its draw, each times the model's ratio of the
- * synchronous job (uniform caps, or shifted) to identical GPUs; so that with identical GPUs
- * (eta_sd 0, no outliers) the curve is the measured one, scaled. Returns 0, PFS_EINVAL (a
- * profile, a fit, a cap outside the profile's limits, a setting), PFS_ENUMERIC, PFS_ENOMEM. */
+/* The set with every job at o->n_gpus GPUs, or o->times its own (docs/model.md section 6):
+ * the job's DVFS parameters fitted to its curve (pfs_fit_job); at each measured cap the
+ * measured curve where identical GPUs hold the clock of the GPU the job waits for, scaled
+ * out to that many GPUs, and the measured draw times the model's ratio of mean draws; so
+ * that with identical GPUs (eta_sd 0, no outliers) the curve is the measured one, scaled.
+ * Returns 0, PFS_EINVAL (a profile, a fit, a cap outside the profile's limits, a setting),
+ * PFS_ENUMERIC, PFS_ENOMEM. */
 int pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_options *o,
                        struct pfs_curveset **out, struct pfs_diag *diag);
 
