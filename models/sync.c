@@ -341,32 +341,16 @@ pfs_scaled_gpus(const struct pfs_scale_options *o, int n_gpus)
 }
 
 int
-pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
-                    const struct pfs_dvfs_job *fit, const struct pfs_scale_options *o,
-                    bool with_power, double *throughput, double *power_w, struct pfs_diag *diag)
+pfs_job_curve_sync(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
+                   const struct pfs_dvfs_job *fit, const struct pfs_sync_gpus *s, bool shift,
+                   bool with_power, double *throughput, double *power_w, struct pfs_diag *diag)
 {
-    struct pfs_sync_gpus *s = NULL;
     struct pfs_curve *c = NULL;
-    long n = pfs_scaled_gpus(o, jc->n_gpus);
-    double *eta;
-    int rc = 0;
+    int rc;
 
-    if (n < 1 || n > PFS_SCALE_MAX_GPUS)
-        return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "n_gpus",
-                             "job '%s': %ld GPUs (1 to %d)", jc->job_id, n, PFS_SCALE_MAX_GPUS);
-    if (!(eta = malloc((size_t)n * sizeof *eta)))
-        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = pfs_eta_draw(&o->var, job_seed(o->seed, jc->job_id), (size_t)n, eta, diag)) != 0 ||
-        (rc = pfs_sync_gpus_new(eta, (size_t)n, &s, diag)) != 0) {
-        free(eta);
-        return rc;
-    }
-    free(eta);
     if ((rc = pfs_curve_sampled_new(jc->cap_w, jc->throughput, jc->power_w, jc->n_points, &c,
-                                    diag)) != 0) {
-        pfs_sync_gpus_free(s);
+                                    diag)) != 0)
         return rc;
-    }
     for (size_t q = 0; q < jc->n_points && rc == 0; q++) {
         double cap = jc->cap_w[q];
         struct pfs_dvfs_point one;
@@ -379,17 +363,39 @@ pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
             break;
         }
         pfs_dvfs_eval(g, fit, cap, &one);
-        if (o->shift)
+        if (shift)
             rc = pfs_sync_shift(g, fit, s, cap, with_power, NULL, &at, diag);
         else
             pfs_sync_uniform(g, fit, s, cap, with_power, &at);
         if (rc)
             break;
-        throughput[q] = measured_at(g, fit, jc, c, q, at.x_gate) * (double)n / jc->n_gpus;
+        throughput[q] = measured_at(g, fit, jc, c, q, at.x_gate) * (double)s->n / jc->n_gpus;
         power_w[q] =
             jc->power_w[q] * (with_power && one.power_w > 0 ? at.power_w / one.power_w : 1);
     }
     pfs_curve_free(c);
+    return rc;
+}
+
+int
+pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
+                    const struct pfs_dvfs_job *fit, const struct pfs_scale_options *o,
+                    bool with_power, double *throughput, double *power_w, struct pfs_diag *diag)
+{
+    struct pfs_sync_gpus *s = NULL;
+    long n = pfs_scaled_gpus(o, jc->n_gpus);
+    double *eta;
+    int rc = 0;
+
+    if (n < 1 || n > PFS_SCALE_MAX_GPUS)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "n_gpus",
+                             "job '%s': %ld GPUs (1 to %d)", jc->job_id, n, PFS_SCALE_MAX_GPUS);
+    if (!(eta = malloc((size_t)n * sizeof *eta)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs_eta_draw(&o->var, job_seed(o->seed, jc->job_id), (size_t)n, eta, diag)) == 0 &&
+        (rc = pfs_sync_gpus_new(eta, (size_t)n, &s, diag)) == 0)
+        rc = pfs_job_curve_sync(g, jc, fit, s, o->shift, with_power, throughput, power_w, diag);
+    free(eta);
     pfs_sync_gpus_free(s);
     return rc;
 }

@@ -174,6 +174,13 @@ struct pfs_variability {
                           * 1 / 1.5 of the median's performance) */
 };
 
+/* Whether v makes GPUs differ at all. */
+static inline bool
+pfs_variability_on(const struct pfs_variability *v)
+{
+    return v->eta_sd > 0 || v->outlier_frac > 0;
+}
+
 /* n efficiencies for the GPUs of one job: a GSL MT19937 stream seeded with seed, the first n
  * draws (so that a job's GPUs at n are the first n of its GPUs at any larger size). Returns
  * 0, PFS_EINVAL (a setting out of range: eta_sd in [0, 0.2], outlier_frac in [0, 1],
@@ -217,6 +224,7 @@ int pfs_sync_shift(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
                    double *caps_w, struct pfs_sync_point *out, struct pfs_diag *diag);
 
 struct pfs_curveset;
+struct pfs_job_curve;
 
 #define PFS_SCALE_MAX_GPUS 1048576
 
@@ -239,13 +247,18 @@ struct pfs_scale_options {
 int pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_options *o,
                        struct pfs_curveset **out, struct pfs_diag *diag);
 
+/* Job jc on the GPUs s (their count its size): throughput[] and power_w[] at its measured
+ * caps, with power shifted within it or not, as pfs_job_curve_scale. */
+int pfs_job_curve_sync(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
+                       const struct pfs_dvfs_job *fit, const struct pfs_sync_gpus *s, bool shift,
+                       bool with_power, double *throughput, double *power_w, struct pfs_diag *diag);
+
 /* The GPUs a job of n_gpus runs on under o. */
 long pfs_scaled_gpus(const struct pfs_scale_options *o, int n_gpus);
 
 /* One job of it, given its profile and fitted parameters: throughput[] and power_w[] at its
  * measured caps (power_w the measured draw unless with_power: the draw costs a clock solve
  * per GPU, the throughput one per cap). Returns as pfs_curveset_scale. */
-struct pfs_job_curve;
 int pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
                         const struct pfs_dvfs_job *fit, const struct pfs_scale_options *o,
                         bool with_power, double *throughput, double *power_w,
@@ -1025,6 +1038,11 @@ struct pfs_scenario {
     size_t n_pools;      /* 0: one pool of gpus x gpu (the fields above); else these pools,
                           * with gpus their total and gpu the first one's */
     struct pfs_pool pools[PFS_MAX_POOLS];
+    /* facility.variability (issue 19, docs/model.md section 6): every GPU's efficiency drawn
+     * (eta_sd 0 and no outliers: identical GPUs, today's results); a job waits at every step
+     * for its slowest GPU */
+    struct pfs_variability var;
+    unsigned long var_seed; /* the GPUs' draw (the facility's chips, not the workload's) */
     /* workload */
     char corpus[256];                     /* corpus directory (curves.csv, jobs.csv) */
     char workload[256];                   /* a workload CSV, or "" to build one from arrivals */
@@ -1065,6 +1083,11 @@ struct pfs_scenario {
     char policies[PFS_MAX_POLICIES][32];
     struct pfs_pricing price;
 };
+
+/* A scenario's policy name: a registered policy, or one followed by "+sync-shift" (the same
+ * policy across jobs, power shifted within each job: docs/model.md section 6; it changes
+ * anything only with facility.variability on). NULL (and *shift false) when neither. */
+const struct pfs_policy_ops *pfs_sim_policy_find(const char *name, bool *shift);
 
 /* The embedded default scenario (DESIGN.md section 5 and issue 6): the H200 corpus on a
  * 1,024-GPU facility for 7 days, arrivals from the model fitted to Microsoft ITP cluster 04

@@ -30,6 +30,8 @@ pfs_scenario_default(struct pfs_scenario *sc)
     sc->node_other_w = 1500; /* CPUs, memory, NICs, fans of an 8-GPU node (docs/simulator.md) */
     sc->pue = 1.3;
     sc->base_cap_w = 0;
+    sc->var = (struct pfs_variability){0, 0, 1.0 / 1.5};
+    sc->var_seed = 1;
     if (pfs__resolve_path(NULL, "traces/h200-h100", sc->corpus, sizeof sc->corpus) != 0)
         pfs__strlcpy(sc->corpus, "traces/h200-h100", sizeof sc->corpus);
     pfs_workload_defaults(&sc->arrivals);
@@ -271,11 +273,38 @@ read_pools(const struct reader *r, const config_setting_t *l, struct pfs_scenari
     return 0;
 }
 
+/* facility.variability = { eta_sd; outliers; outlier_eta; seed; } (docs/model.md section 6). */
+static int
+read_variability(const struct reader *r, const config_setting_t *v, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"eta_sd", "outliers", "outlier_eta", "seed", NULL};
+    double seed = (double)sc->var_seed;
+    int rc;
+
+    if (!config_setting_is_group(v))
+        return bad(r, v, "scenario.facility.variability", "expected a group { eta_sd = ...; }");
+    if ((rc = only(r, v, "scenario.facility.variability", names)) ||
+        (rc = number(r, v, "eta_sd", "scenario.facility.variability.eta_sd", 0, 0.2,
+                     &sc->var.eta_sd)) ||
+        (rc = number(r, v, "outliers", "scenario.facility.variability.outliers", 0, 1,
+                     &sc->var.outlier_frac)) ||
+        (rc = number(r, v, "outlier_eta", "scenario.facility.variability.outlier_eta", 0.01, 1,
+                     &sc->var.outlier_eta)) ||
+        (rc = number(r, v, "seed", "scenario.facility.variability.seed", 0, 4294967295.0, &seed)))
+        return rc;
+    if (floor(seed) < seed)
+        return bad(r, config_setting_get_member(v, "seed"), "scenario.facility.variability.seed",
+                   "expected a whole number");
+    sc->var_seed = (unsigned long)seed;
+    return 0;
+}
+
 static int
 read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"gpus", "gpus_per_node", "gpu",   "node_other_w",
-                                        "pue",  "cap_w",         "pools", NULL};
+    static const char *const names[] = {"gpus",         "gpus_per_node", "gpu",
+                                        "node_other_w", "pue",           "cap_w",
+                                        "pools",        "variability",   NULL};
     double gpus = sc->gpus, per = sc->gpus_per_node;
     config_setting_t *pools = config_setting_get_member(f, "pools");
     struct pfs_gpu g;
@@ -294,6 +323,9 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
         return bad(r, f, "scenario.facility", "gpus and gpus_per_node must be whole numbers");
     sc->gpus = (int)gpus;
     sc->gpus_per_node = (int)per;
+    if (config_setting_get_member(f, "variability") &&
+        (rc = read_variability(r, config_setting_get_member(f, "variability"), sc)))
+        return rc;
     if (pfs_gpu_find(sc->gpu, &g, NULL) != 0)
         return bad(r, config_setting_get_member(f, "gpu"), "scenario.facility.gpu",
                    unknown_gpu(sc->gpu));
@@ -554,7 +586,7 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
     for (int i = 0; i < config_setting_length(p); i++) {
         const char *name = config_setting_get_string_elem(p, i);
 
-        if (!name || !pfs_policy_find(name)) {
+        if (!name || !pfs_sim_policy_find(name, NULL)) {
             char msg[160], hint[80];
 
             snprintf(msg, sizeof msg, "unknown policy '%s'%s (pfisim --list-policies)",
@@ -1131,17 +1163,23 @@ str(char *buf, size_t size, const char *v)
 int
 pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
 {
-    char b[12][40], q[4][1100];
+    char b[12][40], q[4][1100], var[300] = "";
 
     fprintf(fp, "scenario = {\n    name = \"%s\";\n    duration_days = %s;\n",
             str(q[0], sizeof q[0], sc->name), num(b[0], 40, sc->days));
+    if (pfs_variability_on(&sc->var)) /* (only when on: scenarios without keep their keys) */
+        snprintf(var, sizeof var,
+                 "\n        variability = { eta_sd = %s; outliers = %s; outlier_eta = %s; "
+                 "seed = %lu; };",
+                 num(b[4], 40, sc->var.eta_sd), num(b[5], 40, sc->var.outlier_frac),
+                 num(b[6], 40, sc->var.outlier_eta), sc->var_seed);
     if (sc->n_pools == 0) {
         fprintf(fp,
                 "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
-                "pue = %s; cap_w = %s; };\n",
+                "pue = %s; cap_w = %s;%s };\n",
                 sc->gpus, sc->gpus_per_node, str(q[0], sizeof q[0], sc->gpu),
                 num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue),
-                num(b[3], 40, sc->base_cap_w));
+                num(b[3], 40, sc->base_cap_w), var);
     } else {
         fprintf(fp, "    facility = { pue = %s; cap_w = %s;\n        pools = (",
                 num(b[2], 40, sc->pue), num(b[3], 40, sc->base_cap_w));
@@ -1154,8 +1192,9 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
                     k ? "," : "", str(q[0], sizeof q[0], p->name), str(q[1], sizeof q[1], p->gpu),
                     p->gpus, p->gpus_per_node, num(b[1], 40, p->node_other_w));
         }
-        fprintf(fp, "\n        ); };\n");
+        fprintf(fp, "\n        );%s };\n", var);
     }
+
     fprintf(fp,
             "    workload = { corpus = \"%s\"; file = \"%s\"; arrivals = \"%s\"; load = %s;\n"
             "                 gpu_scale = %d;\n"

@@ -111,6 +111,11 @@ struct pfs_sim_inputs {
                         * itself on its own GPU, its measured twin on another), SIZE_MAX: it
                         * cannot run there */
     struct nodr *nodr; /* the run without DR events, when the same for every policy */
+    /* facility.variability (issue 19): each curve's DVFS parameters fitted on its own GPU,
+     * and each pool's GPUs' efficiencies; NULL when the GPUs are identical */
+    struct pfs_dvfs_job *fit;
+    struct pfs_gpu *fit_gpu; /* [n_curves] the profile each was fitted on */
+    double *eta[PFS_MAX_POOLS];
 };
 
 struct job {
@@ -131,6 +136,21 @@ struct job {
     int64_t dpause_from_us, dpause_until_us; /* discrete pausing: its whole pause, or 0 */
     double dpause_lift_s;    /* the lift of the limit that pause was planned for (one a limit) */
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
+    uint32_t own; /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
+                   * corpus curve */
+};
+
+/* facility.variability: a running job's curve on the GPUs it holds (in the order taken). */
+struct own_curve {
+    struct corpus_curve cc;
+    uint32_t *gpu;
+};
+
+/* A pool's free GPUs in the order they came free: a job takes from the head, one that
+ * finishes gives its GPUs back at the tail. */
+struct gpu_ring {
+    uint32_t *id;
+    size_t head, n, cap;
 };
 
 /* A decision in flight: what it set for one job, and the decisions themselves, in the order
@@ -197,8 +217,16 @@ struct sim {
     size_t land_cap;
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
-    bool needs_truth;      /* the policy is the oracle */
-    double total_rate, gpu_w_total;                             /* sums over running jobs */
+    /* facility.variability (in->fit): the pools' free GPUs, the running jobs' own curves
+     * (own_free: the unused entries of own), and scratch for building one */
+    struct gpu_ring ring[PFS_MAX_POOLS];
+    struct own_curve *own;
+    uint32_t *own_free;
+    size_t n_own_free;
+    double *eta_buf, *pt_buf;
+    bool shift;                     /* the policy's "+sync-shift": power shifted within each job */
+    bool needs_truth;               /* the policy is the oracle */
+    double total_rate, gpu_w_total; /* sums over running jobs */
     double pool_rate[PFS_MAX_POOLS], pool_gpu_w[PFS_MAX_POOLS]; /* the same per pool */
     double full_gpu_w; /* what the running jobs' GPUs draw at full power (the metered draw of
                         * each at its top cap): a limit above the facility's draw with it
@@ -460,6 +488,47 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
     return 0;
 }
 
+/* facility.variability: the curves' DVFS parameters (a job's GPUs then give it a curve of
+ * its own at its start, sync_curve) and the efficiency of every GPU of every pool, drawn
+ * from a stream per pool (the facility's seed and the pool's index). */
+static int
+variability_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    int rc;
+
+    if (!pfs_variability_on(&sc->var))
+        return 0;
+    if (!(in->fit = calloc(in->n_curves + 1, sizeof *in->fit)) ||
+        !(in->fit_gpu = calloc(in->n_curves + 1, sizeof *in->fit_gpu)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t k = 0; k < in->n_curves; k++) {
+        const struct pfs_job_curve *jc = &in->cs->jobs[k];
+        struct pfs_fit f;
+
+        if (in->curves[k].gpu >= 0)
+            in->fit_gpu[k] = in->gpu[in->curves[k].gpu];
+        else if ((rc = pfs_gpu_find(jc->gpu, &in->fit_gpu[k], diag)))
+            return rc;
+        if (jc->n_points < PFS_FIT_MIN_POINTS)
+            return pfs__diag_set(diag, PFS_EINVAL, in->cs->path, jc->line, 0, "cap_w",
+                                 "facility.variability: job '%s' has %zu measured caps; its "
+                                 "model needs at least %d",
+                                 jc->job_id, jc->n_points, PFS_FIT_MIN_POINTS);
+        if ((rc = pfs_fit_job(&in->fit_gpu[k], jc, &f, diag)))
+            return rc;
+        in->fit[k] = f.job;
+    }
+    for (size_t p = 0; p < in->n_pools; p++) {
+        size_t n = (size_t)in->pools[p].gpus;
+
+        if (!(in->eta[p] = malloc((n + 1) * sizeof *in->eta[p])))
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if ((rc = pfs_eta_draw(&sc->var, sc->var_seed * 1000003ul + p, n, in->eta[p], diag)))
+            return rc;
+    }
+    return 0;
+}
+
 int
 pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                    struct pfs_diag *diag)
@@ -584,7 +653,7 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                     twins(in->js, in->cs->jobs[k].job_id, in->cs->jobs[m].job_id))
                     *on = m;
         }
-    if ((rc = place_jobs(in, diag)))
+    if ((rc = place_jobs(in, diag)) || (rc = variability_new(in, sc, diag)))
         goto fail;
     if (in->n_curves >= UINT32_MAX ||
         !(in->job_on = malloc((in->wl->n_jobs * in->n_pools + 1) * sizeof *in->job_on))) {
@@ -663,6 +732,10 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
     free(in->job_pool);
     free(in->job_on);
     free(in->curve_on);
+    free(in->fit);
+    free(in->fit_gpu);
+    for (size_t p = 0; p < PFS_MAX_POOLS; p++)
+        free(in->eta[p]);
     pthread_mutex_destroy(&in->nodr->lock);
     free(in->nodr);
     pfs_workload_free(in->wl);
@@ -899,11 +972,20 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 
 /* ----- progress and power ----- */
 
+/* The curve job j runs on: its own on its GPUs (facility.variability), else the corpus's. */
+static const struct corpus_curve *
+job_curve(const struct sim *s, size_t j)
+{
+    const struct job *jb = &s->jobs[j];
+
+    return jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
+}
+
 static double
 job_rate(const struct sim *s, size_t j, double cap, double pause)
 {
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
+    const struct corpus_curve *c = job_curve(s, j);
 
     return (1 - pause) * pfs_pwl_eval(&c->env, cap) * w->n_gpus / c->n_gpus;
 }
@@ -917,7 +999,7 @@ job_gpu(const struct sim *s, size_t j)
 static double
 job_gpu_w(const struct sim *s, size_t j, double cap, double pause)
 {
-    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
+    const struct corpus_curve *c = job_curve(s, j);
 
     return pause * job_gpu(s, j)->idle_w + (1 - pause) * pfs_pwl_eval(&c->power, cap);
 }
@@ -1033,8 +1115,9 @@ static double
 full_draw_w(const struct sim *s, size_t j)
 {
     const struct job *jb = &s->jobs[j];
+    const struct corpus_curve *c = job_curve(s, j);
 
-    return s->in->curves[jb->curve].top_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
+    return c->top_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
 }
 
 /* Job j's draw, all its GPUs, at its minimum cap: what capping alone cannot go below. */
@@ -1042,8 +1125,9 @@ static double
 floor_draw_w(const struct sim *s, size_t j)
 {
     const struct job *jb = &s->jobs[j];
+    const struct corpus_curve *c = job_curve(s, j);
 
-    return s->in->curves[jb->curve].floor_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
+    return c->floor_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
 }
 
 /* Keeps the count of reduced jobs in step with job j's decision. */
@@ -1130,9 +1214,9 @@ view_fill(struct sim *s, size_t r)
 {
     size_t j = s->running[r];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve];
+    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve], *tc = job_curve(s, j);
     const struct pfs_gpu *g = job_gpu(s, j);
-    double scale = (double)w->n_gpus / c->n_gpus;
+    double scale = (double)w->n_gpus / c->n_gpus, tscale = (double)w->n_gpus / tc->n_gpus;
 
     s->aj[r] = (struct pfs_alloc_job){.n_gpus = w->n_gpus,
                                       .min_w = g->min_limit_w,
@@ -1154,11 +1238,11 @@ view_fill(struct sim *s, size_t r)
         if (pfs__predicted_curve(&one, 0, e == 1, &s->pred[e][r], &quiet) != 0)
             s->pred[e][r].n = 0;
     }
-    if (s->needs_truth) { /* opaque to every other policy: built for the oracle */
-        s->truth.hull[r] = c->env;
-        s->truth.power[r] = c->power;
+    if (s->needs_truth) {           /* opaque to every other policy: built for the oracle */
+        s->truth.hull[r] = tc->env; /* the job's true curve: on its own GPUs where they differ */
+        s->truth.power[r] = tc->power;
         for (size_t k = 0; k < s->truth.hull[r].n; k++)
-            s->truth.hull[r].y[k] *= scale;
+            s->truth.hull[r].y[k] *= tscale;
     }
     if (s->cls) { /* without memory for the classes: every job its own */
         uint32_t k = class_of(s, s->jobs[j].curve, w->n_gpus);
@@ -1187,6 +1271,81 @@ view_move(struct sim *s, size_t from, size_t to)
         s->cls[to] = s->cls[from];
 }
 
+/* facility.variability: job j, starting on pool p, takes its GPUs (the longest free first)
+ * and gets its own curve on them: its corpus curve with every step waiting for the slowest
+ * of its GPUs, power shifted within it under "+sync-shift" (docs/model.md section 6). */
+static int
+own_curve_start(struct sim *s, size_t j, size_t p)
+{
+    struct job *jb = &s->jobs[j];
+    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    const struct pfs_job_curve *jc = &s->in->cs->jobs[jb->curve];
+    struct gpu_ring *ring = &s->ring[p];
+    struct pfs_sync_gpus *set = NULL;
+    struct own_curve *oc;
+    struct pfs_job_curve on;
+    size_t n = (size_t)w->n_gpus;
+    uint32_t id;
+    int rc;
+
+    if (s->n_own_free == 0 || ring->n < n)
+        return pfs__diag_set(s->diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "internal: no GPUs to give job %zu", j); /* (cannot happen) */
+    id = s->own_free[--s->n_own_free];
+    oc = &s->own[id];
+    if (!(oc->gpu = malloc(n * sizeof *oc->gpu)))
+        return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        oc->gpu[i] = ring->id[ring->head];
+        ring->head = (ring->head + 1) % ring->cap;
+        s->eta_buf[i] = s->in->eta[p][oc->gpu[i]];
+    }
+    ring->n -= n;
+    jb->own = id + 1;
+    on = *jc;
+    on.n_gpus = w->n_gpus;
+    on.throughput = s->pt_buf;
+    on.power_w = s->pt_buf + jc->n_points;
+    if ((rc = pfs_sync_gpus_new(s->eta_buf, n, &set, s->diag)) == 0)
+        rc = pfs_job_curve_sync(&s->in->fit_gpu[jb->curve], jc, &s->in->fit[jb->curve], set,
+                                s->shift, true, on.throughput, on.power_w, s->diag);
+    pfs_sync_gpus_free(set);
+    if (rc == 0) {
+        const struct corpus_curve *base = &s->in->curves[jb->curve];
+
+        oc->cc = *base;
+        rc = tabulate(&oc->cc, &on, &s->in->gpu[p], s->diag);
+        for (size_t q = 0; q < s->in->n_pools && rc == 0; q++) {
+            oc->cc.top_rate[q] = pfs_pwl_eval(&oc->cc.env, s->in->gpu[q].max_limit_w);
+            oc->cc.top_w[q] = pfs_pwl_eval(&oc->cc.power, s->in->gpu[q].max_limit_w);
+            oc->cc.floor_w[q] = pfs_pwl_eval(&oc->cc.power, s->in->gpu[q].min_limit_w);
+        }
+    }
+    return rc;
+}
+
+/* Job j gives its GPUs back (to the tail of its pool's free GPUs) and its own curve. */
+static void
+own_curve_end(struct sim *s, size_t j)
+{
+    struct job *jb = &s->jobs[j];
+    struct own_curve *oc;
+    struct gpu_ring *ring;
+
+    if (!jb->own)
+        return;
+    oc = &s->own[jb->own - 1];
+    ring = &s->ring[jb->pool];
+    for (int i = 0; i < s->in->wl->jobs[j].n_gpus; i++) {
+        ring->id[(ring->head + ring->n) % ring->cap] = oc->gpu[i];
+        ring->n++;
+    }
+    free(oc->gpu);
+    oc->gpu = NULL;
+    s->own_free[s->n_own_free++] = jb->own - 1;
+    jb->own = 0;
+}
+
 static int
 start_job(struct sim *s, size_t j, size_t p)
 {
@@ -1195,7 +1354,14 @@ start_job(struct sim *s, size_t j, size_t p)
 
     jb->pool = (int)p;
     jb->curve = curve_on(s, j, p);
-    jb->dur_s = duration_on(s, j, jb->curve, p);
+    if (s->in->fit) {
+        int rc = own_curve_start(s, j, p);
+
+        if (rc)
+            return rc;
+        jb->dur_s = s->in->wl->jobs[j].tokens / job_curve(s, j)->top_rate[p];
+    } else
+        jb->dur_s = duration_on(s, j, jb->curve, p);
     jb->state = RUNNING;
     jb->start_us = s->now_us;
     jb->last_us = s->now_us;
@@ -1975,6 +2141,7 @@ finish(struct sim *s, size_t j)
     loss = took > 0 ? 1 - jb->dur_s / took : 0;
     if (loss > pfs_tier_max_loss(w->tier) + 1e-9)
         s->res->tier_violations++;
+    own_curve_end(s, j);
 }
 
 /* ----- the run ----- */
@@ -2110,6 +2277,59 @@ out:
     return rc;
 }
 
+const struct pfs_policy_ops *
+pfs_sim_policy_find(const char *name, bool *shift)
+{
+    static const char suffix[] = "+sync-shift";
+    size_t n = strlen(name), k = sizeof suffix - 1;
+    char base[64];
+
+    if (shift)
+        *shift = false;
+    if (n <= k || strcmp(name + n - k, suffix) != 0)
+        return pfs_policy_find(name);
+    if (n - k >= sizeof base)
+        return NULL;
+    memcpy(base, name, n - k);
+    base[n - k] = '\0';
+    if (shift)
+        *shift = true;
+    return pfs_policy_find(base);
+}
+
+/* facility.variability: every pool's GPUs free in index order, room for the curves of most
+ * running jobs, and the scratch for building one. */
+static int
+own_curves_new(struct sim *s, size_t most)
+{
+    size_t gpus = 1, points = 1;
+
+    for (size_t p = 0; p < s->in->n_pools; p++) {
+        struct gpu_ring *g = &s->ring[p];
+
+        g->cap = (size_t)s->in->pools[p].gpus;
+        if (!(g->id = malloc(g->cap * sizeof *g->id)))
+            return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        for (size_t i = 0; i < g->cap; i++)
+            g->id[i] = (uint32_t)i;
+        g->head = 0;
+        g->n = g->cap;
+        gpus = g->cap > gpus ? g->cap : gpus;
+    }
+    for (size_t k = 0; k < s->in->n_curves; k++)
+        points = s->in->cs->jobs[k].n_points > points ? s->in->cs->jobs[k].n_points : points;
+    s->own = calloc(most + 1, sizeof *s->own);
+    s->own_free = malloc((most + 1) * sizeof *s->own_free);
+    s->eta_buf = malloc(gpus * sizeof *s->eta_buf);
+    s->pt_buf = malloc(2 * points * sizeof *s->pt_buf);
+    if (!s->own || !s->own_free || !s->eta_buf || !s->pt_buf)
+        return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t k = 0; k < most; k++) /* the lowest first */
+        s->own_free[k] = (uint32_t)(most - 1 - k);
+    s->n_own_free = most;
+    return 0;
+}
+
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
@@ -2128,8 +2348,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.res = out;
     s.ts = ts;
     s.diag = diag;
-    s.policy = pfs_policy_find(policy);
-    s.needs_truth = s.policy && strcmp(policy, "oracle") == 0;
+    s.policy = pfs_sim_policy_find(policy, &s.shift);
+    s.needs_truth = s.policy && strcmp(pfs_policy_name(s.policy), "oracle") == 0;
     if (!s.policy)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
                              "unknown policy '%s' (pfisim --list-policies)", policy);
@@ -2152,10 +2372,13 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
         s.truth.power = calloc(most + 1, sizeof *s.truth.power);
-        s.cls = calloc(most + 1, sizeof *s.cls); /* NULL: no classes, not a failure */
+        /* NULL: no classes, not a failure; none where jobs have curves of their own */
+        s.cls = in->fit ? NULL : calloc(most + 1, sizeof *s.cls);
         s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
         s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
     }
+    if (in->fit && (rc = own_curves_new(&s, most)) != 0)
+        goto out;
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
@@ -2372,6 +2595,14 @@ out:
     free(s.cls_id);
     free(s.pred[0]);
     free(s.pred[1]);
+    for (size_t k = 0; s.own && k < most; k++)
+        free(s.own[k].gpu);
+    free(s.own);
+    free(s.own_free);
+    free(s.eta_buf);
+    free(s.pt_buf);
+    for (size_t p = 0; p < PFS_MAX_POOLS; p++)
+        free(s.ring[p].id);
     return rc;
 }
 
@@ -2385,8 +2616,24 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
-    bool shared = !(sc->base_cap_w > 0);
+    bool shared = !(sc->base_cap_w > 0), shift;
     int rc;
+
+    /* Power shifted within jobs on GPUs that differ draws less at full power: not the
+     * shared run, and none to share. */
+    (void)pfs_sim_policy_find(policy, &shift);
+    if (shift && in->fit) {
+        if (!(nodr = malloc(sizeof *nodr)))
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        *nodr = *sc;
+        nodr->n_dr = 0;
+        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
+        free(nodr);
+        *tokens = r.tokens;
+        *energy_j = r.energy_j;
+        *misses = (double)r.deadline_misses;
+        return rc;
+    }
 
     /* Without a base cap nothing binds without events: the run is the same for every policy
      * (run once, as equal). With one, a run in which the cap never bound asked no policy

@@ -317,7 +317,7 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
         const config_setting_t *v = config_setting_get_elem(vals, (unsigned)i);
         const char *name = config_setting_get_string(v);
 
-        if (!name || !pfs_policy_find(name)) {
+        if (!name || !pfs_sim_policy_find(name, NULL)) {
             char msg[96];
 
             snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",

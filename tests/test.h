@@ -108,6 +108,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_cli_scale_curves)                                                                       \
     X(test_cli_scale_pfi)                                                                          \
     X(test_sync_perseus_local_bracket)                                                             \
+    X(test_sync_scenario_setting)                                                                  \
     X(test_dvfs_properties)                                                                        \
     X(test_dvfs_derivatives)                                                                       \
     X(test_curve_sampled)                                                                          \
@@ -192,6 +193,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_discrete_pause)                                                                     \
     X(test_sim_resize)                                                                             \
     X(test_sim_one_job)                                                                            \
+    X(test_sim_variability)                                                                        \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_notice)                                                                             \
     X(test_sim_actuation_overlap)                                                                  \

@@ -984,3 +984,68 @@ test_sim_resize(struct test *t)
                1e-2);
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
 }
+
+/* facility.variability (issue 19): a job runs on the GPUs it is given, in the order they
+ * came free, and its uncapped run time is its tokens over its curve on them (the step
+ * waiting for the slowest, models/sync.c) at the top cap; a later job on the same GPUs runs
+ * as fast; "+sync-shift" changes nothing without variability and saves power with it. */
+void
+test_sim_variability(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r, rs, plain, shifted;
+    struct pfs_job_result j[3], js[3];
+    struct pfs_curveset *cs = NULL;
+    struct pfs_sync_gpus *set[2] = {NULL, NULL};
+    struct pfs_gpu g;
+    struct pfs_fit f;
+    struct pfs_diag d = {0};
+    double eta[8], thr[11], pw[11], top[2];
+    char path[600];
+
+    /* 4-GPU jobs on the 8 GPUs: a and b at once, c after a (on a's GPUs). */
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,1440000,100000,firm\n"
+          "b,0,c1,4,2880000,100000,firm\n"
+          "c,10,c1,4,1440000,100000,firm\n",
+          &sc);
+    sc.days = 1;
+    if (run(t, &sc, "equal", &plain, NULL) || run(t, &sc, "equal+sync-shift", &shifted, NULL))
+        return;
+    CHECK(!(plain.tokens < shifted.tokens) && !(plain.tokens > shifted.tokens));
+    CHECK(!(plain.energy_j < shifted.energy_j) && !(plain.energy_j > shifted.energy_j));
+    sc.var.eta_sd = 0.05;
+    sc.var_seed = 3;
+    if (run(t, &sc, "equal", &r, j) || run(t, &sc, "equal+sync-shift", &rs, js))
+        return;
+    /* What the GPUs are: pool 0's draw; the job's curve on GPUs 0-3 and 4-7. */
+    snprintf(path, sizeof path, "%s/curves.csv", t->tmpdir);
+    CHECK(pfs_curveset_read(path, &cs, &d) == 0);
+    CHECK(pfs_gpu_find("h200-sxm", &g, &d) == 0);
+    CHECK(pfs_eta_draw(&sc.var, 3ul * 1000003ul + 0, 8, eta, &d) == 0);
+    if (!cs || pfs_fit_job(&g, &cs->jobs[0], &f, &d) != 0) {
+        pfs_curveset_free(cs);
+        test_fail(t, __FILE__, __LINE__, "fit: %s", d.message);
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        CHECK(pfs_sync_gpus_new(eta + 4 * k, 4, &set[k], &d) == 0);
+        CHECK(set[k] &&
+              pfs_job_curve_sync(&g, &cs->jobs[0], &f.job, set[k], false, true, thr, pw, &d) == 0);
+        top[k] = thr[10]; /* at 700 W */
+    }
+    CHECK_NEAR(j[0].duration_s, 1440000 / top[0], 1e-9 * j[0].duration_s);
+    CHECK_NEAR(j[1].duration_s, 2880000 / top[1], 1e-9 * j[1].duration_s);
+    CHECK_NEAR(j[0].finish_s, 1440000 / top[0], 1e-3);
+    CHECK_NEAR(j[2].start_s, j[0].finish_s, 1e-6);
+    CHECK_NEAR(j[2].finish_s - j[2].start_s, j[0].finish_s, 1e-3); /* a's GPUs again */
+    CHECK(top[0] < 4 * 200 && top[1] < 4 * 200); /* slower than the median chip's 200/GPU */
+    /* Shifting power within the jobs: no throughput at full power to gain (the slowest GPU
+     * is at the maximum limit either way), the same tokens, less energy. */
+    CHECK_NEAR(rs.tokens, r.tokens, 1e-9 * r.tokens);
+    CHECK(rs.energy_j < r.energy_j);
+    pfs_sync_gpus_free(set[0]);
+    pfs_sync_gpus_free(set[1]);
+    pfs_curveset_free(cs);
+}

@@ -654,3 +654,64 @@ test_sync_perseus_local_bracket(struct test *t)
     CHECK_NEAR(over / (double)both, 0.168, 0.001);
     CHECK_NEAR(under / (double)both, 0.092, 0.001);
 }
+
+/* facility.variability in a scenario: read, written back and read again the same; absent
+ * from the canonical text when off (scenarios without it keep their keys); bad values fail
+ * naming the setting and the line; an unknown policy suffix fails. */
+void
+test_sync_scenario_setting(struct test *t)
+{
+    struct pfs_scenario *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    struct pfs_diag d = {0};
+    char *canon = NULL;
+    size_t len = 0;
+    FILE *fp;
+    bool shift = false;
+
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return;
+    }
+    CHECK_INT(pfs_scenario_parse("scenario = { facility = { gpus = 64;\n"
+                                 "  variability = { eta_sd = 0.03; outliers = 0.001; seed = 9; };"
+                                 " }; policies = [\"pfi+sync-shift\"]; };",
+                                 "v.cfg", a, &d),
+              0);
+    CHECK_NEAR(a->var.eta_sd, 0.03, 0);
+    CHECK_NEAR(a->var.outlier_frac, 0.001, 0);
+    CHECK_NEAR(a->var.outlier_eta, 1.0 / 1.5, 1e-15);
+    CHECK_INT(a->var_seed, 9);
+    fp = open_memstream(&canon, &len);
+    CHECK_INT(pfs_scenario_write(a, fp), 0);
+    fclose(fp);
+    CHECK(canon && strstr(canon, "variability = { eta_sd = 0.0299") != NULL &&
+          strstr(canon, "seed = 9; };") != NULL);
+    CHECK_INT(pfs_scenario_parse(canon, "canonical", b, &d), 0);
+    CHECK_NEAR(b->var.eta_sd, 0.03, 0);
+    CHECK_NEAR(b->var.outlier_frac, 0.001, 0);
+    CHECK_NEAR(b->var.outlier_eta, a->var.outlier_eta, 0);
+    CHECK_INT(b->var_seed, 9);
+    free(canon);
+    canon = NULL;
+    pfs_scenario_default(a);
+    fp = open_memstream(&canon, &len);
+    CHECK_INT(pfs_scenario_write(a, fp), 0);
+    fclose(fp);
+    CHECK(canon && strstr(canon, "variability") == NULL);
+    free(canon);
+    CHECK_INT(pfs_scenario_parse("scenario = { facility = {\n"
+                                 "  variability = { eta_sd = 0.5; }; }; };",
+                                 "bad.cfg", a, &d),
+              PFS_EINVAL);
+    CHECK_STR(d.field, "scenario.facility.variability.eta_sd");
+    CHECK_INT(d.line, 2);
+    pfs_diag_clear(&d);
+    CHECK_INT(pfs_scenario_parse("scenario = { policies = [\"pfi+shift\"]; };", "p.cfg", a, &d),
+              PFS_EINVAL);
+    CHECK(pfs_sim_policy_find("oracle+sync-shift", &shift) == pfs_policy_find("oracle") && shift);
+    CHECK(pfs_sim_policy_find("oracle", &shift) == pfs_policy_find("oracle") && !shift);
+    CHECK(pfs_sim_policy_find("+sync-shift", &shift) == NULL);
+    free(a);
+    free(b);
+}

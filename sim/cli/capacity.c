@@ -228,7 +228,7 @@ pfs_cli_capacity(int argc, char **argv)
             fprintf(fp, ",\n        { setting = \"policy\"; values = [");
             pfs__strlcpy(buf, policy_list, sizeof buf);
             for (size_t i = 0; (name = strtok_r(i ? NULL : buf, ",", &save)) != NULL; i++) {
-                if (!pfs_policy_find(name)) {
+                if (!pfs_sim_policy_find(name, NULL)) {
                     fclose(fp);
                     code = pfs_cli_usage("capacity", "unknown policy '%s'%s", name,
                                          pfs_cli_suggest_policy(name));

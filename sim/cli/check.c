@@ -161,6 +161,10 @@ pfs_cli_check(int argc, char **argv)
                                            : "it never binds");
         else
             printf("  cap: none outside DR events.\n");
+        if (pfs_variability_on(&sc->var))
+            printf("  GPUs differ: efficiency sd %.3g, %.3g%% outliers at %.3g (seed %lu); a "
+                   "job waits at every step for its slowest GPU.\n",
+                   sc->var.eta_sd, 100 * sc->var.outlier_frac, sc->var.outlier_eta, sc->var_seed);
         printf("DR events inside the run: %zu.\n", n_events);
         for (size_t k = 0; k < sc->n_dr; k++) {
             const struct pfs_dr_event *e = &sc->dr[k];

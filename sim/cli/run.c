@@ -649,7 +649,7 @@ pfs_cli_run(int argc, char **argv)
             for (char *name = optarg, *comma; name; name = comma ? comma + 1 : NULL) {
                 if ((comma = strchr(name, ',')) != NULL)
                     *comma = '\0';
-                if (!pfs_policy_find(name)) {
+                if (!pfs_sim_policy_find(name, NULL)) {
                     code = pfs_cli_usage("run", "unknown policy '%s'%s (pfisim --list-policies)",
                                          name, pfs_cli_suggest_policy(name));
                     goto usage_out;
