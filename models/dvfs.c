@@ -128,6 +128,28 @@ pfs__dvfs_x(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w)
 }
 
 double
+pfs__dvfs_x_near(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w, double guess)
+{
+    double target = cap_w * fill_of(j), k = g->f_knee_mhz / g->f_max_mhz, x = guess;
+
+    /* Above the knee and below f_max only: elsewhere the closed forms of clock_frac. */
+    if (!(guess > k && guess < 1) || power_at(g, j, 1.0, NULL) <= target ||
+        target <= power_at(g, j, k, NULL))
+        return clock_frac(g, j, cap_w);
+    for (int it = 0; it < 8; it++) {
+        double dp, p = power_at(g, j, x, &dp), step;
+
+        if (!(dp > 0))
+            break;
+        step = (p - target) / dp;
+        x = clampd(x - step, k, 1.0);
+        if (fabs(step) < 1e-9) /* quadratic convergence: x is now within ~1e-18 */
+            return x;
+    }
+    return clock_frac(g, j, cap_w); /* (not converged: the cubic's root) */
+}
+
+double
 pfs__dvfs_p(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double x)
 {
     return power_at(g, j, x, NULL);

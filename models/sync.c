@@ -176,6 +176,79 @@ account(const struct pfs_gpu *c, const struct pfs_dvfs_job *j, double x, double 
     *sum_wait += wait;
 }
 
+/* The first of the chips (ascending eta) with eta >= v, or n. */
+static size_t
+first_at_least(const struct pfs_sync_gpus *s, double v)
+{
+    size_t a = 0, b = s->n;
+
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+
+        if (s->eta[m] < v)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+/* The chips' draws and waits under one cap (chip 0 at x_gate, steps of length step), summed.
+ * By regime: a chip uncapped at f_max draws s + (P(1) - s) / eta; one capped below the knee
+ * holds x = u eta, u = (fill cap - s) / (dyn activity v_min^2) (the closed form of
+ * clock_frac); so both groups sum in closed form over prefix sums of 1 / eta, and only the
+ * chips between the knee and f_max (and any at the floor) are solved one by one, by Newton's
+ * method from the previous chip's clock. */
+static void
+uniform_draw(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const struct pfs_sync_gpus *s,
+             double cap_w, double x_gate, double step, double *sum_w, double *sum_wait)
+{
+    double fill = fill_of(j), tgt = fill * cap_w, st = g->idle_w + j->mem_w;
+    double d = g->dyn_w * j->activity, k = g->f_knee_mhz / g->f_max_mhz;
+    double x_min = g->f_min_mhz / g->f_max_mhz, x_prev = x_gate;
+    size_t lin0 = 0, lin1 = 0, sat = s->n;
+
+    if (d > 0 && tgt > st && g->v_min < 1) {
+        double u = (tgt - st) / (d * g->v_min * g->v_min);
+
+        lin0 = first_at_least(s, x_min / u); /* above the floor */
+        lin1 = first_at_least(s, (pfs__dvfs_p(g, j, k) - st) / (tgt - st) * (1 + 1e-12));
+        sat = first_at_least(s, (pfs__dvfs_p(g, j, 1.0) - st) / (tgt - st) * (1 + 1e-12));
+        lin1 = lin1 < lin0 ? lin0 : lin1;
+        sat = sat < lin1 ? lin1 : sat;
+        if (lin1 > lin0) { /* idle + (tgt - idle) busy / step, busy = alpha / (u eta) + 1 - alpha */
+            double inv = s->inv_ps[lin1] - s->inv_ps[lin0], m = (double)(lin1 - lin0);
+            double busy = j->alpha / u * inv + m * (1 - j->alpha);
+
+            *sum_w += m * g->idle_w + (tgt - g->idle_w) * busy / step;
+            *sum_wait += m - busy / step;
+        }
+        if (sat < s->n) { /* at f_max: busy 1, draw s + (P(1) - s) / eta */
+            double inv = s->inv_ps[s->n] - s->inv_ps[sat], m = (double)(s->n - sat);
+            double p1 = pfs__dvfs_p(g, j, 1.0);
+
+            *sum_w += m * g->idle_w + (m * st + (p1 - st) * inv - m * g->idle_w) / step;
+            *sum_wait += m * (1 - 1 / step);
+        }
+    } else
+        lin0 = lin1 = 0, sat = s->n; /* every chip one by one */
+    for (size_t i = 0; i < s->n; i++) {
+        struct pfs_gpu c;
+        double x;
+
+        if (i >= lin0 && i < lin1) {
+            i = lin1 - 1; /* (summed above) */
+            continue;
+        }
+        if (i >= sat)
+            break;
+        c = chip(g, s->eta[i]);
+        x = i == 0 ? x_gate : pfs__dvfs_x_near(&c, j, cap_w, x_prev);
+        account(&c, j, x, step, sum_w, sum_wait);
+        x_prev = x;
+    }
+}
+
 void
 pfs_sync_uniform(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
                  const struct pfs_sync_gpus *s, double cap_w, bool with_power,
@@ -195,11 +268,7 @@ pfs_sync_uniform(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
         out->wait_frac = 0;
         return;
     }
-    for (size_t i = 0; i < s->n; i++) {
-        struct pfs_gpu c = chip(g, s->eta[i]);
-
-        account(&c, j, i == 0 ? out->x_gate : pfs__dvfs_x(&c, j, cap_w), step, &sum_w, &sum_wait);
-    }
+    uniform_draw(g, j, s, cap_w, out->x_gate, step, &sum_w, &sum_wait);
     out->power_w = sum_w / (double)s->n;
     out->wait_frac = sum_wait / (double)s->n;
 }
@@ -279,12 +348,14 @@ pfs_sync_shift(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const stru
     out->power_w = out->wait_frac = NAN;
     if (with_power) {
         double step = step_of(j, x), d = pfs__dvfs_p(g, j, x) - st;
-        double sum_w = (double)k * st + d * s->inv_ps[k], sum_wait = 0;
+        double sum_w = (double)k * st + d * s->inv_ps[k], sum_wait = 0, x_prev = 0;
 
-        for (size_t i = k; i < s->n; i++) { /* at the minimum limit: faster, and waiting */
+        for (size_t i = k, first = 1; i < s->n; i++, first = 0) { /* at the minimum limit:
+                                                                   * faster, and waiting */
             struct pfs_gpu c = chip(g, s->eta[i]);
-            double xi = pfs__dvfs_x(&c, j, lo);
+            double xi = first ? pfs__dvfs_x(&c, j, lo) : pfs__dvfs_x_near(&c, j, lo, x_prev);
 
+            x_prev = xi;
             account(&c, j, xi > x ? xi : x, step, &sum_w, &sum_wait);
         }
         out->power_w = sum_w / (double)s->n;

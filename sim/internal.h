@@ -30,6 +30,10 @@ int pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, 
  * the per-GPU draw at x in [0, 1] (as pfs_dvfs_power_w, without the clamp to [f_min, f_max]). */
 double pfs__dvfs_x(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w);
 double pfs__dvfs_p(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double x);
+/* pfs__dvfs_x by Newton's method from guess (a neighbouring chip's clock) where the draw is
+ * the cubic: the same root to 1e-15, without the cubic's closed form. */
+double pfs__dvfs_x_near(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w,
+                        double guess);
 
 /* Copies the offending input line into diag->text, if diag holds no text yet. */
 void pfs__diag_text(struct pfs_diag *diag, const char *text);

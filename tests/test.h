@@ -100,6 +100,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_dvfs_clock_bruteforce)                                                                  \
     X(test_sync_identical_is_dvfs)                                                                 \
     X(test_sync_two_classes)                                                                       \
+    X(test_sync_uniform_draw_chip_by_chip)                                                         \
     X(test_sync_shift_equalises)                                                                   \
     X(test_sync_shift_harmonic)                                                                    \
     X(test_sync_shift_bruteforce)                                                                  \

@@ -715,3 +715,50 @@ test_sync_scenario_setting(struct test *t)
     free(a);
     free(b);
 }
+
+/* The mean draw under uniform caps against the DVFS model chip by chip (pfs_dvfs_eval on each
+ * chip's profile, the waiting share at idle): the closed forms by regime and the Newton
+ * solves agree with it in every regime (caps from the floor to the maximum, wide spreads). */
+void
+test_sync_uniform_draw_chip_by_chip(struct test *t)
+{
+    struct pfs_gpu g = h200(t);
+    unsigned long seed = 2718;
+    struct pfs_variability v = {0.04, 0.02, 0.7};
+
+    for (int k = 0; k < 200; k++) {
+        struct pfs_dvfs_job j = random_job(&seed);
+        double eta[300], cap = g.min_limit_w + (g.max_limit_w - g.min_limit_w) * uniform(&seed);
+        double x[300], p[300], gate = HUGE_VAL, step, sum = 0, wait = 0;
+        size_t n = 2 + (size_t)(298 * uniform(&seed));
+        struct pfs_sync_gpus *s;
+        struct pfs_sync_point got;
+        struct pfs_diag d = {0};
+
+        CHECK(pfs_eta_draw(&v, (unsigned long)k + 100, n, eta, &d) == 0);
+        for (size_t i = 0; i < n; i++) {
+            struct pfs_gpu c = g;
+            struct pfs_dvfs_point pt;
+
+            c.dyn_w = g.dyn_w / eta[i];
+            pfs_dvfs_eval(&c, &j, cap, &pt);
+            x[i] = pt.f_mhz / g.f_max_mhz;
+            p[i] = pt.power_w;
+            gate = fmin(gate, x[i]);
+        }
+        step = j.alpha / gate + 1 - j.alpha;
+        for (size_t i = 0; i < n; i++) {
+            double w = 1 - (j.alpha / x[i] + 1 - j.alpha) / step;
+
+            sum += p[i] - (p[i] - g.idle_w) * w;
+            wait += w;
+        }
+        if (!(s = gpus(t, eta, n)))
+            return;
+        pfs_sync_uniform(&g, &j, s, cap, true, &got);
+        CHECK_NEAR(got.x_gate, gate, 1e-12);
+        CHECK_NEAR(got.power_w, sum / (double)n, 1e-9 * sum / (double)n);
+        CHECK_NEAR(got.wait_frac, wait / (double)n, 1e-9);
+        pfs_sync_gpus_free(s);
+    }
+}
