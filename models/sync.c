@@ -273,6 +273,33 @@ pfs_sync_uniform(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
     out->wait_frac = sum_wait / (double)s->n;
 }
 
+void
+pfs_sync_swing(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const struct pfs_sync_gpus *s,
+               double cap_w, struct pfs_sync_swing *out)
+{
+    struct pfs_gpu slow = chip(g, s->eta[0]);
+    double x_prev = pfs__dvfs_x(&slow, j, cap_w), step = step_of(j, x_prev);
+    double st = g->idle_w + j->mem_w, mean = 0, peak = 0;
+
+    for (size_t i = 0; i < s->n; i++) {
+        struct pfs_gpu c = chip(g, s->eta[i]);
+        double x = i == 0 ? x_prev : pfs__dvfs_x_near(&c, j, cap_w, x_prev);
+        double p = pfs__dvfs_p(&c, j, x), busy = step_of(j, x), comp = j->alpha / x;
+
+        double pc = comp > 0 ? st + (p - st) * busy / comp : p;
+
+        mean += p - (p - g->idle_w) * (1 - busy / step);
+        /* its draw while it computes: the mean while busy less the non-scaling share at st,
+         * but never above its limit (the limiter holds it; the compute phase is then longer
+         * than alpha says: memory stalls draw inside it) */
+        peak += pc < cap_w || p > cap_w ? pc : cap_w;
+        x_prev = x;
+    }
+    out->mean_w = mean / (double)s->n;
+    out->peak_w = peak / (double)s->n;
+    out->trough_w = j->alpha < 1 ? st : out->mean_w; /* alpha 1: no phase without compute */
+}
+
 /* What the chips need to hold clock x (each at least lo): the sum, and in *k the number of
  * chips (the least efficient) that need more than lo. */
 static double
@@ -368,8 +395,8 @@ pfs_sync_shift(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const stru
 
 /* A job's stream: the seed and its id (FNV-1a), so that a job keeps its GPUs whatever else
  * its file holds. */
-static unsigned long
-job_seed(unsigned long seed, const char *job_id)
+unsigned long
+pfs_job_seed(unsigned long seed, const char *job_id)
 {
     uint64_t h = 1469598103934665603ull;
 
@@ -463,7 +490,8 @@ pfs_job_curve_scale(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
                              "job '%s': %ld GPUs (1 to %d)", jc->job_id, n, PFS_SCALE_MAX_GPUS);
     if (!(eta = malloc((size_t)n * sizeof *eta)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = pfs_eta_draw(&o->var, job_seed(o->seed, jc->job_id), (size_t)n, eta, diag)) == 0 &&
+    if ((rc = pfs_eta_draw(&o->var, pfs_job_seed(o->seed, jc->job_id), (size_t)n, eta, diag)) ==
+            0 &&
         (rc = pfs_sync_gpus_new(eta, (size_t)n, &s, diag)) == 0)
         rc = pfs_job_curve_sync(g, jc, fit, s, o->shift, with_power, throughput, power_w, diag);
     free(eta);

@@ -213,6 +213,19 @@ void pfs_sync_uniform(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
                       const struct pfs_sync_gpus *s, double cap_w, bool with_power,
                       struct pfs_sync_point *out);
 
+/* The job's draw within a step (the sub-minute swing a synchronous job puts on its feed),
+ * per GPU, W: its mean over the step; its peak, every GPU computing at the step's start (the
+ * compute share alpha / x of a GPU's busy time draws what its busy mean less the non-scaling
+ * share at idle_w + mem_w leaves, at most the cap: the limiter holds it); its trough, every GPU
+ * in the step's collective at idle_w + mem_w (the non-scaling share taken as communication:
+ * the upper end of the swing).
+ * Uniform caps. docs/model.md section 6. */
+struct pfs_sync_swing {
+    double mean_w, peak_w, trough_w;
+};
+void pfs_sync_swing(const struct pfs_gpu *g, const struct pfs_dvfs_job *j,
+                    const struct pfs_sync_gpus *s, double cap_w, struct pfs_sync_swing *out);
+
 /* Power shifting within the job (sync-shift): per-GPU caps caps_w[n] (in the order eta was
  * given; may be NULL) summing to at most n x mean_cap_w, within the profile's limits, that
  * maximise the job's throughput: every GPU set to hold one clock x*, the highest the budget
@@ -252,6 +265,10 @@ int pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_opt
 int pfs_job_curve_sync(const struct pfs_gpu *g, const struct pfs_job_curve *jc,
                        const struct pfs_dvfs_job *fit, const struct pfs_sync_gpus *s, bool shift,
                        bool with_power, double *throughput, double *power_w, struct pfs_diag *diag);
+
+/* The stream of a job's GPUs in pfisim scale: the seed and the job's id (FNV-1a), so that a
+ * job keeps its GPUs whatever else its file holds. */
+unsigned long pfs_job_seed(unsigned long seed, const char *job_id);
 
 /* The GPUs a job of n_gpus runs on under o. */
 long pfs_scaled_gpus(const struct pfs_scale_options *o, int n_gpus);

@@ -110,6 +110,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_cli_scale_pfi)                                                                          \
     X(test_sync_perseus_local_bracket)                                                             \
     X(test_sync_scenario_setting)                                                                  \
+    X(test_sync_swing)                                                                             \
     X(test_dvfs_properties)                                                                        \
     X(test_dvfs_derivatives)                                                                       \
     X(test_curve_sampled)                                                                          \

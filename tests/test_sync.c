@@ -540,6 +540,26 @@ test_cli_scale_pfi(struct test *t)
     CHECK_NEAR(first[2], sum / n, 1e-5);
     free(out);
     free(err);
+    /* --swing: per GPU levels in order, and the job's swing their difference times its GPUs. */
+    CHECK_INT(
+        test_run(t, "scale traces/h200-h100/curves.csv --swing --sizes 16,16384 --csv", &out, &err),
+        0);
+    rows = 0;
+    for (line = strchr(out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        long size;
+        double mean, peak, trough, per_mw, mw;
+
+        if (sscanf(line + 1, "%*[^,],%ld,%*d,%lf,%lf,%lf,%lf,%lf", &size, &mean, &peak, &trough,
+                   &per_mw, &mw) != 6)
+            continue;
+        CHECK(trough < mean && mean < peak && peak <= 700 + 1e-9);
+        CHECK_NEAR(mw, (peak - trough) * (double)size / 1e6, 1e-5 * mw);
+        CHECK_NEAR(per_mw, (peak - trough) / mean, 1e-5 * per_mw);
+        rows++;
+    }
+    CHECK(rows >= 4);
+    free(out);
+    free(err);
     CHECK_INT(test_run(t, "scale traces/h200-h100/curves.csv --gpus 0", &out, &err), 2);
     free(out);
     free(err);
@@ -761,4 +781,33 @@ test_sync_uniform_draw_chip_by_chip(struct test *t)
         CHECK_NEAR(got.wait_frac, wait / (double)n, 1e-9);
         pfs_sync_gpus_free(s);
     }
+}
+
+/* The swing within a step, by hand on identical GPUs at f_max (busy = the whole step): a job
+ * of alpha 0.5 computes half the step at st + 2 (P - st) and communicates the other half at
+ * st = idle + mem; a peak the formula would put above the cap is held at it; alpha 1 has no
+ * phase without compute. */
+void
+test_sync_swing(struct test *t)
+{
+    struct pfs_gpu g = h200(t);
+    struct pfs_dvfs_job j = {
+        .t_max = 100, .alpha = 0.5, .activity = 0.3, .mem_w = 50, .cap_fill = 1};
+    double eta[4] = {1, 1, 1, 1}, st = g.idle_w + 50, p = st + g.dyn_w * 0.3;
+    struct pfs_sync_gpus *s = gpus(t, eta, 4);
+    struct pfs_sync_swing sw;
+
+    if (!s)
+        return;
+    pfs_sync_swing(&g, &j, s, 700, &sw);
+    CHECK_NEAR(sw.mean_w, p, 1e-9);
+    CHECK_NEAR(sw.peak_w, st + 2 * (p - st), 1e-9);
+    CHECK_NEAR(sw.trough_w, st, 1e-12);
+    j.activity = 0.9; /* st + 2 (P - st) = 1250 W: held at the 700 W limit */
+    pfs_sync_swing(&g, &j, s, 700, &sw);
+    CHECK_NEAR(sw.peak_w, 700, 1e-9);
+    j.alpha = 1;
+    pfs_sync_swing(&g, &j, s, 700, &sw);
+    CHECK_NEAR(sw.trough_w, sw.mean_w, 0);
+    pfs_sync_gpus_free(s);
 }

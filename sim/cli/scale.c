@@ -14,8 +14,8 @@
 const char pfs_cli_scale_help[] =
     "usage: pfisim scale CURVES.csv (--gpus N | --times K) [--shift] [VARIABILITY]\n"
     "                    [-o|--output OUT.csv]\n"
-    "       pfisim scale CURVES.csv --pfi [--sizes N,N,...] [--jobs JOBS.csv] [VARIABILITY]\n"
-    "                    [--csv]\n"
+    "       pfisim scale CURVES.csv (--pfi | --swing) [--sizes N,N,...] [--jobs JOBS.csv]\n"
+    "                    [VARIABILITY] [--csv]\n"
     "\n"
     "Runs every job of CURVES on N GPUs whose efficiencies differ (the clock a chip holds at\n"
     "a given power, relative to the median chip), each step waiting for the slowest GPU\n"
@@ -35,7 +35,12 @@ const char pfs_cli_scale_help[] =
     "                  family and phase when a jobs.csv is beside CURVES or given with\n"
     "                  --jobs), with uniform caps and with sync-shift, and how much of the\n"
     "                  32-GPU PFI is left at 4,096 GPUs\n"
-    "  --csv           with --pfi: group,n_gpus,jobs,pfi_10..pfi_50,shift_pfi_10..shift_pfi_50\n"
+    "  --swing         instead: the draw within a step at the default limit (every GPU\n"
+    "                  computing, then every GPU in the step's collective), by job size:\n"
+    "                  the peak-to-trough swing per MW of training and a job's swing in MW\n"
+    "  --csv           with --pfi: group,n_gpus,jobs,pfi_10..pfi_50,shift_pfi_10..shift_pfi_50;\n"
+    "                  with --swing: group,n_gpus,jobs,mean_w,peak_w,trough_w,swing_per_mw,\n"
+    "                  swing_mw (per GPU W, means over the group's jobs)\n"
     "\n"
     "VARIABILITY (the GPUs' efficiencies, drawn per job from its id and the seed):\n"
     "  --eta-sd SD     sd of a GPU's efficiency (default 0.0172, calibrated on Sinha et al.,\n"
@@ -206,6 +211,110 @@ pfi_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
+/* The swing of every job at every size: the group means of its draw within a step. */
+static int
+swing_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
+            const struct pfs_variability *var, unsigned long seed, const long *sizes,
+            size_t n_sizes, bool csv)
+{
+    struct group *gr = calloc(cs->n_jobs * 2 + 1, sizeof *gr);
+    size_t n_gr = 0, cells = n_sizes * 3;
+    struct pfs_diag d = {0};
+    double *eta = NULL;
+    long most = 1;
+    int rc = 0;
+
+    for (size_t z = 0; z < n_sizes; z++)
+        most = sizes[z] > most ? sizes[z] : most;
+    if (!gr || !(eta = malloc((size_t)most * sizeof *eta))) {
+        free(gr);
+        return pfs_cli_report(&(struct pfs_diag){.message = "out of memory"}, PFS_ENOMEM);
+    }
+    for (size_t k = 0; k < cs->n_jobs && rc == 0; k++) {
+        const struct pfs_job_curve *jc = &cs->jobs[k];
+        const struct pfs_corpus_job *cj = js ? pfs_jobset_find(js, jc->job_id) : NULL;
+        char name[2][64];
+        size_t at[2];
+        struct pfs_gpu g;
+        struct pfs_fit fit;
+
+        snprintf(name[0], sizeof name[0], "%s", jc->gpu);
+        if (cj)
+            snprintf(name[1], sizeof name[1], "%s %s %s", jc->gpu, cj->family, cj->phase);
+        for (int w = 0; w < (cj ? 2 : 1) && rc == 0; w++) {
+            size_t q = 0;
+
+            while (q < n_gr && strcmp(gr[q].name, name[w]) != 0)
+                q++;
+            if (q == n_gr) {
+                pfs__strlcpy(gr[q].name, name[w], sizeof gr[q].name);
+                if (!(gr[q].sum = calloc(cells, sizeof *gr[q].sum)))
+                    rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                n_gr++;
+            }
+            gr[q].jobs++;
+            at[w] = q;
+        }
+        if (rc == 0 && ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
+                        (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0))
+            pfs__strlcpy(d.file, cs->path, sizeof d.file);
+        for (size_t z = 0; z < n_sizes && rc == 0; z++) {
+            struct pfs_sync_gpus *set = NULL;
+            struct pfs_sync_swing sw;
+            struct pfs_scale_options o = {sizes[z], 0, *var, seed, false};
+
+            if ((rc = pfs_eta_draw(var, pfs_job_seed(seed, jc->job_id), (size_t)sizes[z], eta,
+                                   &d)) != 0 ||
+                (rc = pfs_sync_gpus_new(eta, (size_t)sizes[z], &set, &d)) != 0)
+                break;
+            (void)o;
+            pfs_sync_swing(&g, &fit.job, set, g.default_limit_w, &sw);
+            pfs_sync_gpus_free(set);
+            for (int w = 0; w < (cj ? 2 : 1); w++) {
+                gr[at[w]].sum[z * 3] += sw.mean_w;
+                gr[at[w]].sum[z * 3 + 1] += sw.peak_w;
+                gr[at[w]].sum[z * 3 + 2] += sw.trough_w;
+            }
+        }
+    }
+    if (rc == 0 && csv) {
+        puts("group,n_gpus,jobs,mean_w,peak_w,trough_w,swing_per_mw,swing_mw");
+        for (size_t q = 0; q < n_gr; q++)
+            for (size_t z = 0; z < n_sizes; z++) {
+                double m = gr[q].sum[z * 3] / (double)gr[q].jobs;
+                double p = gr[q].sum[z * 3 + 1] / (double)gr[q].jobs;
+                double tr = gr[q].sum[z * 3 + 2] / (double)gr[q].jobs;
+
+                printf("%s,%ld,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", gr[q].name, sizes[z], gr[q].jobs, m,
+                       p, tr, (p - tr) / m, (p - tr) * (double)sizes[z] / 1e6);
+            }
+    } else if (rc == 0) {
+        printf("The draw within a step at the default limit (model-derived, docs/model.md "
+               "section 6): peak-to-trough swing per MW of training [a job's swing, MW];\n"
+               "GPU efficiency sd %g, outliers %g (x%g), seed %lu\n",
+               var->eta_sd, var->outlier_frac, var->outlier_frac > 0 ? var->outlier_eta : 1, seed);
+        printf("%-24s %5s", "group", "jobs");
+        for (size_t z = 0; z < n_sizes; z++)
+            printf(" %16ld", sizes[z]);
+        putchar('\n');
+        for (size_t q = 0; q < n_gr; q++) {
+            printf("%-24s %5zu", gr[q].name, gr[q].jobs);
+            for (size_t z = 0; z < n_sizes; z++) {
+                double m = gr[q].sum[z * 3] / (double)gr[q].jobs;
+                double sw = (gr[q].sum[z * 3 + 1] - gr[q].sum[z * 3 + 2]) / (double)gr[q].jobs;
+
+                printf("   %5.2f [%6.3g]", sw / m, sw * (double)sizes[z] / 1e6);
+            }
+            putchar('\n');
+        }
+    }
+    for (size_t q = 0; q < n_gr; q++)
+        free(gr[q].sum);
+    free(gr);
+    free(eta);
+    return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
+}
+
 /* The scaled set with its first line: what it is and where it came from. */
 struct labelled {
     const struct pfs_curveset *cs;
@@ -228,6 +337,7 @@ pfs_cli_scale(int argc, char **argv)
                                          {"times", required_argument, 0, 'k'},
                                          {"shift", no_argument, 0, 's'},
                                          {"pfi", no_argument, 0, 'p'},
+                                         {"swing", no_argument, 0, 'w'},
                                          {"sizes", required_argument, 0, 'z'},
                                          {"jobs", required_argument, 0, 'j'},
                                          {"eta-sd", required_argument, 0, 'e'},
@@ -239,7 +349,7 @@ pfs_cli_scale(int argc, char **argv)
                                          {0, 0, 0, 0}};
     struct pfs_scale_options o = {0, 0, {PFS_ETA_SD_CALIBRATED, 0, 1}, 1, false};
     const char *output = NULL, *jobs = NULL;
-    bool pfi = false, csv = false;
+    bool pfi = false, csv = false, swing = false;
     long sizes[16];
     size_t n_sizes = 0;
     struct pfs_curveset *cs = NULL, *scaled = NULL;
@@ -272,6 +382,9 @@ pfs_cli_scale(int argc, char **argv)
             break;
         case 'p':
             pfi = true;
+            break;
+        case 'w':
+            swing = true;
             break;
         case 'z':
             n_sizes = pfs_cli_parse_list(optarg, sizes, 16, 0);
@@ -329,12 +442,14 @@ pfs_cli_scale(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return pfs_cli_usage("scale", "%s", "expected one curves file");
-    if ((int)pfi + (o.n_gpus > 0) + (o.times > 0) != 1)
-        return pfs_cli_usage("scale", "%s", "give exactly one of --gpus N, --times K and --pfi");
+    if ((int)pfi + (int)swing + (o.n_gpus > 0) + (o.times > 0) != 1)
+        return pfs_cli_usage("scale", "%s",
+                             "give exactly one of --gpus N, --times K, --pfi and --swing");
+    pfi = pfi || swing; /* (the two tables take the same options) */
     if (!pfi && (n_sizes || csv || jobs))
-        return pfs_cli_usage("scale", "%s", "--sizes, --jobs and --csv go with --pfi");
+        return pfs_cli_usage("scale", "%s", "--sizes, --jobs and --csv go with --pfi or --swing");
     if (pfi && (o.shift || output))
-        return pfs_cli_usage("scale", "%s", "--shift and -o go with --gpus");
+        return pfs_cli_usage("scale", "%s", "--shift and -o go with --gpus or --times");
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
         return pfs_cli_report(&d, rc);
     if (pfi) {
@@ -356,7 +471,8 @@ pfs_cli_scale(int argc, char **argv)
             n_sizes = sizeof default_sizes / sizeof *default_sizes;
             memcpy(sizes, default_sizes, sizeof default_sizes);
         }
-        code = pfi_table(cs, js, &o.var, o.seed, sizes, n_sizes, csv);
+        code = swing ? swing_table(cs, js, &o.var, o.seed, sizes, n_sizes, csv)
+                     : pfi_table(cs, js, &o.var, o.seed, sizes, n_sizes, csv);
         pfs_jobset_free(js);
         pfs_curveset_free(cs);
         return code;
