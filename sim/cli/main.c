@@ -145,6 +145,9 @@ main(int argc, char **argv)
         for (size_t i = 0; pfs_policy_at(i); i++)
             printf("%-20s %s\n", pfs_policy_name(pfs_policy_at(i)),
                    pfs_policy_summary(pfs_policy_at(i)));
+        printf("%-20s %s\n", "NAME+sync-shift",
+               "in a scenario: policy NAME across jobs, power shifted within each job so that "
+               "its GPUs hold one clock (with facility.variability; docs/policies.md)");
         return EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
