@@ -514,6 +514,14 @@ variability_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
                                  "facility.variability: job '%s' has %zu measured caps; its "
                                  "model needs at least %d",
                                  jc->job_id, jc->n_points, PFS_FIT_MIN_POINTS);
+        if (jc->cap_w[0] < in->fit_gpu[k].min_limit_w ||
+            jc->cap_w[jc->n_points - 1] > in->fit_gpu[k].max_limit_w)
+            return pfs__diag_set(diag, PFS_EINVAL, in->cs->path, jc->line, 0, "cap_w",
+                                 "facility.variability: job '%s' was measured at %g-%g W, "
+                                 "outside the %s limits [%g, %g] W",
+                                 jc->job_id, jc->cap_w[0], jc->cap_w[jc->n_points - 1],
+                                 in->fit_gpu[k].name, in->fit_gpu[k].min_limit_w,
+                                 in->fit_gpu[k].max_limit_w);
         if ((rc = pfs_fit_job(&in->fit_gpu[k], jc, &f, diag)))
             return rc;
         in->fit[k] = f.job;

@@ -1049,3 +1049,40 @@ test_sim_variability(struct test *t)
     pfs_sync_gpus_free(set[1]);
     pfs_curveset_free(cs);
 }
+
+/* facility.variability needs every curve within its GPU's limits (its model is fitted and
+ * evaluated there): a curve measured below them fails before anything runs, naming the file,
+ * the line and the field, where it would have failed at the job's start. */
+void
+test_sim_variability_bad_curve(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    char path[600];
+    FILE *fp;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,1440000,100000,firm\n",
+          &sc);
+    snprintf(path, sizeof path, "%s/curves.csv", t->tmpdir);
+    fp = fopen(path, "w");
+    fputs("job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+          "c1,h200-sxm,1,150,80,tokens/s,140\n"
+          "c1,h200-sxm,1,400,140,tokens/s,390\n"
+          "c1,h200-sxm,1,700,200,tokens/s,690\n",
+          fp);
+    fclose(fp);
+    sc.var.eta_sd = 0.02;
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), PFS_EINVAL);
+    CHECK(strstr(d.file, "curves.csv") != NULL);
+    CHECK_INT(d.line, 2);
+    CHECK_STR(d.field, "cap_w");
+    CHECK(strstr(d.message, "outside the h200-sxm limits") != NULL);
+    pfs_sim_inputs_free(in);
+    in = NULL;
+    sc.var.eta_sd = 0; /* identical GPUs: the curve is fine */
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    pfs_sim_inputs_free(in);
+}
