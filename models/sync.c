@@ -47,12 +47,14 @@ pfs_eta_draw(const struct pfs_variability *v, unsigned long seed, size_t n, doub
 {
     gsl_rng *r;
 
-    if (!(v->eta_sd >= 0 && v->eta_sd <= 0.2) || !(v->outlier_frac >= 0 && v->outlier_frac <= 1) ||
-        (v->outlier_frac > 0 && !(v->outlier_eta > 0 && v->outlier_eta <= 1)))
+    if (!(v->eta_sd >= 0 && v->eta_sd <= PFS_ETA_SD_MAX) ||
+        !(v->outlier_frac >= 0 && v->outlier_frac <= 1) ||
+        (v->outlier_frac > 0 && !(v->outlier_eta >= PFS_OUTLIER_ETA_MIN && v->outlier_eta <= 1)))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "variability",
-                             "GPU variability: eta_sd %g (0 to 0.2), outlier_frac %g (0 to 1), "
-                             "outlier_eta %g ((0, 1])",
-                             v->eta_sd, v->outlier_frac, v->outlier_eta);
+                             "GPU variability: eta_sd %g (0 to %g), outlier_frac %g (0 to 1), "
+                             "outlier_eta %g (%g to 1)",
+                             v->eta_sd, PFS_ETA_SD_MAX, v->outlier_frac, v->outlier_eta,
+                             PFS_OUTLIER_ETA_MIN);
     if (!(r = gsl_rng_alloc(gsl_rng_mt19937)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     gsl_rng_set(r, seed);
@@ -526,11 +528,22 @@ pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_options
             (rc = pfs_fit_job(&g, jc, &fit, diag)) != 0 ||
             (rc = pfs_job_curve_scale(&g, jc, &fit.job, o, true, thr, pow, diag)) != 0)
             goto fail;
-        for (size_t q = 0; q < jc->n_points; q++)
+        for (size_t q = 0; q < jc->n_points; q++) {
+            struct pfs_diag why = {0};
+
             if ((rc = pfs_curveset_add(cs, jc->job_id, jc->gpu, (int)pfs_scaled_gpus(o, jc->n_gpus),
-                                       jc->cap_w[q], thr[q], jc->unit, pow[q], jc->line, diag)) !=
-                0)
+                                       jc->cap_w[q], thr[q], jc->unit, pow[q], jc->line, &why)) !=
+                0) {
+                /* (the reader's checks on what the model made, not on the file) */
+                rc = pfs__diag_set(diag, rc, in->path, jc->line, 0, why.field,
+                                   "job '%s' on %ld GPUs of these efficiencies, at %g W: %s; "
+                                   "its slowest GPUs cannot hold the minimum clock there "
+                                   "(docs/model.md section 1)",
+                                   jc->job_id, pfs_scaled_gpus(o, jc->n_gpus), jc->cap_w[q],
+                                   why.message);
                 goto fail;
+            }
+        }
     }
     free(thr);
     free(pow);

@@ -167,6 +167,13 @@ void pfs_dvfs_eval(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double
  * shows half and double this. */
 #define PFS_ETA_SD_CALIBRATED (0.08 / (2 * 2.3263478740408408))
 
+/* The settings' bounds: three times the sd of the calibration's double (Sinha et al.'s worst
+ * cluster, 22%, is within it), and an outlier at half the median's efficiency (Sinha et al.:
+ * 1 / 1.5). Beyond them a chip cannot hold even f_min at its minimum limit, where the model
+ * has no answer (docs/model.md section 1, "Below the minimum clock"). */
+#define PFS_ETA_SD_MAX      0.1
+#define PFS_OUTLIER_ETA_MIN 0.5
+
 struct pfs_variability {
     double eta_sd;       /* sd of eta around 1 (normal, cut at 4 sd); 0: identical GPUs */
     double outlier_frac; /* share of GPUs that are outliers (0: none) */
@@ -183,8 +190,8 @@ pfs_variability_on(const struct pfs_variability *v)
 
 /* n efficiencies for the GPUs of one job: a GSL MT19937 stream seeded with seed, the first n
  * draws (so that a job's GPUs at n are the first n of its GPUs at any larger size). Returns
- * 0, PFS_EINVAL (a setting out of range: eta_sd in [0, 0.2], outlier_frac in [0, 1],
- * outlier_eta in (0, 1]), PFS_ENOMEM. */
+ * 0, PFS_EINVAL (a setting out of range: eta_sd in [0, PFS_ETA_SD_MAX], outlier_frac in
+ * [0, 1], outlier_eta in [PFS_OUTLIER_ETA_MIN, 1]), PFS_ENOMEM. */
 int pfs_eta_draw(const struct pfs_variability *v, unsigned long seed, size_t n, double *eta,
                  struct pfs_diag *diag);
 

@@ -284,11 +284,11 @@ read_variability(const struct reader *r, const config_setting_t *v, struct pfs_s
     if (!config_setting_is_group(v))
         return bad(r, v, "scenario.facility.variability", "expected a group { eta_sd = ...; }");
     if ((rc = only(r, v, "scenario.facility.variability", names)) ||
-        (rc = number(r, v, "eta_sd", "scenario.facility.variability.eta_sd", 0, 0.2,
+        (rc = number(r, v, "eta_sd", "scenario.facility.variability.eta_sd", 0, 0.1,
                      &sc->var.eta_sd)) ||
         (rc = number(r, v, "outliers", "scenario.facility.variability.outliers", 0, 1,
                      &sc->var.outlier_frac)) ||
-        (rc = number(r, v, "outlier_eta", "scenario.facility.variability.outlier_eta", 0.01, 1,
+        (rc = number(r, v, "outlier_eta", "scenario.facility.variability.outlier_eta", 0.5, 1,
                      &sc->var.outlier_eta)) ||
         (rc = number(r, v, "seed", "scenario.facility.variability.seed", 0, 4294967295.0, &seed)))
         return rc;

@@ -402,8 +402,9 @@ pfs_cli_scale(int argc, char **argv)
             break;
         case 'e':
             if (!pfs__parse_double(optarg, &o.var.eta_sd) ||
-                !(o.var.eta_sd >= 0 && o.var.eta_sd <= 0.2))
-                return pfs_cli_usage("scale", "--eta-sd takes 0 to 0.2, got '%s'", optarg);
+                !(o.var.eta_sd >= 0 && o.var.eta_sd <= PFS_ETA_SD_MAX))
+                return pfs_cli_usage("scale", "--eta-sd takes 0 to %g, got '%s'", PFS_ETA_SD_MAX,
+                                     optarg);
             break;
         case 'O': {
             const char *colon = strchr(optarg, ':');
@@ -416,11 +417,11 @@ pfs_cli_scale(int argc, char **argv)
             if (!pfs_cli_parse_frac(f, &o.var.outlier_frac) ||
                 !(o.var.outlier_frac >= 0 && o.var.outlier_frac <= 1) ||
                 !pfs__parse_double(colon + 1, &o.var.outlier_eta) ||
-                !(o.var.outlier_eta > 0 && o.var.outlier_eta <= 1))
+                !(o.var.outlier_eta >= PFS_OUTLIER_ETA_MIN && o.var.outlier_eta <= 1))
                 return pfs_cli_usage("scale",
                                      "--outliers takes SHARE:ETA, a share in [0, 1] and an "
-                                     "efficiency in (0, 1], got '%s'",
-                                     optarg);
+                                     "efficiency in [%g, 1], got '%s'",
+                                     PFS_OUTLIER_ETA_MIN, optarg);
             break;
         }
         case 'S':
