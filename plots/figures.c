@@ -1871,6 +1871,17 @@ title_page(struct figs *f, const char *config)
     }
     y = wrap_text(cr, corpus, 60, y + 10, 722, 17);
     y = wrap_text(cr, workload, 60, y + 4, 722, 17);
+    if (strstr(config, "variability = {")) { /* (written only when on: sim/scenario.c) */
+        char sd[40] = "nan";
+
+        setting_value(config, "eta_sd", sd, sizeof sd);
+        snprintf(line, sizeof line,
+                 "GPUs: MODEL-DERIVED efficiencies that differ (facility.variability, sd %.3g; "
+                 "0.0172 is the value calibrated on Sinha et al., SC'22); each job waits at "
+                 "every step for its slowest GPU (docs/model.md section 6).",
+                 strtod(sd, NULL));
+        y = wrap_text(cr, line, 60, y + 4, 722, 17);
+    }
     snprintf(line, sizeof line,
              "Policies compared: %zu, on the same workload. Pages: this one, "
              "a summary table, then one figure per page with its reading.",
