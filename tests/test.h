@@ -108,6 +108,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sync_oracle_bruteforce)                                                                 \
     X(test_cli_scale_curves)                                                                       \
     X(test_cli_scale_pfi)                                                                          \
+    X(test_cli_scale_groups)                                                                       \
     X(test_sync_perseus_local_bracket)                                                             \
     X(test_sync_scenario_setting)                                                                  \
     X(test_sync_swing)                                                                             \

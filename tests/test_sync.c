@@ -811,3 +811,34 @@ test_sync_swing(struct test *t)
     CHECK_NEAR(sw.trough_w, sw.mean_w, 0);
     pfs_sync_gpus_free(s);
 }
+
+/* scale --pfi and --swing make up to two groups per job (its GPU, and its GPU, family and
+ * phase): two jobs on two GPU types make four. pfi_table had room for one a job (and one
+ * more), so this wrote past its groups (AddressSanitizer: heap-buffer-overflow). */
+void
+test_cli_scale_groups(struct test *t)
+{
+    char cmd[1400], path[600], *out, *err;
+    int rows;
+
+    /* h200-001 and the corpus's first H100 job, with their jobs.csv rows beside them. */
+    snprintf(cmd, sizeof cmd,
+             "b=$(grep -m1 '^h100-' traces/h200-h100/curves.csv | cut -d, -f1) && for f in "
+             "curves jobs; do awk -F, -v b=\"$b\" '$1 == \"job_id\" || $1 == \"h200-001\" || "
+             "$1 == b' traces/h200-h100/$f.csv > %s/$f.csv || exit 1; done",
+             t->tmpdir);
+    CHECK(system(cmd) == 0);
+    snprintf(path, sizeof path, "%s/jobs.csv", t->tmpdir);
+    CHECK_INT(test_count_lines(path), 3); /* the header and the two jobs */
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "scale %s/curves.csv --%s --sizes 8,64 --csv", t->tmpdir,
+                 k ? "swing" : "pfi");
+        CHECK_INT(test_run(t, cmd, &out, &err), 0);
+        rows = 0;
+        for (const char *l = strchr(out, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
+            rows++;
+        CHECK_INT(rows, 4 * 2); /* four groups, two sizes */
+        free(out);
+        free(err);
+    }
+}

@@ -84,16 +84,58 @@ job_pfi(const struct pfs_gpu *g, const struct pfs_job_curve *jc, const struct pf
 struct group {
     char name[64];
     size_t jobs;
-    double *sum; /* [n_sizes][2][PFS_N_CUTS] */
-    size_t *cnt; /* the same: jobs with a PFI there */
+    double *sum; /* the table's cells: [n_sizes][2][PFS_N_CUTS] (--pfi), [n_sizes][3] (--swing) */
+    size_t *cnt; /* --pfi: the jobs with a PFI in each cell */
 };
+
+/* The groups job jc counts in: its GPU, and with its corpus row its GPU, family and phase;
+ * made (with cells of sums and, with_cnt, counts) on first sight in gr, which has room for
+ * two a job. Their indices into at[]; returns how many (1 or 2), 0 without memory. */
+static int
+groups_of(struct group *gr, size_t *n_gr, size_t cells, bool with_cnt,
+          const struct pfs_job_curve *jc, const struct pfs_corpus_job *cj, size_t at[2])
+{
+    char name[2][64];
+    int n = cj ? 2 : 1;
+
+    snprintf(name[0], sizeof name[0], "%s", jc->gpu);
+    if (cj)
+        snprintf(name[1], sizeof name[1], "%s %s %s", jc->gpu, cj->family, cj->phase);
+    for (int w = 0; w < n; w++) {
+        size_t q = 0;
+
+        while (q < *n_gr && strcmp(gr[q].name, name[w]) != 0)
+            q++;
+        if (q == *n_gr) {
+            pfs__strlcpy(gr[q].name, name[w], sizeof gr[q].name);
+            gr[q].sum = calloc(cells, sizeof *gr[q].sum);
+            gr[q].cnt = with_cnt ? calloc(cells, sizeof *gr[q].cnt) : NULL;
+            ++*n_gr;
+            if (!gr[q].sum || (with_cnt && !gr[q].cnt))
+                return 0;
+        }
+        gr[q].jobs++;
+        at[w] = q;
+    }
+    return n;
+}
+
+static void
+groups_free(struct group *gr, size_t n_gr)
+{
+    for (size_t q = 0; q < n_gr; q++) {
+        free(gr[q].sum);
+        free(gr[q].cnt);
+    }
+    free(gr);
+}
 
 static int
 pfi_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
           const struct pfs_variability *var, unsigned long seed, const long *sizes, size_t n_sizes,
           bool csv)
 {
-    struct group *gr = calloc(cs->n_jobs + 1, sizeof *gr);
+    struct group *gr = calloc(2 * cs->n_jobs + 1, sizeof *gr);
     size_t n_gr = 0, cells = n_sizes * 2 * PFS_N_CUTS;
     struct pfs_diag d = {0};
     int rc = 0;
@@ -103,48 +145,28 @@ pfi_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
     for (size_t k = 0; k < cs->n_jobs && rc == 0; k++) {
         const struct pfs_job_curve *jc = &cs->jobs[k];
         const struct pfs_corpus_job *cj = js ? pfs_jobset_find(js, jc->job_id) : NULL;
-        char name[2][64];
+        size_t at[2];
+        int n_at = groups_of(gr, &n_gr, cells, true, jc, cj, at);
         struct pfs_gpu g;
         struct pfs_fit fit;
 
-        snprintf(name[0], sizeof name[0], "%s", jc->gpu);
-        if (cj)
-            snprintf(name[1], sizeof name[1], "%s %s %s", jc->gpu, cj->family, cj->phase);
-        for (int w = 0; w < (cj ? 2 : 1) && rc == 0; w++) {
-            size_t q = 0;
-
-            while (q < n_gr && strcmp(gr[q].name, name[w]) != 0)
-                q++;
-            if (q == n_gr) {
-                pfs__strlcpy(gr[q].name, name[w], sizeof gr[q].name);
-                gr[q].sum = calloc(cells, sizeof *gr[q].sum);
-                gr[q].cnt = calloc(cells, sizeof *gr[q].cnt);
-                n_gr++;
-                if (!gr[q].sum || !gr[q].cnt)
-                    rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-            }
-            gr[q].jobs++;
-        }
-        if (rc == 0 && ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
-                        (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0))
+        if (n_at == 0)
+            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        else if ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
+                 (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0)
             pfs__strlcpy(d.file, cs->path, sizeof d.file);
         for (size_t z = 0; z < n_sizes && rc == 0; z++) {
             double pfi[2][PFS_N_CUTS];
 
             if ((rc = job_pfi(&g, jc, &fit.job, var, seed, sizes[z], pfi[0], pfi[1], &d)) != 0)
                 break;
-            for (int w = 0; w < (cj ? 2 : 1); w++) {
-                size_t q = 0;
-
-                while (strcmp(gr[q].name, name[w]) != 0)
-                    q++;
+            for (int w = 0; w < n_at; w++)
                 for (size_t s = 0; s < 2; s++)
                     for (size_t c = 0; c < PFS_N_CUTS; c++)
                         if (!isnan(pfi[s][c])) {
-                            gr[q].sum[(z * 2 + s) * PFS_N_CUTS + c] += pfi[s][c];
-                            gr[q].cnt[(z * 2 + s) * PFS_N_CUTS + c]++;
+                            gr[at[w]].sum[(z * 2 + s) * PFS_N_CUTS + c] += pfi[s][c];
+                            gr[at[w]].cnt[(z * 2 + s) * PFS_N_CUTS + c]++;
                         }
-            }
         }
     }
     if (rc == 0 && csv) {
@@ -203,11 +225,7 @@ pfi_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
             putchar('\n');
         }
     }
-    for (size_t q = 0; q < n_gr; q++) {
-        free(gr[q].sum);
-        free(gr[q].cnt);
-    }
-    free(gr);
+    groups_free(gr, n_gr);
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
 
@@ -233,44 +251,27 @@ swing_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
     for (size_t k = 0; k < cs->n_jobs && rc == 0; k++) {
         const struct pfs_job_curve *jc = &cs->jobs[k];
         const struct pfs_corpus_job *cj = js ? pfs_jobset_find(js, jc->job_id) : NULL;
-        char name[2][64];
         size_t at[2];
+        int n_at = groups_of(gr, &n_gr, cells, false, jc, cj, at);
         struct pfs_gpu g;
         struct pfs_fit fit;
 
-        snprintf(name[0], sizeof name[0], "%s", jc->gpu);
-        if (cj)
-            snprintf(name[1], sizeof name[1], "%s %s %s", jc->gpu, cj->family, cj->phase);
-        for (int w = 0; w < (cj ? 2 : 1) && rc == 0; w++) {
-            size_t q = 0;
-
-            while (q < n_gr && strcmp(gr[q].name, name[w]) != 0)
-                q++;
-            if (q == n_gr) {
-                pfs__strlcpy(gr[q].name, name[w], sizeof gr[q].name);
-                if (!(gr[q].sum = calloc(cells, sizeof *gr[q].sum)))
-                    rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                n_gr++;
-            }
-            gr[q].jobs++;
-            at[w] = q;
-        }
-        if (rc == 0 && ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
-                        (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0))
+        if (n_at == 0)
+            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        else if ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
+                 (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0)
             pfs__strlcpy(d.file, cs->path, sizeof d.file);
         for (size_t z = 0; z < n_sizes && rc == 0; z++) {
             struct pfs_sync_gpus *set = NULL;
             struct pfs_sync_swing sw;
-            struct pfs_scale_options o = {sizes[z], 0, *var, seed, false};
 
             if ((rc = pfs_eta_draw(var, pfs_job_seed(seed, jc->job_id), (size_t)sizes[z], eta,
                                    &d)) != 0 ||
                 (rc = pfs_sync_gpus_new(eta, (size_t)sizes[z], &set, &d)) != 0)
                 break;
-            (void)o;
             pfs_sync_swing(&g, &fit.job, set, g.default_limit_w, &sw);
             pfs_sync_gpus_free(set);
-            for (int w = 0; w < (cj ? 2 : 1); w++) {
+            for (int w = 0; w < n_at; w++) {
                 gr[at[w]].sum[z * 3] += sw.mean_w;
                 gr[at[w]].sum[z * 3 + 1] += sw.peak_w;
                 gr[at[w]].sum[z * 3 + 2] += sw.trough_w;
@@ -308,9 +309,7 @@ swing_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
             putchar('\n');
         }
     }
-    for (size_t q = 0; q < n_gr; q++)
-        free(gr[q].sum);
-    free(gr);
+    groups_free(gr, n_gr);
     free(eta);
     return rc ? pfs_cli_report(&d, rc) : EXIT_OK;
 }
