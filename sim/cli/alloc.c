@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -105,14 +104,8 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
 
     if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0)
         return rc;
-    if (!jobs_path) {
-        const char *slash = strrchr(curves_path, '/');
-
-        snprintf(guess, sizeof guess, "%.*sjobs.csv", slash ? (int)(slash - curves_path + 1) : 0,
-                 curves_path);
-        if (access(guess, R_OK) == 0)
-            jobs_path = guess;
-    }
+    if (!jobs_path)
+        jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
     if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
         return rc;
     p->n = p->cs->n_jobs;

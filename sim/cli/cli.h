@@ -32,6 +32,10 @@ const char *pfs_cli_suggest_policy(const char *name);
  * shipped files (pfs_share_dir); rel itself when nowhere. At most four at a time. */
 const char *pfs_cli_shipped(const char *rel);
 
+/* The jobs.csv beside a curves file (in its folder) into buf, or NULL when there is none to
+ * read (alloc and scale take it as the curves' telemetry when not given one). */
+const char *pfs_cli_jobs_beside(const char *curves_path, char *buf, size_t size);
+
 /* Writes obj with write() to output whole or not at all (sim/outfile.c: a temporary file
  * renamed into place; devices and FIFOs in place), or to stdout when output is NULL or "-".
  * Returns 0 or PFS_EIO. */

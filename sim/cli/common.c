@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -148,6 +149,15 @@ pfs_cli_suggest_policy(const char *name)
     static char buf[96];
 
     return pfs__did_you_mean(pfs__policy_nearest(name), buf, sizeof buf);
+}
+
+const char *
+pfs_cli_jobs_beside(const char *curves_path, char *buf, size_t size)
+{
+    const char *slash = strrchr(curves_path, '/');
+
+    snprintf(buf, size, "%.*sjobs.csv", slash ? (int)(slash - curves_path + 1) : 0, curves_path);
+    return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
 const char *

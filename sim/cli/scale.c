@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -455,14 +454,8 @@ pfs_cli_scale(int argc, char **argv)
     if (pfi) {
         char guess[600];
 
-        if (!jobs) {
-            const char *slash = strrchr(argv[optind], '/');
-
-            snprintf(guess, sizeof guess, "%.*sjobs.csv",
-                     slash ? (int)(slash - argv[optind] + 1) : 0, argv[optind]);
-            if (access(guess, R_OK) == 0)
-                jobs = guess;
-        }
+        if (!jobs)
+            jobs = pfs_cli_jobs_beside(argv[optind], guess, sizeof guess);
         if (jobs && (rc = pfs_jobset_read(jobs, &js, &d)) != 0) {
             pfs_curveset_free(cs);
             return pfs_cli_report(&d, rc);
