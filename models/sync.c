@@ -138,12 +138,6 @@ pfs_sync_gpus_free(struct pfs_sync_gpus *s)
     free(s);
 }
 
-size_t
-pfs_sync_gpus_n(const struct pfs_sync_gpus *s)
-{
-    return s->n;
-}
-
 /* The profile of a chip of efficiency eta. */
 static struct pfs_gpu
 chip(const struct pfs_gpu *g, double eta)
@@ -232,8 +226,7 @@ uniform_draw(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const struct
             *sum_w += m * g->idle_w + (m * st + (p1 - st) * inv - m * g->idle_w) / step;
             *sum_wait += m * (1 - 1 / step);
         }
-    } else
-        lin0 = lin1 = 0, sat = s->n; /* every chip one by one */
+    } /* else every chip one by one */
     for (size_t i = 0; i < s->n; i++) {
         struct pfs_gpu c;
         double x;

@@ -203,7 +203,6 @@ struct pfs_sync_gpus;
 int pfs_sync_gpus_new(const double *eta, size_t n, struct pfs_sync_gpus **out,
                       struct pfs_diag *diag);
 void pfs_sync_gpus_free(struct pfs_sync_gpus *s);
-size_t pfs_sync_gpus_n(const struct pfs_sync_gpus *s);
 
 /* A synchronous job's operating point. */
 struct pfs_sync_point {

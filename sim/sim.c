@@ -2624,38 +2624,29 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
-    bool shared = !(sc->base_cap_w > 0), shift;
+    bool shared = !(sc->base_cap_w > 0), shift, own;
     int rc;
 
-    /* Power shifted within jobs on GPUs that differ draws less at full power: not the
-     * shared run, and none to share. */
+    /* Power shifted within jobs on GPUs that differ draws less at full power: a run of its
+     * own, neither the shared one nor one to share. */
     (void)pfs_sim_policy_find(policy, &shift);
-    if (shift && in->fit) {
-        if (!(nodr = malloc(sizeof *nodr)))
-            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        *nodr = *sc;
-        nodr->n_dr = 0;
-        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
-        free(nodr);
-        *tokens = r.tokens;
-        *energy_j = r.energy_j;
-        *misses = (double)r.deadline_misses;
-        return rc;
-    }
-
+    own = shift && in->fit;
+    shared = shared && !own;
     /* Without a base cap nothing binds without events: the run is the same for every policy
      * (run once, as equal). With one, a run in which the cap never bound asked no policy
      * anything, so it too is every policy's: kept once one such run has been made. */
-    pthread_mutex_lock(&c->lock);
-    if (c->done) {
-        *tokens = c->tokens;
-        *energy_j = c->energy_j;
-        *misses = c->deadline_misses;
-        pthread_mutex_unlock(&c->lock);
-        return 0;
+    if (!own) {
+        pthread_mutex_lock(&c->lock);
+        if (c->done) {
+            *tokens = c->tokens;
+            *energy_j = c->energy_j;
+            *misses = c->deadline_misses;
+            pthread_mutex_unlock(&c->lock);
+            return 0;
+        }
+        if (!shared)
+            pthread_mutex_unlock(&c->lock);
     }
-    if (!shared)
-        pthread_mutex_unlock(&c->lock);
     if (!(nodr = malloc(sizeof *nodr))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     } else {
@@ -2668,7 +2659,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
         *tokens = r.tokens;
         *energy_j = r.energy_j;
         *misses = (double)r.deadline_misses;
-        if (!shared && r.policy_decisions == 0) {
+        if (!own && !shared && r.policy_decisions == 0) {
             pthread_mutex_lock(&c->lock);
             shared = true;
         }
