@@ -570,6 +570,19 @@ test_cli_scale_pfi(struct test *t)
     CHECK_INT(test_run(t, "scale traces/h200-h100/curves.csv --gpus 8 --pfi", &out, &err), 2);
     free(out);
     free(err);
+    /* Efficiencies where the model has no answer are refused as options: at 0.01 a chip
+     * cannot hold f_min at any limit (it was run, drew 2.4 kW under a 200 W cap, and its
+     * curve was refused with the input file's line, exit 3, as if the file were wrong). */
+    CHECK_INT(test_run(t, "scale traces/h200-h100/curves.csv --gpus 1024 --outliers 0.5:0.01", &out,
+                       &err),
+              2);
+    CHECK(strstr(err, "an efficiency in [0.5, 1]") != NULL);
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "scale traces/h200-h100/curves.csv --gpus 64 --eta-sd 0.15", &out, &err),
+              2);
+    free(out);
+    free(err);
     bad = test_write(t, 0, "bad.csv",
                      "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
                      "a,h200-sxm,8,300,100,tokens/s,290\n"
