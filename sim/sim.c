@@ -133,11 +133,11 @@ struct job {
     size_t curve;  /* the curve it runs there */
     double dur_s;  /* its uncapped run time there, s */
     bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
+    uint32_t own;  /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
+                    * corpus curve (here, in the hole before the int64s: no larger a job) */
     int64_t dpause_from_us, dpause_until_us; /* discrete pausing: its whole pause, or 0 */
     double dpause_lift_s;    /* the lift of the limit that pause was planned for (one a limit) */
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
-    uint32_t own; /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
-                   * corpus curve */
 };
 
 /* facility.variability: a running job's curve on the GPUs it holds (in the order taken). */
