@@ -119,6 +119,23 @@ groups_of(struct group *gr, size_t *n_gr, size_t cells, bool with_cnt,
     return n;
 }
 
+/* A table's row of work for job jc: its groups (groups_of), its GPU's profile and its DVFS
+ * parameters fitted to its curve. Returns 0 or the error, in d. */
+static int
+job_setup(struct group *gr, size_t *n_gr, size_t cells, bool with_cnt,
+          const struct pfs_curveset *cs, const struct pfs_job_curve *jc,
+          const struct pfs_corpus_job *cj, size_t at[2], int *n_at, struct pfs_gpu *g,
+          struct pfs_fit *fit, struct pfs_diag *d)
+{
+    int rc;
+
+    if ((*n_at = groups_of(gr, n_gr, cells, with_cnt, jc, cj, at)) == 0)
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs_gpu_find(jc->gpu, g, d)) != 0 || (rc = pfs_fit_job(g, jc, fit, d)) != 0)
+        pfs__strlcpy(d->file, cs->path, sizeof d->file);
+    return rc;
+}
+
 static void
 groups_free(struct group *gr, size_t n_gr)
 {
@@ -145,15 +162,11 @@ pfi_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
         const struct pfs_job_curve *jc = &cs->jobs[k];
         const struct pfs_corpus_job *cj = js ? pfs_jobset_find(js, jc->job_id) : NULL;
         size_t at[2];
-        int n_at = groups_of(gr, &n_gr, cells, true, jc, cj, at);
+        int n_at = 0;
         struct pfs_gpu g;
         struct pfs_fit fit;
 
-        if (n_at == 0)
-            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        else if ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
-                 (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0)
-            pfs__strlcpy(d.file, cs->path, sizeof d.file);
+        rc = job_setup(gr, &n_gr, cells, true, cs, jc, cj, at, &n_at, &g, &fit, &d);
         for (size_t z = 0; z < n_sizes && rc == 0; z++) {
             double pfi[2][PFS_N_CUTS];
 
@@ -251,15 +264,11 @@ swing_table(const struct pfs_curveset *cs, const struct pfs_jobset *js,
         const struct pfs_job_curve *jc = &cs->jobs[k];
         const struct pfs_corpus_job *cj = js ? pfs_jobset_find(js, jc->job_id) : NULL;
         size_t at[2];
-        int n_at = groups_of(gr, &n_gr, cells, false, jc, cj, at);
+        int n_at = 0;
         struct pfs_gpu g;
         struct pfs_fit fit;
 
-        if (n_at == 0)
-            rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        else if ((rc = pfs_gpu_find(jc->gpu, &g, &d)) != 0 ||
-                 (rc = pfs_fit_job(&g, jc, &fit, &d)) != 0)
-            pfs__strlcpy(d.file, cs->path, sizeof d.file);
+        rc = job_setup(gr, &n_gr, cells, false, cs, jc, cj, at, &n_at, &g, &fit, &d);
         for (size_t z = 0; z < n_sizes && rc == 0; z++) {
             struct pfs_sync_gpus *set = NULL;
             struct pfs_sync_swing sw;
