@@ -1089,9 +1089,9 @@ struct pfs_scenario {
     double margin;          /* control.margin: aim this fraction below a DR event's target
                              * (0..0.5, default 0: an operator's written rule, never fitted
                              * to a measured response, docs/validation.md) */
-    bool discrete_pauses;   /* control.pausing = "discrete": a fractional pause becomes one
-                             * whole, staggered pause (docs/simulator.md); else a fluid duty
-                             * cycle */
+    bool discrete_pauses;   /* control.pausing = "discrete": fractional pauses become whole
+                             * jobs stopped in turns, compliance first, each within its tier's
+                             * allowance (docs/simulator.md); else a fluid duty cycle */
     bool edf;               /* control.queue = "deadline": the queue in deadline order (EASY
                              * backfill as before); "fifo" (default): arrival order */
     bool scan_backfill;     /* not a setting (no part of the scenario's text or hash): run EASY

@@ -135,8 +135,10 @@ struct job {
     bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
     uint32_t own;  /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
                     * corpus curve (here, in the hole before the int64s: no larger a job) */
-    int64_t dpause_from_us, dpause_until_us; /* discrete pausing: its whole pause, or 0 */
-    double dpause_lift_s;    /* the lift of the limit that pause was planned for (one a limit) */
+    /* Discrete pausing: while paused, when its allowance runs out (0: not paused); while
+     * not, the allowance it has left, us; the lift of the limit that allowance is for. */
+    int64_t dpause_left_us, dpause_until_us;
+    double dpause_lift_s;
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
 };
 
@@ -215,6 +217,8 @@ struct sim {
         size_t slot, q;
     } * land; /* actuate's scratch: a decision's entries by the slots of their jobs now */
     size_t land_cap;
+    struct dcand *dc; /* discrete_select's scratch: the jobs it may pause */
+    size_t dc_cap;
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
     /* facility.variability (in->fit): the pools' free GPUs, the running jobs' own curves
@@ -1682,40 +1686,166 @@ transition(struct sim *s, size_t j, double cap, double pause, int active)
     return rc;
 }
 
-/* Discrete pausing's effective pause of job j now: whole (1) inside its scheduled pause,
- * none (0) outside it. */
+/* Discrete pausing's effective pause of job j now: whole (1) inside its pause, none (0)
+ * outside it. */
 static double
 discrete_pause(const struct sim *s, size_t j)
 {
-    const struct job *jb = &s->jobs[j];
-
-    return s->now_us >= jb->dpause_from_us && s->now_us < jb->dpause_until_us ? 1 : 0;
+    return s->jobs[j].dpause_until_us > s->now_us ? 1 : 0;
 }
 
 static double limit_lifts(const struct sim *s, double t);
 
+/* A job that may pause under discrete pausing: what pausing it saves in its policy's own
+ * accounting (its active GPUs from the decided cap to idle, as pfs_alloc_power_w counts),
+ * and the fluid share the policy gave it. */
+struct dcand {
+    size_t j;
+    double save_w, p;
+    double tolerance; /* its tier's tolerated loss (pfs_tier_max_loss) */
+};
+
+static int
+cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct job *jobs)
+{
+    int64_t lx = jobs[x->j].dpause_left_us, ly = jobs[y->j].dpause_left_us;
+
+    if (x->p > y->p || x->p < y->p)
+        return x->p > y->p ? -1 : 1; /* the policy's own preference first */
+    if (x->tolerance > y->tolerance || x->tolerance < y->tolerance)
+        return x->tolerance > y->tolerance ? -1 : 1; /* then the most tolerant tier */
+    if (lx != ly)
+        return lx > ly ? -1 : 1; /* in turns: the most allowance left */
+    if (x->save_w > y->save_w || x->save_w < y->save_w)
+        return x->save_w > y->save_w ? -1 : 1; /* fewer jobs to stop */
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+/* Discrete pausing (control.pausing = "discrete", issue 14): the decision's pause fractions
+ * become whole jobs paused in turns, compliance first. The fluid answer saves D = sum of
+ * p_j x save_j; the jobs paused now must save at least that. Those paused stay paused while
+ * they have allowance (no churn of checkpoints and restarts at every decision); if they save
+ * too little, jobs are added until they save D: those the policy pauses most first, then
+ * (when those have spent their allowance) others it may pause, the most tolerant tier first,
+ * then the most allowance left; if they save more than D, those with the least allowance left
+ * resume while the rest still save D. A job's allowance is its tier's: the fraction of the
+ * time until the limit lifts that it may lose (max_loss, the view's), counted from the first
+ * decision for that limit; under a standing cap, which never lifts, one control period's at
+ * every decision. A job whose allowance runs out resumes (PFS__EV_ACTUATE, UINT32_MAX - 1)
+ * and a decision is made in time for its replacement to pause as it resumes. Whole jobs
+ * save in steps, so the facility sheds more than the fluid answer (over-delivers) unless the
+ * steps fit the deficit exactly; when the allowances left cannot save D, the target is missed
+ * and the DR metrics show it. */
+static int
+discrete_select(struct sim *s, uint32_t round)
+{
+    double now = (double)s->now_us / US, lift = limit_lifts(s, now), need = 0, saved = 0;
+    bool may = pfs_policy_may_pause(s->policy);
+    struct dcand *g, c;
+    size_t m = 0, q;
+    int rc = 0;
+
+    for (size_t r = 0; r < s->n_running; r++) {
+        size_t j = s->running[r];
+        struct job *jb = &s->jobs[j];
+        double p = jb->pend_pause, save;
+
+        if (jb->pend_round != round)
+            continue;
+        if (!(isfinite(lift) && fabs(jb->dpause_lift_s - lift) <= 1e-6)) {
+            /* A new limit (or a standing cap's new period): the job's allowance anew, its
+             * tier's tolerance over the span (scaled to its run as control() scales it for
+             * the policy, which sees an unscaled tier before an event starts). */
+            double span = isfinite(lift) && lift > now ? lift - now : s->sc->event_cadence_s;
+            double loss = pfs_tier_max_loss(s->in->wl->jobs[j].tier);
+
+            if (isfinite(lift) && loss > 0 && jb->dur_s > span)
+                loss = fmin(0.95, loss * jb->dur_s / span);
+            jb->dpause_left_us = (int64_t)(loss * span * US);
+            jb->dpause_lift_s = isfinite(lift) ? lift : 0;
+            if (jb->dpause_until_us > s->now_us)
+                jb->dpause_until_us = s->now_us + jb->dpause_left_us;
+        }
+        /* Not the controller's to place: a whole pause or none decided, or a job the policy
+         * does not pause and may not (no pausing policy, a firm tier, no allowance). */
+        if (p >= 1 ||
+            !(p > 0 || (may && (jb->dpause_until_us > s->now_us || jb->dpause_left_us > 0)))) {
+            if (jb->dpause_until_us > s->now_us)
+                jb->dpause_left_us = jb->dpause_until_us - s->now_us;
+            jb->dpause_until_us = 0;
+            continue;
+        }
+        save = jb->pend_active * (jb->pend_cap - job_gpu(s, j)->idle_w);
+        if (!(save > 0))
+            continue;
+        if (!(g = pfs__grow(s->dc, &s->dc_cap, m, sizeof *s->dc, 64)))
+            return PFS_ENOMEM;
+        s->dc = g;
+        /* In the order jobs are added (a few jobs: an insertion sort). */
+        c = (struct dcand){j, save, p, pfs_tier_max_loss(s->in->wl->jobs[j].tier)};
+        for (q = m++; q > 0 && cmp_dcand_add(&c, &s->dc[q - 1], s->jobs) < 0; q--)
+            s->dc[q] = s->dc[q - 1];
+        s->dc[q] = c;
+        need += p * save;
+        if (jb->dpause_until_us > s->now_us)
+            saved += save;
+    }
+    if (m == 0)
+        return 0;
+    /* Add jobs until they save what the fluid answer saves. */
+    for (q = 0; q < m && saved < need * (1 - 1e-9); q++) {
+        struct job *jb = &s->jobs[s->dc[q].j];
+
+        if (jb->dpause_until_us > s->now_us || jb->dpause_left_us <= 0)
+            continue;
+        jb->dpause_until_us = s->now_us + jb->dpause_left_us;
+        jb->dpause_left_us = 0;
+        saved += s->dc[q].save_w;
+        rc = pfs__heap_push(&s->heap, jb->dpause_until_us, PFS__EV_ACTUATE, (uint32_t)s->dc[q].j,
+                            UINT32_MAX - 1);
+        /* The decision that replaces it, made so that it takes effect as this one resumes. */
+        if (rc == 0 && s->sc->actuation_s > 0 &&
+            jb->dpause_until_us - (int64_t)(s->sc->actuation_s * US) > s->now_us)
+            rc = pfs__heap_push(&s->heap, jb->dpause_until_us - (int64_t)(s->sc->actuation_s * US),
+                                PFS__EV_CONTROL, 0, 3);
+        if (rc)
+            return rc;
+    }
+    /* Resume those not needed, the least allowance left first (the list backwards is not
+     * that order: the paused jobs' allowance left is until - now). */
+    for (bool more = saved > need; more;) {
+        size_t best = m;
+        int64_t best_left = INT64_MAX;
+
+        more = false;
+        for (size_t k = 0; k < m; k++) {
+            const struct job *jb = &s->jobs[s->dc[k].j];
+            int64_t left = jb->dpause_until_us - s->now_us;
+
+            if (left > 0 && saved - s->dc[k].save_w >= need * (1 - 1e-9) && left < best_left) {
+                best = k;
+                best_left = left;
+            }
+        }
+        if (best < m) {
+            struct job *jb = &s->jobs[s->dc[best].j];
+
+            jb->dpause_left_us = best_left;
+            jb->dpause_until_us = 0;
+            saved -= s->dc[best].save_w;
+            more = true;
+        }
+    }
+    return 0;
+}
+
 static int
 apply(struct sim *s, uint32_t round)
 {
-    double now = (double)s->now_us / US;
-    double lift = s->sc->discrete_pauses ? limit_lifts(s, now) : HUGE_VAL;
-    size_t m = 0, k = 0;
     int rc = 0;
 
-    /* Discrete pausing (control.pausing = "discrete"): a fractional pause p becomes one whole
-     * pause of p x the time until the limit lifts (the job's allowance over the rest of the
-     * event; a control period under a standing cap), the new ones of a decision staggered
-     * over that time so that they do not all fall at once. A schedule stands until it is
-     * over or the policy stops pausing the job; one pause per job per limit (the allowance
-     * is spent), a new one each control period under a standing cap. */
-    for (size_t r = 0; s->sc->discrete_pauses && r < s->n_running; r++) {
-        const struct job *jb = &s->jobs[s->running[r]];
-
-        m += jb->pend_round == round && jb->pend_pause > 0 && jb->pend_pause < 1 &&
-             !(jb->dpause_until_us > s->now_us) &&
-             !(isfinite(lift) && jb->dpause_lift_s >= lift - 1e-6 &&
-               jb->dpause_lift_s <= lift + 1e-6);
-    }
+    if (s->sc->discrete_pauses && (rc = discrete_select(s, round)))
+        return rc;
     for (size_t r = 0; r < s->n_running && rc == 0; r++) {
         size_t j = s->running[r];
         struct job *jb = &s->jobs[j];
@@ -1724,30 +1854,9 @@ apply(struct sim *s, uint32_t round)
         if (jb->pend_round != round)
             continue;
         jb->pend_round = 0;
-        if (s->sc->discrete_pauses) {
-            bool used = isfinite(lift) && fabs(jb->dpause_lift_s - lift) <= 1e-6;
-
-            if (!(pause > 0 && pause < 1)) {
-                jb->dpause_from_us = jb->dpause_until_us = 0;
-                jb->dpause_lift_s = 0;
-            } else if (!(jb->dpause_until_us > s->now_us) && !used) {
-                double span = isfinite(lift) && lift > now ? lift - now : s->sc->event_cadence_s;
-                double d = pause * span, from = now + (span - d) * (double)k++ / (double)m;
-
-                jb->dpause_from_us = (int64_t)(from * US);
-                jb->dpause_until_us = (int64_t)((from + d) * US);
-                jb->dpause_lift_s = isfinite(lift) ? lift : 0;
-                rc = pfs__heap_push(&s->heap, jb->dpause_from_us, PFS__EV_ACTUATE, (uint32_t)j,
-                                    UINT32_MAX - 1);
-                if (rc == 0)
-                    rc = pfs__heap_push(&s->heap, jb->dpause_until_us, PFS__EV_ACTUATE, (uint32_t)j,
-                                        UINT32_MAX - 1);
-            }
-            if (jb->dpause_until_us > 0)
-                pause = discrete_pause(s, j);
-        }
-        if (rc == 0)
-            rc = transition(s, j, jb->pend_cap, pause, jb->pend_active);
+        if (s->sc->discrete_pauses && pause < 1 && (pause > 0 || jb->dpause_until_us > 0))
+            pause = discrete_pause(s, j); /* discrete_select's */
+        rc = transition(s, j, jb->pend_cap, pause, jb->pend_active);
     }
     return rc;
 }
@@ -2035,6 +2144,10 @@ control(struct sim *s)
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
+            /* Discrete pausing carries a fractional pause out with whole jobs, which save
+             * in steps and leave budget unused: such a decision does not commit its budget. */
+            if (s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1)
+                committed = -HUGE_VAL;
             committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
             if (s->ad[r].deadline == PFS_DEADLINE_BUDGET && !jb->given_up) {
                 jb->given_up = true;
@@ -2514,7 +2627,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             if (ev.version == 1 &&
                 (!(s.dr_baseline_w[ev.job] > 0) || sc->dr[ev.job].baseline == PFS_BASELINE_AVERAGE))
                 s.dr_baseline_w[ev.job] = dr_baseline(&s, ev.job, t);
-            rc = control(&s);
+            rc = control(&s); /* version 3: a discrete pause's replacement (discrete_select) */
             if (ev.version == 0 && rc == 0) { /* the cadence */
                 next = in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;
                 rc =
@@ -2525,11 +2638,14 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         case PFS__EV_ACTUATE:
             if (ev.version == UINT32_MAX) /* a resume or checkpoint overhead ends */
                 rc = s.jobs[ev.job].state == RUNNING ? set_rate(&s, ev.job) : 0;
-            else if (ev.version == UINT32_MAX - 1) { /* a discrete pause starts or ends */
+            else if (ev.version == UINT32_MAX - 1) { /* a discrete pause's allowance is spent */
                 struct job *jb = &s.jobs[ev.job];
 
-                if (jb->state == RUNNING && jb->dpause_until_us > 0)
-                    rc = transition(&s, ev.job, jb->cap_w, discrete_pause(&s, ev.job), jb->active);
+                if (jb->state == RUNNING && jb->dpause_until_us == s.now_us) {
+                    jb->dpause_until_us = 0;
+                    jb->dpause_left_us = 0;
+                    rc = transition(&s, ev.job, jb->cap_w, 0, jb->active);
+                }
             } else
                 rc = actuate(&s, ev.version);
             break;
@@ -2587,6 +2703,7 @@ out:
     free(s.dq);
     free(s.bq);
     free(s.land);
+    free(s.dc);
     free(s.jobs);
     free(s.queue);
     free(s.running);

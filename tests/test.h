@@ -194,6 +194,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_dr_event_settings)                                                                      \
     X(test_dr_grid_steps)                                                                          \
     X(test_sim_discrete_pause)                                                                     \
+    X(test_sim_discrete_turns)                                                                     \
     X(test_sim_resize)                                                                             \
     X(test_sim_one_job)                                                                            \
     X(test_sim_variability)                                                                        \
