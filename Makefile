@@ -72,12 +72,15 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libpfisim.a
 BIN      := $(BUILD)/pfisim
 TESTBIN  := $(BUILD)/pfisim-tests
+# Policy plugins (docs/policies.md): the example, and the broken ones the tests load.
+PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
+            $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all run test check check-asan bench bench-scale lint format install uninstall clean deps \
+.PHONY: all plugins run test check check-asan bench bench-scale lint format install uninstall clean deps \
         study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(LIB)
+all: $(BIN) $(LIB) $(PLUGINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -110,9 +113,25 @@ $(LIB): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(MAIN_OBJ) $(LIB)
+# The executable exports the policy ABI's helpers to the plugins it loads (sim/pfisim/policy.syms).
+$(BIN): $(MAIN_OBJ) $(LIB) sim/pfisim/policy.syms
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -Wl,--dynamic-list=sim/pfisim/policy.syms -o $@ \
+	    $(MAIN_OBJ) $(LIB) $(LDLIBS_ALL)
+
+# Each plugin is built as a plugin author builds one: -shared -fPIC against sim/pfisim/policy.h,
+# nothing linked.
+plugins: $(PLUGINS)
+
+$(BUILD)/plugins/equal-plugin.so: policies/examples/equal_plugin.c sim/pfisim/policy.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  PLUGIN  $@")
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -shared -fPIC -o $@ $<
+
+$(BUILD)/plugins/test-%.so: tests/plugins/%.c sim/pfisim/policy.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  PLUGIN  $@")
+	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -shared -fPIC -o $@ $<
 
 $(TESTBIN): $(TEST_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
@@ -143,7 +162,7 @@ study-deadlines: deps
 	$(Q)$(BIN) plot results/deadlines.db -o results/plots --only deadlines
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN)
+	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN) plugins
 	$(Q)PFISIM_BIN=$(BIN) $(TESTBIN)
 
 check: test
@@ -152,7 +171,7 @@ check: test
 check-asan: deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
 	    OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    build/asan/pfisim-tests build/asan/pfisim
+	    build/asan/pfisim-tests build/asan/pfisim plugins
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	    PFISIM_BIN=build/asan/pfisim build/asan/pfisim-tests
@@ -161,7 +180,7 @@ check-asan: deps
 # library built by clang with ASan and UBSan in build/fuzz/. tests/fuzz/run.sh makes each
 # harness's seed corpus from the project's own files and reports the executions.
 FUZZ_TARGETS := csv curves jobs workload trace nvidia_smi dcgm perseus zeus emerald grid gpu \
-                scenario sweep predictor
+                scenario sweep predictor json
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 FUZZ_CC      ?= clang
@@ -188,12 +207,13 @@ $(BUILD)/bench_model: $(BUILD)/bench/bench_model.o $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/bench_alloc: $(BUILD)/bench/bench_alloc.o $(LIB)
+$(BUILD)/bench_alloc: $(BUILD)/bench/bench_alloc.o $(LIB) sim/pfisim/policy.syms
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) $(LTO_LINK) -Wl,--dynamic-list=sim/pfisim/policy.syms -o $@ \
+	    $(BUILD)/bench/bench_alloc.o $(LIB) $(LDLIBS_ALL)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench_model $(BUILD)/bench_alloc
+	$(Q)$(MAKE) --no-print-directory all plugins $(BUILD)/bench_model $(BUILD)/bench_alloc
 	$(Q)sh bench/run.sh
 
 # Issue 16's scaling benchmark (minutes; docs/benchmarks.md).
@@ -221,8 +241,9 @@ deps:
 	  fi; \
 	fi
 
-LINT_SRC = $(wildcard sim/*.[ch] sim/cli/*.[ch] models/*.[ch] traces/*.[ch] policies/*.[ch] plots/*.[ch] \
-           tests/*.[ch] tests/fuzz/*.[ch] bench/*.[ch])
+LINT_SRC = $(wildcard sim/*.[ch] sim/pfisim/*.h sim/cli/*.[ch] models/*.[ch] traces/*.[ch] \
+           policies/*.[ch] policies/examples/*.c plots/*.[ch] tests/*.[ch] tests/fuzz/*.[ch] \
+           tests/plugins/*.c bench/*.[ch])
 BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:space:]]*\(
 
 lint:
@@ -242,6 +263,7 @@ format:
 # predictor, and the scenarios and sweeps of configs/ (docs/scenarios.md).
 SHARE_FILES := traces/h200-h100/curves.csv traces/h200-h100/jobs.csv \
                traces/h200-h100/predictor.cfg traces/h200-h100/README.md \
+               policies/examples/equal_plugin.c policies/examples/equal.py \
                $(wildcard configs/*.cfg configs/*.csv configs/sweeps/*.cfg)
 
 install: all
@@ -249,6 +271,8 @@ install: all
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/pfisim
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libpfisim.a
 	install -m 644 sim/pfisim.h $(DESTDIR)$(INCDIR)/pfisim.h
+	install -d $(DESTDIR)$(INCDIR)/pfisim
+	install -m 644 sim/pfisim/policy.h $(DESTDIR)$(INCDIR)/pfisim/policy.h
 	install -m 644 docs/pfisim.1 $(DESTDIR)$(MANDIR)/man1/pfisim.1
 	for f in $(SHARE_FILES); do \
 	  install -d $(DESTDIR)$(SHAREDIR)/$$(dirname $$f) && \
@@ -256,7 +280,9 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pfisim $(DESTDIR)$(LIBDIR)/libpfisim.a \
-	      $(DESTDIR)$(INCDIR)/pfisim.h $(DESTDIR)$(MANDIR)/man1/pfisim.1
+	      $(DESTDIR)$(INCDIR)/pfisim.h $(DESTDIR)$(INCDIR)/pfisim/policy.h \
+	      $(DESTDIR)$(MANDIR)/man1/pfisim.1
+	-rmdir $(DESTDIR)$(INCDIR)/pfisim 2>/dev/null
 	rm -rf $(DESTDIR)$(SHAREDIR)
 
 clean:

@@ -1,6 +1,11 @@
 /*
  * bench/bench_alloc.c - allocation time per policy for 100 to 100,000 jobs.
  *
+ *     bench_alloc [--policy-lib FILE]... [--policy-exec CMD]...
+ *
+ * times pfisim's own policies and those the options add (a plugin's decisions cost what a
+ * built-in's do plus a call through a pointer; an external program's, the JSON both ways).
+ *
  * Jobs cycle through the shipped corpus (traces/h200-h100): its measured curves as the
  * truth, its telemetry and the shipped predictor for the PFI-aware policies, Flex tiers in
  * turn, a 30% cut. Timed: one pfs_policy_allocate call (best of 5), not building the curves,
@@ -25,7 +30,7 @@ now_s(void)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     static const size_t sizes[] = {100, 1000, 10000, 100000};
     struct pfs_curveset *cs = NULL;
@@ -36,6 +41,19 @@ main(void)
     struct pfs_gpu g;
 
     gsl_set_error_handler_off();
+    for (int a = 1; a + 1 < argc; a += 2) {
+        const struct pfs_policy_ops *ops;
+        int rc = strcmp(argv[a], "--policy-lib") == 0 ? pfs_policy_load(argv[a + 1], NULL, &d)
+                 : strcmp(argv[a], "--policy-exec") == 0
+                     ? pfs_policy_exec_start(argv[a + 1], 600, &ops, &d)
+                     : PFS_EUSAGE;
+
+        if (rc) {
+            fprintf(stderr, "bench_alloc: %s: %s\n", argv[a + 1],
+                    d.message[0] ? d.message : "usage: [--policy-lib FILE] [--policy-exec CMD]");
+            return 2;
+        }
+    }
     if (pfs_curveset_read("traces/h200-h100/curves.csv", &cs, &d) ||
         pfs_jobset_read("traces/h200-h100/jobs.csv", &js, &d) ||
         pfs_predictor_load("traces/h200-h100/predictor.cfg", &pred, &d)) {
@@ -115,5 +133,6 @@ main(void)
     pfs_predictor_free(pred);
     pfs_jobset_free(js);
     pfs_curveset_free(cs);
+    pfs_policy_exec_close_all();
     return 0;
 }

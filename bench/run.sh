@@ -4,8 +4,33 @@ set -eu
 dir=$(dirname "$0")/../build
 echo "== bench_model ($(uname -m), $(nproc) cores)"
 "$dir/bench_model"
-echo "== bench_alloc: allocation time per policy, 30% cut"
-"$dir/bench_alloc"
+echo "== bench_alloc: allocation time per policy, 30% cut; equal as a plugin, equal as a Python"
+echo "   program, and a Python program that decides nothing (the protocol's own cost)"
+if command -v python3 >/dev/null 2>&1; then
+    "$dir/bench_alloc" --policy-lib "$dir/plugins/equal-plugin.so" \
+        --policy-exec "python3 policies/examples/equal.py" --policy-exec "python3 bench/policy_echo.py"
+else
+    "$dir/bench_alloc" --policy-lib "$dir/plugins/equal-plugin.so"
+fi
+echo "== a year with equal built in and equal as a Python program (the same results): the"
+echo "   default scenario over 365 days (3 DR events), and bench/year.cfg (50 events)"
+# year CONFIG-ARGS... -- POLICY-ARGS...: one timed run, its first result row and its time.
+year() {
+    args=""
+    while [ "$1" != -- ]; do args="$args $1"; shift; done
+    shift
+    /usr/bin/time -f "%e s, %M KB peak" -o "$tmp/time" "$dir/pfisim" run $args "$@" --csv \
+        >"$tmp/out"
+    echo "  $args, $(sed -n 2p "$tmp/out" | cut -d, -f1-2): $(cat "$tmp/time")"
+}
+if command -v python3 >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    for cfg in "--days 365" "$(dirname "$0")/year.cfg"; do
+        year $cfg -- --policy equal
+        year $cfg -- --policy-exec "python3 policies/examples/equal.py" --policy equal-py
+    done
+    rm -rf "$tmp"
+fi
 echo "== pfisim fit on the real A40 sweep (53 jobs), if the data directory is there"
 data=${PFISIM_DATA:-../shared/data}
 if [ -f "$data/power/zeus-nsdi23/summary_power_a40.csv" ]; then

@@ -10,35 +10,13 @@
  * policies/truth.h, where struct pfs_truth is defined, so no other policy can read a true
  * curve without it showing in its #include lines.
  */
-#ifndef PFISIM_POLICY_H
-#define PFISIM_POLICY_H
+#ifndef PFISIM_POLICIES_H
+#define PFISIM_POLICIES_H
 
 #include "internal.h"
 
-struct pfs_params {
-    const char *model_path; /* the pfi policy's predictor file (NULL: the view's, or given PFI) */
-};
-
-typedef int (*pfs_policy_init_fn)(void *state, const struct pfs_params *p, struct pfs_diag *diag);
-typedef int (*pfs_policy_allocate_fn)(void *state, const struct pfs_alloc_view *view,
-                                      struct pfs_alloc_decision *out, struct pfs_diag *diag);
-typedef void (*pfs_policy_observe_fn)(void *state, const struct pfs_telemetry *t);
-typedef void (*pfs_policy_fini_fn)(void *state);
-
-struct pfs_policy_ops {
-    const char *name;        /* unique, [a-z0-9-]+, as typed on the command line */
-    const char *summary;     /* one line for --list-policies */
-    size_t state_size;       /* private state, zeroed by the core */
-    bool may_pause;          /* may return pause_frac > 0 */
-    bool memoryless;         /* its decision depends on the budget and the jobs' fields other than
-                              * remaining_tokens, now_s, limit_until_s, restart_s and deadline_s, and
-                              * on nothing it remembers: the simulator may reuse a decision when
-                              * none of that changed (test_policies_properties checks the claim) */
-    pfs_policy_init_fn init; /* optional */
-    pfs_policy_allocate_fn allocate; /* required: decide caps */
-    pfs_policy_observe_fn observe;   /* optional */
-    pfs_policy_fini_fn fini;         /* optional */
-};
+/* struct pfs_params, struct pfs_policy_ops and the view are the policy ABI's
+ * (sim/pfisim/policy.h), the one definition built-in and plugin policies share. */
 
 /* ----- policies/solver.c: shared building blocks ----- */
 

@@ -7,6 +7,8 @@
  * relative). A policy that breaks these is a bug, reported as PFS_ENUMERIC, never passed on.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,33 +26,104 @@ static const struct pfs_policy_ops *const registry[] = {
     &pfs_policy_deadline,     &pfs_policy_resize_fair,   NULL,
 };
 
+#define N_BUILTIN (sizeof registry / sizeof registry[0] - 1)
+
+static const struct pfs_policy_ops *added[PFS__MAX_ADDED];
+static char added_from[PFS__MAX_ADDED][256];
+static atomic_size_t n_added;
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+
 const struct pfs_policy_ops *
 pfs_policy_at(size_t i)
 {
-    for (size_t k = 0; registry[k]; k++)
-        if (k == i)
-            return registry[k];
-    return NULL;
+    if (i < N_BUILTIN)
+        return registry[i];
+    return i - N_BUILTIN < atomic_load_explicit(&n_added, memory_order_acquire)
+               ? added[i - N_BUILTIN]
+               : NULL;
 }
 
 const struct pfs_policy_ops *
 pfs_policy_find(const char *name)
 {
-    for (size_t k = 0; registry[k]; k++)
-        if (strcmp(registry[k]->name, name) == 0)
-            return registry[k];
+    for (size_t k = 0; pfs_policy_at(k); k++)
+        if (strcmp(pfs_policy_at(k)->name, name) == 0)
+            return pfs_policy_at(k);
     return NULL;
+}
+
+bool
+pfs_policy_builtin(const struct pfs_policy_ops *ops)
+{
+    for (size_t k = 0; registry[k]; k++)
+        if (registry[k] == ops)
+            return true;
+    return false;
 }
 
 const char *
 pfs__policy_nearest(const char *name)
 {
-    const char *names[sizeof registry / sizeof registry[0]];
+    const char *names[N_BUILTIN + PFS__MAX_ADDED];
     size_t n = 0;
 
-    for (; registry[n]; n++)
-        names[n] = registry[n]->name;
+    for (; pfs_policy_at(n); n++)
+        names[n] = pfs_policy_at(n)->name;
     return pfs__nearest(name, names, n);
+}
+
+int
+pfs__policy_name_check(const char *name, const char *from, struct pfs_diag *diag)
+{
+    size_t n = name ? strlen(name) : 0;
+    const struct pfs_policy_ops *taken;
+
+    if (n == 0 || n > 31 || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+        return pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, "name",
+                             "policy name '%s': expected 1 to 31 of a-z, 0-9 and '-'",
+                             name ? name : "(null)");
+    if ((taken = pfs_policy_find(name)) != NULL) {
+        for (size_t k = 0; k < atomic_load(&n_added); k++)
+            if (added[k] == taken)
+                return pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, "name",
+                                     "policy name '%s' is taken (by %s)", name, added_from[k]);
+        return pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, "name",
+                             "policy name '%s' is taken (by pfisim's own policy)", name);
+    }
+    return 0;
+}
+
+int
+pfs__policy_add(const struct pfs_policy_ops *const *ops, size_t n, const char *from,
+                struct pfs_diag *diag)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&add_lock);
+    if (atomic_load(&n_added) + n > PFS__MAX_ADDED)
+        rc = pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, NULL,
+                           "more than %d policies added to pfisim's own", PFS__MAX_ADDED);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if ((rc = pfs__policy_name_check(ops[i]->name, from, diag)) != 0)
+            break;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(ops[k]->name, ops[i]->name) == 0)
+                rc = pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, "name",
+                                   "policy name '%s' given twice", ops[i]->name);
+        if (rc == 0 && (!ops[i]->allocate || !ops[i]->summary))
+            rc = pfs__diag_set(diag, PFS_EINVAL, from, 0, 0, NULL,
+                               "policy '%s': no %s (the descriptor needs one)", ops[i]->name,
+                               ops[i]->allocate ? "summary" : "allocate function");
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) { /* all or none */
+        size_t k = atomic_load(&n_added);
+
+        added[k] = ops[i];
+        pfs__strlcpy(added_from[k], from, sizeof added_from[k]);
+        atomic_store_explicit(&n_added, k + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&add_lock);
+    return rc;
 }
 
 const char *
@@ -93,26 +166,32 @@ check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
             !(d[i].cap_w >= j->min_w * (1 - 1e-12) && d[i].cap_w <= j->max_w * (1 + 1e-12)))
             return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
                                  "policy %s gave job '%s' cap %g W, pause %g: outside its "
-                                 "limits [%g, %g] W (a bug)",
+                                 "limits [%g, %g] W, or a pause it may not make (a bug)",
                                  ops->name, j->job_id, d[i].cap_w, d[i].pause_frac, j->min_w,
                                  j->max_w);
         total += pfs_alloc_power_w(j, &d[i]);
     }
     if (total > v->budget_w * (1 + 1e-9))
         return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
-                             "policy %s committed %.3f W of a %.3f W budget (a bug)", ops->name,
-                             total, v->budget_w);
+                             "policy %s committed %.3f W of a %.3f W budget (%s)", ops->name, total,
+                             v->budget_w,
+                             pfs_policy_builtin(ops) ? "a bug"
+                                                     : "a bug of the policy: pfisim policy-check "
+                                                       "shows what it breaks");
     return 0;
 }
 
 int
-pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
-                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
-    struct pfs_params params = {0};
+    struct pfs_params params = {.ops = ops};
+    struct pfs_alloc_view own = *view;
     void *state = NULL;
     int rc = 0;
 
+    if (!pfs_policy_builtin(ops))
+        own.truth = NULL; /* the information boundary, for every policy added at run time */
     if (ops->state_size && !(state = calloc(1, ops->state_size)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < view->n_jobs; i++)
@@ -120,11 +199,18 @@ pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_vie
     if (ops->init)
         rc = ops->init(state, &params, diag);
     if (rc == 0)
-        rc = ops->allocate(state, view, out, diag);
-    if (rc == 0)
-        rc = check(ops, view, out, diag);
+        rc = ops->allocate(state, &own, out, diag);
     if (ops->fini)
         ops->fini(state);
     free(state);
     return rc;
+}
+
+int
+pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    int rc = pfs__policy_run(ops, view, out, diag);
+
+    return rc == 0 ? check(ops, view, out, diag) : rc;
 }

@@ -547,14 +547,11 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
     return 0;
 }
 
-int
-pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
-                     struct pfs_pwl *out, struct pfs_diag *diag)
+size_t
+pfs__view_pfi(const struct pfs_alloc_view *view, size_t i, double pfi[PFS_N_CUTS])
 {
-    const struct pfs_alloc_job *j = &view->jobs[i];
     const struct pfs_telemetry *t = &view->telemetry[i];
-    double pfi[PFS_N_CUTS], t0 = t->tokens_per_s, p0 = j->ref_w;
-    size_t n = 0, known = 0;
+    size_t known = 0;
 
     for (size_t k = 0; k < PFS_N_CUTS; k++)
         pfi[k] = NAN;
@@ -570,6 +567,18 @@ pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapola
     if (known == 0) /* no prediction: the PFI the operator measured, at the cuts measured */
         for (size_t k = 0; k < PFS_N_CUTS; k++)
             known += isfinite(pfi[k] = t->pfi_given[k]);
+    return known;
+}
+
+int
+pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
+                     struct pfs_pwl *out, struct pfs_diag *diag)
+{
+    const struct pfs_alloc_job *j = &view->jobs[i];
+    const struct pfs_telemetry *t = &view->telemetry[i];
+    double pfi[PFS_N_CUTS], t0 = t->tokens_per_s, p0 = j->ref_w;
+    size_t n = 0, known = pfs__view_pfi(view, i, pfi);
+
     if (known == 0 || !(t0 > 0))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "telemetry",
                              "job '%s': no PFI to go by (no predictor features and no given "
@@ -704,4 +713,56 @@ pfs__pwl_clip(struct pfs_pwl *c, double lo)
         c->y[m] = c->y[k];
     }
     c->n = m;
+}
+
+/* ----- the helpers of the policy ABI (sim/pfisim/policy.h), for plugins ----- */
+
+int
+pfs_policy_fail(struct pfs_diag *diag, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!diag || diag->code != 0)
+        return code;
+    diag->code = code;
+    va_start(ap, fmt);
+    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int
+pfs_policy_infeasible(struct pfs_diag *diag, const char *policy, double budget_w, double need_w,
+                      const char *what)
+{
+    return pfs__infeasible(diag, policy, budget_w, need_w, what);
+}
+
+int
+pfs_policy_level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
+                 const double *hi, double budget_w, struct pfs_alloc_decision *out,
+                 struct pfs_diag *diag)
+{
+    return pfs__level(who, jobs, n, lo, hi, budget_w, out, diag);
+}
+
+int
+pfs_policy_waterfill(const char *who, const struct pfs_pwl *curves,
+                     const struct pfs_alloc_job *jobs, size_t n, double budget_w,
+                     struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return pfs__waterfill(who, curves, jobs, n, budget_w, NULL, out, diag);
+}
+
+int
+pfs_policy_predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
+                           struct pfs_pwl *out, struct pfs_diag *diag)
+{
+    return pfs__predicted_curve(view, i, extrapolate, out, diag);
+}
+
+double
+pfs_policy_floor_cap(const struct pfs_pwl *c, double loss)
+{
+    return pfs__floor_cap(c, loss);
 }

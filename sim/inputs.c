@@ -157,6 +157,8 @@ pfs__scenario_inputs(const struct pfs_scenario *sc)
         if (access(path, R_OK) == 0)
             add(fp, path);
     }
+    for (size_t k = 0; k < sc->n_policy_libs; k++) /* their policies' code */
+        add(fp, sc->policy_libs[k]);
     if (sc->workload[0])
         add(fp, sc->workload);
     else if (pfs__trace_path(sc->arrivals_source, path, sizeof path))

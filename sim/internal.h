@@ -113,6 +113,21 @@ const char *pfs__nearest(const char *name, const char *const *names, size_t n);
  * the registry), or NULL. */
 const char *pfs__gpu_nearest(const char *name);
 const char *pfs__policy_nearest(const char *name);
+
+/* policies/registry.c: policies added at run time, after the built-in ones. */
+#define PFS__MAX_ADDED 64
+/* 0 when name is a valid policy name ([a-z0-9-], 1 to 31) not taken by any policy; else
+ * PFS_EINVAL, diag naming from (the library or program adding it) and who has the name. */
+int pfs__policy_name_check(const char *name, const char *from, struct pfs_diag *diag);
+/* Adds the n descriptors (which must outlive the process's use of them), all or none: each
+ * named validly and uniquely, with an allocate function and a summary. Returns 0 or
+ * PFS_EINVAL. */
+int pfs__policy_add(const struct pfs_policy_ops *const *ops, size_t n, const char *from,
+                    struct pfs_diag *diag);
+/* pfs_policy_allocate without its check of the answer: the policy's own decisions, right or
+ * wrong (for pfs_policy_conformance, which reports what is wrong). */
+int pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag);
 /* "; did you mean 'NEAR'?" written into buf, or "" when near is NULL: the hint after an
  * unknown name. */
 const char *pfs__did_you_mean(const char *near, char *buf, size_t size);
@@ -276,5 +291,47 @@ double pfs__sql_real(struct sqlite3_stmt *q, int i);
 /* The results database's SQLite handle and path, for the readers in plots/. */
 struct sqlite3 *pfs__store_db(struct pfs_store *st);
 const char *pfs__store_path(const struct pfs_store *st);
+
+/* sim/json.c: strict JSON (one value, RFC 8259) into a tree of values in one arena. */
+enum {
+    PFS__JSON_NULL,
+    PFS__JSON_BOOL,
+    PFS__JSON_NUMBER,
+    PFS__JSON_STRING,
+    PFS__JSON_ARRAY,
+    PFS__JSON_OBJECT
+};
+struct pfs__json {
+    int type;       /* PFS__JSON_* */
+    double num;     /* a number's value; a bool's, 1 or 0 */
+    size_t n;       /* an array's or object's members */
+    size_t first;   /* its first member, pool index + 1 (0: none) */
+    size_t next;    /* the next member of the array or object it is in, pool index + 1 */
+    size_t key_off; /* in an object: its name's offset in the strings, + 1 */
+    size_t str_off; /* a string's offset in the strings (terminated; no NUL inside) */
+};
+struct pfs__json_doc {
+    struct pfs__json *pool, *root;
+    size_t n;
+    char *strings;
+};
+/* Parses text[0..len) whole. Returns 0 (free doc with pfs__json_free), PFS_EINVAL with
+ * *err_at the byte offset and *why the reason (static), or PFS_ENOMEM. */
+int pfs__json_parse(const char *text, size_t len, struct pfs__json_doc *doc, size_t *err_at,
+                    const char **why);
+void pfs__json_free(struct pfs__json_doc *doc);
+/* Members in order (NULL after the last), a member's name, a string's bytes (NULL if v is
+ * not a string), and an object's member called key (the first; NULL if none). */
+const struct pfs__json *pfs__json_first(const struct pfs__json_doc *doc, const struct pfs__json *v);
+const struct pfs__json *pfs__json_next(const struct pfs__json_doc *doc, const struct pfs__json *v);
+const char *pfs__json_key(const struct pfs__json_doc *doc, const struct pfs__json *v);
+const char *pfs__json_str(const struct pfs__json_doc *doc, const struct pfs__json *v);
+const struct pfs__json *pfs__json_get(const struct pfs__json_doc *doc, const struct pfs__json *obj,
+                                      const char *key);
+
+/* policies/solver.c: the PFI at the cuts a policy goes by for job i of the view: its
+ * predictor's (NAN where it cannot say), else the PFI given in its telemetry. Returns how
+ * many cuts are known. */
+size_t pfs__view_pfi(const struct pfs_alloc_view *view, size_t i, double pfi[PFS_N_CUTS]);
 
 #endif /* PFISIM_INTERNAL_H */

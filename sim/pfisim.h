@@ -25,44 +25,10 @@
 
 #define PFS_VERSION "0.1.0"
 
-/* ---------------------------------------------------------------------------------------
- * Errors
- */
-
-/* The one table of error codes and their messages; pfs_strerror() and the CLI's exit codes
- * are generated from it. Codes are negative so that 0 means success. */
-#define PFS_ERRORS(X)                                                                              \
-    X(PFS_EINVAL, -1, "invalid input")                                                             \
-    X(PFS_EIO, -2, "input/output error")                                                           \
-    X(PFS_ENOMEM, -3, "out of memory")                                                             \
-    X(PFS_ENUMERIC, -4, "numerical failure")                                                       \
-    X(PFS_ERANGE, -5, "value outside the domain")                                                  \
-    X(PFS_ENOTFOUND, -6, "not found")                                                              \
-    X(PFS_EUSAGE, -7, "invalid usage")
-
-enum pfs_error {
-    PFS_OK = 0,
-#define PFS__ERR_ENUM(name, value, text) name = value,
-    PFS_ERRORS(PFS__ERR_ENUM)
-#undef PFS__ERR_ENUM
-};
-
-/* Returns a static, human-readable message for a PFS_E* code (or "unknown error"). */
-const char *pfs_strerror(int code);
-
-/* Where and why something failed. Zero-initialise it (or call pfs_diag_clear) before use;
- * the first error recorded wins, later ones are ignored. */
-struct pfs_diag {
-    int code;          /* PFS_E* of the first error, 0 while none */
-    char file[256];    /* input file, "" when the error has none */
-    long line;         /* 1-based line in file, 0 when not applicable */
-    long column;       /* 1-based byte column in that line, 0 when not applicable */
-    char field[64];    /* column name or setting path, "" when not applicable */
-    char message[512]; /* the message, without file/line prefix */
-    char text[256];    /* the offending input line (for a caret display), "" if none */
-};
-
-void pfs_diag_clear(struct pfs_diag *diag);
+/* The errors, the diagnostics, and everything an allocation policy sees (the view, the
+ * decision, the descriptor, the helpers): the policy ABI, a header of its own so that a
+ * policy built outside pfisim includes that and nothing of the engine. */
+#include "pfisim/policy.h"
 
 /* Returns the real-data directory: $PFISIM_DATA when set and non-empty, else
  * "../shared/data". The string is owned by the environment or is static. */
@@ -526,11 +492,6 @@ const struct pfs_importer_ops *pfs_importer_find(const char *name);
  * and the true PFI at 10-50% cuts (labels, for training and evaluation only).
  */
 
-#define PFS_N_CUTS 5 /* PFI is reported at cuts of 10, 20, 30, 40 and 50% */
-
-/* The cut of index k, 0.1 * (k + 1). */
-double pfs_cut(size_t k);
-
 struct pfs_corpus_job {
     char job_id[32];
     char gpu[32];     /* profile name */
@@ -683,9 +644,6 @@ int pfs_arrival_find(const char *source, struct pfs_arrival_model *m, struct pfs
 
 /* Flex tiers (DESIGN.md section 5): firm, or Flex 1/2/3 tolerating 10/25/50% throughput
  * loss averaged over the job. */
-enum pfs_tier { PFS_TIER_FIRM, PFS_TIER_FLEX1, PFS_TIER_FLEX2, PFS_TIER_FLEX3, PFS_N_TIERS };
-const char *pfs_tier_name(int tier);
-double pfs_tier_max_loss(int tier);
 
 #define PFS_MAX_POOLS 8 /* GPU pools of a facility (struct pfs_pool) */
 
@@ -746,19 +704,6 @@ int pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_di
 int pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag);
 
 void pfs_workload_free(struct pfs_workload *w);
-
-/* What an operator observes of a running job: its identity and the telemetry at its uncapped
- * operating point, never a label. Policies and the predictor see this, not pfs_corpus_job. */
-struct pfs_telemetry {
-    char job_id[32];
-    char gpu[32];
-    int n_gpus;
-    char family[8], phase[16]; /* "" when unknown */
-    double power_w, power_frac, sm_clock_mhz, sm_active, tensor_active, dram_active;
-    double nvlink_gbps, net_gbps; /* NAN when unknown, as in jobs.csv */
-    double tokens_per_s;          /* observed uncapped throughput of the job */
-    double pfi_given[PFS_N_CUTS]; /* PFI the operator measured by a sweep, NAN if none */
-};
 
 /* The observable part of a corpus job (pfi_given stays NAN: labels are not observations). */
 void pfs_telemetry_of(const struct pfs_corpus_job *j, struct pfs_telemetry *t);
@@ -842,93 +787,6 @@ double pfs_stat_spearman(const double *a, const double *b, size_t n);
  * and, where it may, the fraction of time the job is paused.
  */
 
-/* A piecewise-linear curve: throughput of the whole job against the per-GPU cap. */
-#define PFS_PWL_MAX 64
-struct pfs_pwl {
-    size_t n;              /* points, 1 .. PFS_PWL_MAX */
-    double x[PFS_PWL_MAX]; /* per-GPU cap, W, strictly increasing */
-    double y[PFS_PWL_MAX]; /* whole-job throughput */
-};
-
-/* The value of a pwl at x (clamped into its range; linear between points). */
-double pfs_pwl_eval(const struct pfs_pwl *c, double x);
-
-/* Replaces c by its least concave majorant (upper hull) after making it non-decreasing:
- * what a controller can reach by time-sharing between caps (docs/policies.md). */
-void pfs_pwl_hull(struct pfs_pwl *c);
-
-/* A job as every policy sees it. */
-struct pfs_alloc_job {
-    int n_gpus;              /* the fields a decision reads of every job first: in one cache line */
-    double min_w, max_w;     /* per-GPU settable limits of its GPU type, W */
-    double ref_w;            /* per-GPU reference power (the default limit), W */
-    double idle_w;           /* per-GPU draw while paused, W */
-    int tier;                /* enum pfs_tier */
-    double max_loss;         /* throughput loss it may take now, 0..1: its tier's
-                              * (pfs_tier_max_loss), or more during a short DR event */
-    double deadline_s;       /* absolute, s; NAN when none (or not simulating) */
-    double remaining_tokens; /* NAN unless the simulator provides it */
-    double now_s;            /* the decision's time, s (0 in a one-shot allocation) */
-    double limit_until_s;    /* when the limit this decision is under is announced to lift
-                              * (the end of the DR event's ramp up), s; INFINITY under a
-                              * standing cap, or when not known (and in a one-shot
-                              * allocation, where 0 is read as not known) */
-    double restart_s;        /* a paused job's restart overhead, s (0 when not known) */
-    char job_id[32];
-};
-
-/* The true curves, opaque: only the oracle (policies/oracle.c) can look inside. */
-struct pfs_truth;
-
-struct pfs_alloc_view {
-    double budget_w; /* for all GPUs of these jobs, W */
-    size_t n_jobs;
-    const struct pfs_alloc_job *jobs;      /* n_jobs */
-    const struct pfs_telemetry *telemetry; /* n_jobs; NAN fields where unknown */
-    const struct pfs_truth *truth;         /* for the oracle; NULL when unknown */
-    const struct pfs_predictor *predictor; /* the pfi policy's model; may be NULL */
-    /* Optional, from an engine that keeps them: each job's predicted curve (as
-     * pfs__predicted_curve makes it) within the predictions [0] and extrapolated [1], made
-     * with predicted_by (they stand in only while that is the view's predictor); a curve
-     * with n = 0 is made afresh. NULL: none kept. */
-    const struct pfs_pwl *predicted[2];
-    const struct pfs_predictor *predicted_by;
-    /* Optional, with the kept curves: each job's class below n_classes, jobs of one class
-     * having the same kept curves and GPU count, bit for bit, so that a policy may
-     * water-fill a class at once (pfs__waterfill_classes). NULL: none. */
-    const uint32_t *classes;
-    uint32_t n_classes;
-};
-
-/* What a deadline-aware policy says of a job's deadline (the others leave it KEPT). */
-enum pfs_deadline_status {
-    PFS_DEADLINE_KEPT = 0, /* kept, or no deadline to keep */
-    PFS_DEADLINE_PAST,     /* already past: nothing to keep */
-    PFS_DEADLINE_TOO_SLOW, /* not even full power makes it */
-    PFS_DEADLINE_BUDGET,   /* given up: the floors of all did not fit the budget */
-};
-
-struct pfs_alloc_decision {
-    double cap_w;      /* per-GPU cap while running, W */
-    double pause_frac; /* fraction of time paused (drawing idle_w), 0..1 */
-    int deadline;      /* enum pfs_deadline_status */
-    int n_gpus;        /* GPUs it runs on: 0 (or its own count) all of them; fewer: resized, the
-                        * rest idle (resize-fair), throughput in proportion */
-};
-
-/* The GPUs decision d runs job j on (its own count unless resized). */
-static inline int
-pfs_alloc_active_gpus(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d)
-{
-    return d->n_gpus > 0 && d->n_gpus < j->n_gpus ? d->n_gpus : j->n_gpus;
-}
-
-/* A policy's power commitment for job j: its active GPUs x (pause x idle + (1 - pause) x cap),
- * and idle for the GPUs a resize set free. */
-double pfs_alloc_power_w(const struct pfs_alloc_job *j, const struct pfs_alloc_decision *d);
-
-struct pfs_policy_ops; /* policies/policy.h */
-
 /* The registry: the i-th policy, or NULL past the end; lookup by name. */
 const struct pfs_policy_ops *pfs_policy_at(size_t i);
 const struct pfs_policy_ops *pfs_policy_find(const char *name);
@@ -938,6 +796,51 @@ bool pfs_policy_may_pause(const struct pfs_policy_ops *ops);
 /* Whether its decision depends only on the budget and the jobs' fields other than the
  * time-varying ones (policies/policy.h), so that an unchanged view may reuse it. */
 bool pfs_policy_memoryless(const struct pfs_policy_ops *ops);
+/* Whether ops is one of pfisim's own policies (not added from a library or a program). */
+bool pfs_policy_builtin(const struct pfs_policy_ops *ops);
+
+/* Loads the policies of the shared library at path (docs/policies.md, "Your own policy"):
+ * dlopen, its PFS_POLICY_ENTRY, its ABI against PFS_POLICY_ABI, and every descriptor (a
+ * valid, new name; an allocate function), all added to the registry or none. Loading the
+ * same file again adds nothing. The library stays loaded for the life of the process.
+ * Returns 0 (*n_added: how many policies it added, may be NULL) or PFS_EINVAL with diag
+ * naming the file: it cannot be loaded, it is not a policy library, it was built for another
+ * ABI (both versions named), or a descriptor is wrong. */
+int pfs_policy_load(const char *path, size_t *n_added, struct pfs_diag *diag);
+
+/* The rules every policy keeps (sim/conformance.c, pfisim policy-check), each checked on
+ * seeded random instances: its name, what it asks, how many answers it was tried on, how many
+ * broke it, and the first that did. */
+struct pfs_conformance_check {
+    const char *name, *what;
+    size_t tried, failed;
+    char first[400];
+};
+struct pfs_conformance {
+    size_t n, n_failed; /* checks, and how many of them failed */
+    size_t instances;   /* instances asked */
+    size_t refused;     /* feasible budgets the policy refused (allowed: floors, deadlines) */
+    struct pfs_conformance_check checks[8];
+};
+/* Checks ops on n_instances seeded instances (a fifth of them with a budget below the
+ * minimum caps): limits, pausing only if declared, the budget, infeasible budgets refused or
+ * paused for, determinism, the memoryless claim, failures. Returns 0 (the report in *c,
+ * whether or not anything failed), PFS_ENOMEM, or what building an instance returned. */
+int pfs_policy_conformance(const struct pfs_policy_ops *ops, unsigned long seed, size_t n_instances,
+                           struct pfs_conformance *c, struct pfs_diag *diag);
+
+/* An external program as a policy (policies/exec.c, docs/policies.md): cmd is run by
+ * /bin/sh with a socket as its standard input and output, and speaks the JSON-lines
+ * protocol: the handshake names its policy, then one view per decision and one answer.
+ * timeout_s bounds every exchange. Returns 0 with *out the policy, registered under the name
+ * the program gave (it runs until pfs_policy_exec_close_all); PFS_EINVAL (the program did not
+ * start, died, was silent past the timeout, or answered the handshake wrongly; diag quotes
+ * what it said) or PFS_ENOMEM. */
+int pfs_policy_exec_start(const char *cmd, double timeout_s, const struct pfs_policy_ops **out,
+                          struct pfs_diag *diag);
+/* Ends every external program: its input closed, then killed if it has not exited within a
+ * second. Safe to call more than once. */
+void pfs_policy_exec_close_all(void);
 
 /* Runs policy ops on view, writing view->n_jobs decisions. Returns 0; PFS_EINVAL when the
  * budget cannot be met (below the sum of minimum caps and the policy may not pause, or not
@@ -1035,9 +938,10 @@ struct pfs_pricing {
     double energy_usd_mwh;       /* DR energy payment per MWh shed during events */
 };
 
-#define PFS_MAX_DR       4096
-#define PFS_MAX_POLICIES 16
-#define PFS_MAX_SEEDS    256
+#define PFS_MAX_DR          4096
+#define PFS_MAX_POLICIES    16
+#define PFS_MAX_POLICY_LIBS 4
+#define PFS_MAX_SEEDS       256
 
 /* A pool of identical GPUs in the facility (docs/scenarios.md). A job runs on one pool, on
  * curves measured on that pool's GPU. */
@@ -1105,6 +1009,10 @@ struct pfs_scenario {
     size_t n_policies;
     char policies[PFS_MAX_POLICIES][32];
     struct pfs_pricing price;
+    /* policy_libs: shared libraries of policies, loaded as the scenario is read (before its
+     * policies are looked up; pfs_policy_load), paths as found */
+    size_t n_policy_libs;
+    char policy_libs[PFS_MAX_POLICY_LIBS][256];
 };
 
 /* A scenario's policy name: a registered policy, or one followed by "+sync-shift" (the same

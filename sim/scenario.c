@@ -576,6 +576,40 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
     return 0;
 }
 
+/* policy_libs: each found as the scenario's other files are (beside it, then here, then
+ * among the shipped files) and loaded now, so that policies may name what they hold. */
+static int
+read_policy_libs(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
+{
+    char base[PATH_MAX], *slash;
+
+    if (!config_setting_is_array(p) || config_setting_length(p) > PFS_MAX_POLICY_LIBS)
+        return bad(r, p, "scenario.policy_libs", "expected an array of at most 4 file names");
+    pfs__strlcpy(base, r->file ? r->file : "", sizeof base);
+    if ((slash = strrchr(base, '/')) != NULL)
+        *slash = '\0';
+    else
+        base[0] = '\0';
+    sc->n_policy_libs = 0;
+    for (int i = 0; i < config_setting_length(p); i++) {
+        const char *path = config_setting_get_string_elem(p, i);
+        char found[PATH_MAX], msg[700];
+        struct pfs_diag d = {0};
+
+        if (!path || !path[0])
+            return bad(r, p, "scenario.policy_libs", "expected an array of file names");
+        if (pfs__resolve_path(base, path, found, sizeof found) != 0 ||
+            !pfs__strlcpy(sc->policy_libs[sc->n_policy_libs], found, sizeof sc->policy_libs[0]))
+            return bad(r, p, "scenario.policy_libs", "a path longer than 255 bytes");
+        if (pfs_policy_load(found, NULL, &d) != 0) {
+            snprintf(msg, sizeof msg, "%.250s: %.400s", found, d.message);
+            return bad(r, p, "scenario.policy_libs", msg);
+        }
+        sc->n_policy_libs++;
+    }
+    return 0;
+}
+
 static int
 read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
 {
@@ -867,8 +901,9 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
                    struct pfs_diag *diag)
 {
     static const char *const names[] = {
-        "name",    "facility", "workload",  "duration_days", "seed",    "dr_events", "dr_generator",
-        "control", "policies", "predictor", "pricing",       "dr_grid", "seeds",     NULL};
+        "name",      "facility",     "workload", "duration_days", "seed",
+        "dr_events", "dr_generator", "control",  "policies",      "predictor",
+        "pricing",   "dr_grid",      "seeds",    "policy_libs",   NULL};
     struct reader r = {file, diag};
     config_setting_t *g;
     double days, seed;
@@ -915,6 +950,8 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
     if ((g = config_setting_get_member(root, "dr_grid")) && (rc = read_grid(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "control")) && (rc = read_control(&r, g, sc)))
+        return rc;
+    if ((g = config_setting_get_member(root, "policy_libs")) && (rc = read_policy_libs(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
         return rc;
@@ -1256,6 +1293,13 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             fprintf(fp, "cut = %s; }", num(b[3], 40, e->cut_frac));
         }
     }
-    fprintf(fp, "\n    );\n};\n");
+    fprintf(fp, "\n    );\n");
+    if (sc->n_policy_libs > 0) { /* (only when given: scenarios without keep their keys) */
+        fprintf(fp, "    policy_libs = [");
+        for (size_t k = 0; k < sc->n_policy_libs; k++)
+            fprintf(fp, "%s\"%s\"", k ? ", " : "", str(q[0], sizeof q[0], sc->policy_libs[k]));
+        fprintf(fp, "];\n");
+    }
+    fprintf(fp, "};\n");
     return ferror(fp) ? PFS_EIO : 0;
 }

@@ -173,6 +173,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_waterfill_breakpoints)                                                                  \
     X(test_waterfill_classes)                                                                      \
     X(test_policies_infeasible)                                                                    \
+    X(test_policies_conformance)                                                                   \
     X(test_policies_views)                                                                         \
     X(test_alloc_cli)                                                                              \
     X(test_trust_nonbinding_cap)                                                                   \
@@ -195,6 +196,12 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_dr_grid_steps)                                                                          \
     X(test_sim_discrete_pause)                                                                     \
     X(test_sim_discrete_turns)                                                                     \
+    X(test_plugin_equal_bytes)                                                                     \
+    X(test_plugin_library_errors)                                                                  \
+    X(test_plugin_program_errors)                                                                  \
+    X(test_plugin_policy_check)                                                                    \
+    X(test_plugin_scenario_libs)                                                                   \
+    X(test_json_reader)                                                                            \
     X(test_sim_resize)                                                                             \
     X(test_sim_one_job)                                                                            \
     X(test_sim_variability)                                                                        \

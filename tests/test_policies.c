@@ -645,3 +645,61 @@ test_waterfill_breakpoints(struct test *t)
     }
     gsl_rng_free(r);
 }
+
+/* A policy that gives every job its top cap: it breaks the budget whenever the budget binds. */
+static int
+top_caps(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+         struct pfs_diag *diag)
+{
+    (void)state;
+    (void)diag;
+    for (size_t i = 0; i < v->n_jobs; i++)
+        out[i].cap_w = v->jobs[i].max_w;
+    return 0;
+}
+
+/* A policy whose answer depends on how often it was asked: not deterministic. */
+static int
+drifting(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+         struct pfs_diag *diag)
+{
+    static unsigned calls;
+
+    (void)state;
+    (void)diag;
+    calls++;
+    for (size_t i = 0; i < v->n_jobs; i++)
+        out[i].cap_w = v->jobs[i].min_w + (calls % 2);
+    return 0;
+}
+
+void
+test_policies_conformance(struct test *t)
+{
+    /* Every policy of the registry keeps every rule (the rules pfisim policy-check runs on
+     * a user's policy), and the checker catches a policy that does not. */
+    static const struct pfs_policy_ops greedy = {
+        .name = "greedy", .summary = "top caps", .memoryless = true, .allocate = top_caps};
+    static const struct pfs_policy_ops drift = {
+        .name = "drift", .summary = "drifts", .allocate = drifting};
+    struct pfs_conformance rep;
+    struct pfs_diag d = {0};
+
+    for (size_t k = 0; pfs_policy_at(k); k++) {
+        const struct pfs_policy_ops *ops = pfs_policy_at(k);
+
+        CHECK_INT(pfs_policy_conformance(ops, 7, 100, &rep, &d), 0);
+        CHECK_INT(rep.instances, 100);
+        for (size_t i = 0; i < rep.n; i++)
+            if (rep.checks[i].failed)
+                test_fail(t, __FILE__, __LINE__, "%s breaks %s: %s", pfs_policy_name(ops),
+                          rep.checks[i].name, rep.checks[i].first);
+    }
+    CHECK_INT(pfs_policy_conformance(&greedy, 7, 100, &rep, &d), 0);
+    CHECK(rep.n_failed == 2); /* the budget, and the infeasible budgets answered */
+    CHECK(strcmp(rep.checks[2].name, "budget") == 0 && rep.checks[2].failed > 0);
+    CHECK(strncmp(rep.checks[2].first, "instance 0: committed ", 22) == 0);
+    CHECK(strcmp(rep.checks[3].name, "infeasible") == 0 && rep.checks[3].failed == 20);
+    CHECK_INT(pfs_policy_conformance(&drift, 7, 10, &rep, &d), 0);
+    CHECK(strcmp(rep.checks[4].name, "determinism") == 0 && rep.checks[4].failed == 10);
+}

@@ -18,7 +18,7 @@ test_install_destdir(struct test *t)
 {
     const char *bin =
         getenv("PFISIM_BIN") && *getenv("PFISIM_BIN") ? getenv("PFISIM_BIN") : "build/pfisim";
-    char build[400], cmd[2000], dest[400], *slash;
+    char build[400], cmd[4000], dest[400], *slash;
     FILE *fp;
     char line[400] = "";
     int st;
@@ -52,6 +52,16 @@ test_install_destdir(struct test *t)
              "cd / && env -u PFISIM_SHARE %s/usr/bin/pfisim run "
              "%s/usr/share/pfisim/configs/default.cfg --days 1 --policy equal >/dev/null 2>&1",
              dest, dest);
+    CHECK(system(cmd) == 0);
+    /* A policy built outside pfisim against the installed header alone (issue 20): the
+     * shipped example, compiled with nothing else, loads into the installed binary and keeps
+     * every rule. */
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c11 -Wall -Werror -shared -fPIC -I%s/usr/include -o %s/mine.so "
+             "%s/usr/share/pfisim/policies/examples/equal_plugin.c >%s/cc.log 2>&1 && "
+             "cd / && %s/usr/bin/pfisim policy-check --policy-lib %s/mine.so --instances 20 "
+             ">%s/check.log 2>&1",
+             dest, t->tmpdir, dest, t->tmpdir, dest, t->tmpdir, t->tmpdir);
     CHECK(system(cmd) == 0);
 }
 

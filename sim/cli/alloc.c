@@ -21,6 +21,7 @@ const char pfs_cli_alloc_help[] =
     "usage: pfisim alloc CURVES.csv [--jobs JOBS.csv] (--cut FRAC | --budget-w W)\n"
     "                   [--policy NAME [--caps] [--nvidia-smi MAP.csv]] [--tier TIER]\n"
     "                   [--model MODEL.cfg | --given-pfi] [--csv | --json]\n"
+    "                   [--policy-lib FILE]... [--policy-exec CMD]... [--policy-timeout SEC]\n"
     "\n"
     "Divides a power budget among all the jobs of CURVES running at once. Without --policy:\n"
     "one row per policy: policy,total_throughput,unit,delta_vs_equal,gap_recovered,\n"
@@ -36,7 +37,7 @@ const char pfs_cli_alloc_help[] =
     "  --model FILE    the pfi policy's predictor (default traces/h200-h100/predictor.cfg\n"
     "                  when the jobs have telemetry)\n"
     "  --given-pfi     policies go by each job's measured PFI instead of a prediction\n"
-    "\n"
+    PFS_CLI_PLUGIN_HELP "\n"
     "A budget below the jobs' minimum caps is infeasible: policies that may pause pause by\n"
     "tier; the others say so, and alloc exits 3.\n";
 
@@ -281,7 +282,9 @@ pfs_cli_alloc(int argc, char **argv)
                                          {"csv", no_argument, 0, 'v'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
+                                         PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
+    struct pfs_cli_plugins plugins = {0};
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
     bool caps = false, given = false, csv = false, json = false;
@@ -347,11 +350,17 @@ pfs_cli_alloc(int argc, char **argv)
         case 'h':
             return fputs(pfs_cli_alloc_help, stdout), EXIT_OK;
         default:
-            return pfs_cli_usage("alloc", "%s", "bad option");
+            if ((code = pfs_cli_plugins_option(&plugins, "alloc", c, optarg)) == 1) {
+                code = EXIT_OK;
+                break;
+            }
+            return code == 2 ? EXIT_USAGE : pfs_cli_usage("alloc", "%s", "bad option");
         }
     }
     if (optind + 1 != argc)
         return pfs_cli_usage("alloc", "%s", "expected one curves file");
+    if ((code = pfs_cli_plugins_load(&plugins)) != EXIT_OK)
+        return code;
     if (isnan(cut) == isnan(budget))
         return pfs_cli_usage("alloc", "%s", "give exactly one of --cut and --budget-w");
     if ((caps || map) && !policy)

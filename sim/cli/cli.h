@@ -57,6 +57,35 @@ bool pfs_cli_parse_count(const char *s, unsigned long *out);
 /* Parses a fraction written 0.3 or 30%. */
 bool pfs_cli_parse_frac(const char *s, double *out);
 
+/* Policies from outside pfisim (docs/policies.md, "Your own policy"): the options
+ * --policy-lib PATH (repeatable), --policy-exec CMD (repeatable) and --policy-timeout SEC,
+ * gathered while parsing, then loaded or started before the scenario is read (so that it
+ * may name them). added[] are the names of the policies they added, in order. */
+#define PFS_CLI_PLUGIN_OPTIONS                                                                     \
+    {"policy-lib", required_argument, 0, 0x1001}, {"policy-exec", required_argument, 0, 0x1002},   \
+    {                                                                                              \
+        "policy-timeout", required_argument, 0, 0x1003                                             \
+    }
+#define PFS_CLI_PLUGIN_HELP                                                                        \
+    "  --policy-lib FILE     load the policies of a shared library (repeatable;\n"                 \
+    "                        docs/policies.md, \"Your own policy\")\n"                             \
+    "  --policy-exec CMD     an external program as a policy, over JSON lines on its\n"            \
+    "                        standard input and output (repeatable)\n"                             \
+    "  --policy-timeout SEC  the most an external program may take per decision (10)\n"
+struct pfs_cli_plugins {
+    const char *libs[16], *execs[8];
+    size_t n_libs, n_execs;
+    double timeout_s; /* 0: the default, 10 s */
+    const char *added[64];
+    size_t n_added;
+};
+/* Takes option c (its argument arg) if it is one of PFS_CLI_PLUGIN_OPTIONS: returns 1, or 2
+ * after a usage error printed for command cmd, or 0 when c is another option. */
+int pfs_cli_plugins_option(struct pfs_cli_plugins *pl, const char *cmd, int c, const char *arg);
+/* Loads the libraries and starts the programs. Returns EXIT_OK, or the exit code of the
+ * error it printed. */
+int pfs_cli_plugins_load(struct pfs_cli_plugins *pl);
+
 /* The commands: each pfs_cli_NAME(argc, argv) with argv[0] the command's name, and its
  * help text pfs_cli_NAME_help, in the file of this folder named for it (or its group). */
 #define PFS_CLI_COMMAND(name)                                                                      \
@@ -69,9 +98,10 @@ PFS_CLI_COMMAND(sweep); /* sweep.c: sweep, merge, price, grid */
 PFS_CLI_COMMAND(merge);
 PFS_CLI_COMMAND(price);
 PFS_CLI_COMMAND(grid);
-PFS_CLI_COMMAND(capacity); /* capacity.c */
-PFS_CLI_COMMAND(check);    /* check.c */
-PFS_CLI_COMMAND(gpus);     /* model.c: gpus, model, fit */
+PFS_CLI_COMMAND(capacity);     /* capacity.c */
+PFS_CLI_COMMAND(check);        /* check.c */
+PFS_CLI_COMMAND(policy_check); /* policy.c */
+PFS_CLI_COMMAND(gpus);         /* model.c: gpus, model, fit */
 PFS_CLI_COMMAND(model);
 PFS_CLI_COMMAND(fit);
 PFS_CLI_COMMAND(import);     /* import.c */

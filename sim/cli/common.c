@@ -247,3 +247,53 @@ pfs_cli_json_string(const char *t)
     }
     putchar('"');
 }
+
+int
+pfs_cli_plugins_option(struct pfs_cli_plugins *pl, const char *cmd, int c, const char *arg)
+{
+    switch (c) {
+    case 0x1001:
+        if (pl->n_libs == sizeof pl->libs / sizeof pl->libs[0])
+            return pfs_cli_usage(cmd, "at most 16 --policy-lib"), 2;
+        pl->libs[pl->n_libs++] = arg;
+        return 1;
+    case 0x1002:
+        if (pl->n_execs == sizeof pl->execs / sizeof pl->execs[0])
+            return pfs_cli_usage(cmd, "at most 8 --policy-exec"), 2;
+        pl->execs[pl->n_execs++] = arg;
+        return 1;
+    case 0x1003:
+        if (!pfs__parse_double(arg, &pl->timeout_s) ||
+            !(pl->timeout_s > 0 && pl->timeout_s <= 86400))
+            return pfs_cli_usage(cmd, "--policy-timeout takes seconds in (0, 86400], got '%s'",
+                                 arg),
+                   2;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int
+pfs_cli_plugins_load(struct pfs_cli_plugins *pl)
+{
+    struct pfs_diag d = {0};
+    size_t before = 0;
+    int rc = 0;
+
+    while (pfs_policy_at(before))
+        before++;
+    for (size_t k = 0; rc == 0 && k < pl->n_libs; k++)
+        rc = pfs_policy_load(pl->libs[k], NULL, &d);
+    for (size_t k = 0; rc == 0 && k < pl->n_execs; k++) {
+        const struct pfs_policy_ops *ops;
+
+        rc = pfs_policy_exec_start(pl->execs[k], pl->timeout_s > 0 ? pl->timeout_s : 10, &ops, &d);
+    }
+    if (rc)
+        return pfs_cli_report(&d, rc == PFS_EPOLICY ? PFS_EINVAL : rc);
+    pl->n_added = 0;
+    for (size_t k = before; pfs_policy_at(k) && pl->n_added < 64; k++)
+        pl->added[pl->n_added++] = pfs_policy_name(pfs_policy_at(k));
+    return EXIT_OK;
+}

@@ -60,6 +60,8 @@ static const struct command commands[] = {
      pfs_cli_capacity_help, pfs_cli_capacity},
     {"check", "validate a scenario and say what it means (pools, draw against the cap, events)",
      pfs_cli_check_help, pfs_cli_check},
+    {"policy-check", "check a policy (yours: a plugin or a program) against the policy rules",
+     pfs_cli_policy_check_help, pfs_cli_policy_check},
     {"help", "help on a command", NULL, cmd_help},
     {NULL, NULL, NULL, NULL},
 };
@@ -131,6 +133,7 @@ int
 main(int argc, char **argv)
 {
     const struct command *c;
+    int code;
 
     gsl_set_error_handler_off();
     if (argc < 2) {
@@ -145,6 +148,9 @@ main(int argc, char **argv)
         for (size_t i = 0; pfs_policy_at(i); i++)
             printf("%-20s %s\n", pfs_policy_name(pfs_policy_at(i)),
                    pfs_policy_summary(pfs_policy_at(i)));
+        printf("%-20s %s\n", "(your own)",
+               "pfisim run --policy-lib FILE.so or --policy-exec CMD adds a policy of yours "
+               "(docs/policies.md, \"Your own policy\"); pfisim policy-check checks it");
         printf("%-20s %s\n", "NAME+sync-shift",
                "in a scenario: policy NAME across jobs, power shifted within each job so that "
                "its GPUs hold one clock (with facility.variability; docs/policies.md)");
@@ -164,5 +170,7 @@ main(int argc, char **argv)
         return EXIT_USAGE;
     }
     optind = 0; /* a full reset of GNU getopt for the subcommand's own argv */
-    return c->run(argc - 1, argv + 1);
+    code = c->run(argc - 1, argv + 1);
+    pfs_policy_exec_close_all(); /* external policy programs (--policy-exec) end with us */
+    return code;
 }

@@ -23,7 +23,8 @@
 const char pfs_cli_run_help[] =
     "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N | --seeds LIST] [--days D]\n"
     "                  [--timeseries-csv FILE] [--jobs-csv FILE] [--db[=FILE]] [--resume]\n"
-    "                  [--csv | --json] [--threads N]\n"
+    "                  [--csv | --json] [--threads N] [--policy-lib FILE]...\n"
+    "                  [--policy-exec CMD]... [--policy-timeout SEC]\n"
     "\n"
     "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
     "corpus on 1,024 GPUs for 7 days, arrivals from the model fitted to Microsoft ITP\n"
@@ -59,7 +60,11 @@ const char pfs_cli_run_help[] =
     "  --json                the same as one JSON document: the scenario, then one run per\n"
     "                        policy and seed with every column (null where undefined), and\n"
     "                        the process's peak memory, peak_rss_mb (on a terminal it is\n"
-    "                        printed after the run)\n";
+    "                        printed after the run)\n" PFS_CLI_PLUGIN_HELP
+    "                        Without --policy, the policies these add run after the\n"
+    "                        scenario's. A program that fails mid-run ends the run with\n"
+    "                        exit status 1 and nothing written; one that cannot be used\n"
+    "                        (not loaded, another ABI or protocol) exits 3 before any run.\n";
 
 /* The outcome and planner columns, in CSV order, with how each is printed. */
 struct column {
@@ -613,7 +618,9 @@ pfs_cli_run(int argc, char **argv)
                                          {"threads", required_argument, 0, 'T'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
+                                         PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
+    struct pfs_cli_plugins plugins = {0};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
     unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
@@ -645,15 +652,12 @@ pfs_cli_run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            /* one name, or a comma list: --policy equal,pfi */
+            /* one name, or a comma list: --policy equal,pfi (checked once the policies of
+             * --policy-lib and --policy-exec are there) */
             for (char *name = optarg, *comma; name; name = comma ? comma + 1 : NULL) {
                 if ((comma = strchr(name, ',')) != NULL)
                     *comma = '\0';
-                if (!pfs_sim_policy_find(name, NULL)) {
-                    code = pfs_cli_usage("run", "unknown policy '%s'%s (pfisim --list-policies)",
-                                         name, pfs_cli_suggest_policy(name));
-                    goto usage_out;
-                } else if (n_pol < PFS_MAX_POLICIES)
+                if (n_pol < PFS_MAX_POLICIES)
                     policies[n_pol++] = name;
             }
             break;
@@ -712,10 +716,22 @@ pfs_cli_run(int argc, char **argv)
             free(seeds);
             return fputs(pfs_cli_run_help, stdout), EXIT_OK;
         default:
-            code = pfs_cli_usage("run", "%s", "bad option");
+            if ((code = pfs_cli_plugins_option(&plugins, "run", c, optarg)) == 1) {
+                code = EXIT_OK;
+                break;
+            }
+            code = code == 2 ? EXIT_USAGE : pfs_cli_usage("run", "%s", "bad option");
             goto usage_out;
         }
     }
+    if ((code = pfs_cli_plugins_load(&plugins)) != EXIT_OK)
+        goto usage_out;
+    for (size_t k = 0; k < n_pol; k++)
+        if (!pfs_sim_policy_find(policies[k], NULL)) {
+            code = pfs_cli_usage("run", "unknown policy '%s'%s (pfisim --list-policies)",
+                                 policies[k], pfs_cli_suggest_policy(policies[k]));
+            goto usage_out;
+        }
     if (argc - optind > 1 || (resume && !db_path) || (seed >= 0 && n_seeds > 0)) {
         code = pfs_cli_usage("run", "%s",
                              argc - optind > 1          ? "expected at most one scenario file"
@@ -744,9 +760,20 @@ pfs_cli_run(int argc, char **argv)
                              "--timeseries-csv and --jobs-csv take one seed; with several, "
                              "--db keeps every run");
     }
-    if (n_pol == 0)
+    /* Without --policy: the scenario's, then those the options added (your policy beside
+     * equal, pfi and the oracle). */
+    if (n_pol == 0) {
         for (size_t k = 0; k < sc->n_policies; k++)
             policies[n_pol++] = sc->policies[k];
+        for (size_t k = 0; k < plugins.n_added && n_pol < PFS_MAX_POLICIES; k++) {
+            bool listed = false;
+
+            for (size_t q = 0; q < n_pol; q++)
+                listed |= strcmp(policies[q], plugins.added[k]) == 0;
+            if (!listed)
+                policies[n_pol++] = plugins.added[k];
+        }
+    }
     o.n = n_pol;
     all = calloc(n_seeds * n_pol, sizeof *all);
     o.ts = calloc(n_pol, sizeof *o.ts);

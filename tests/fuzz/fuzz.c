@@ -485,6 +485,115 @@ fuzz_predictor(void)
     free(text);
 }
 
+/* ---- the JSON reader of the policy protocol (sim/json.c) ---- */
+
+static const uint8_t *in_data; /* the input itself, for readers that take text */
+static size_t in_size;
+
+/* The tree written back as JSON: numbers with 17 digits, strings escaped. */
+static void
+json_write(FILE *fp, const struct pfs__json_doc *doc, const struct pfs__json *v, int depth)
+{
+    size_t members = 0;
+
+    if (depth > 64)
+        fail("json: deeper than the reader allows", NULL);
+    switch (v->type) {
+    case PFS__JSON_NULL:
+        fputs("null", fp);
+        break;
+    case PFS__JSON_BOOL:
+        fputs(v->num > 0 ? "true" : "false", fp);
+        break;
+    case PFS__JSON_NUMBER:
+        finite(v->num, "json number");
+        fprintf(fp, "%.17g", v->num);
+        break;
+    case PFS__JSON_STRING:
+    case PFS__JSON_ARRAY:
+    case PFS__JSON_OBJECT:
+        if (v->type == PFS__JSON_STRING) {
+            fputc('"', fp);
+            for (const char *c = pfs__json_str(doc, v); *c; c++)
+                if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+                    fprintf(fp, "\\u%04x", (unsigned char)*c);
+                else
+                    fputc(*c, fp);
+            fputc('"', fp);
+            break;
+        }
+        fputc(v->type == PFS__JSON_ARRAY ? '[' : '{', fp);
+        for (const struct pfs__json *m = pfs__json_first(doc, v); m;
+             m = pfs__json_next(doc, m), members++) {
+            if (members)
+                fputc(',', fp);
+            if (v->type == PFS__JSON_OBJECT) {
+                if (!pfs__json_key(doc, m))
+                    fail("json: an object member without a name", NULL);
+                fprintf(fp, "\"%s\":", pfs__json_key(doc, m)); /* names: escaped below */
+            } else if (pfs__json_key(doc, m)) {
+                fail("json: an array member with a name", NULL);
+            }
+            json_write(fp, doc, m, depth + 1);
+        }
+        if (members != v->n)
+            fail("json: a member count that is not the members'", NULL);
+        fputc(v->type == PFS__JSON_ARRAY ? ']' : '}', fp);
+        break;
+    default:
+        fail("json: a value of no type", NULL);
+    }
+}
+
+static char *
+json_text(const struct pfs__json_doc *doc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    if (!fp)
+        fail("open_memstream", NULL);
+    json_write(fp, doc, doc->root, 0);
+    fclose(fp);
+    return text;
+}
+
+static void
+fuzz_json(void)
+{
+    struct pfs__json_doc doc, again;
+    const char *why = NULL;
+    size_t at = 0;
+    char *text, *text2;
+
+    if (pfs__json_parse((const char *)in_data, in_size, &doc, &at, &why) != 0) {
+        if (!why || at > in_size)
+            fail("json: rejected without a reason or past the end", why);
+        return;
+    }
+    /* Member names go out unescaped: a name the writer cannot write plainly is skipped. */
+    for (size_t i = 0; i < doc.n; i++) {
+        const char *k = pfs__json_key(&doc, &doc.pool[i]);
+
+        for (; k && *k; k++)
+            if (*k == '"' || *k == '\\' || (unsigned char)*k < 0x20) {
+                pfs__json_free(&doc);
+                return;
+            }
+    }
+    text = json_text(&doc);
+    if (pfs__json_parse(text, strlen(text), &again, &at, &why) != 0)
+        fail("json: what was read, written back, does not read", text);
+    text2 = json_text(&again);
+    if (strcmp(text, text2) != 0)
+        fail("json: the round trip changed the value", text);
+    free(text);
+    free(text2);
+    pfs__json_free(&doc);
+    pfs__json_free(&again);
+}
+
 /* ---- the entry points ---- */
 
 #define STR_(x) #x
@@ -499,6 +608,7 @@ static const struct {
     {"dcgm", fuzz_dcgm},         {"perseus", fuzz_perseus}, {"zeus", fuzz_zeus},
     {"emerald", fuzz_emerald},   {"grid", fuzz_grid},       {"gpu", fuzz_gpu},
     {"scenario", fuzz_scenario}, {"sweep", fuzz_sweep},     {"predictor", fuzz_predictor},
+    {"json", fuzz_json},
 };
 static void (*target)(void);
 
@@ -535,6 +645,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!target)
         LLVMFuzzerInitialize(NULL, NULL);
     put(in_path, data, size);
+    in_data = data;
+    in_size = size;
     target();
     return 0;
 }

@@ -64,6 +64,8 @@ make_seeds() {
     done
     for f in configs/sweeps/*.cfg; do seed sweep "$f" 400; done
     seed predictor traces/h200-h100/predictor.cfg 400
+    seed_text json answer.json '{"decision":1,"cap_w":[700,0.10000000000000001,-2.5e-3],"pause_frac":[0,1,0.5]}'
+    seed_text json hello.json '{"protocol":1,"name":"equal-py","summary":"a \\u00e9 \\"q\\" \\ud83d\\ude00","may_pause":false,"memoryless":true,"x":null,"y":[[],{}]}'
 }
 
 LSAN_OPTIONS=suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0
