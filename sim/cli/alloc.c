@@ -36,8 +36,8 @@ const char pfs_cli_alloc_help[] =
     "  --tier TIER     every job's tier: firm, flex1, flex2 (default), flex3\n"
     "  --model FILE    the pfi policy's predictor (default traces/h200-h100/predictor.cfg\n"
     "                  when the jobs have telemetry)\n"
-    "  --given-pfi     policies go by each job's measured PFI instead of a prediction\n"
-    PFS_CLI_PLUGIN_HELP "\n"
+    "  --given-pfi     policies go by each job's measured PFI instead of a "
+    "prediction\n" PFS_CLI_PLUGIN_HELP "\n"
     "A budget below the jobs' minimum caps is infeasible: policies that may pause pause by\n"
     "tier; the others say so, and alloc exits 3.\n";
 
