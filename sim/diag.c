@@ -222,7 +222,8 @@ pfs__resolve_path(const char *base_dir, const char *path, char *out, size_t size
     char cand[3][PATH_MAX + 600];
     int n = 0;
 
-    if (!path[0] || path[0] == '/' || strncmp(path, "import:", 7) == 0)
+    if (!path[0] || path[0] == '/' || strncmp(path, "import:", 7) == 0 ||
+        strncmp(path, "synth:", 6) == 0)
         return pfs__strlcpy(out, path, size) ? 0 : -1;
     /* In order: beside the file that names it, the current folder, the shipped files. */
     if (base_dir && base_dir[0] && strcmp(base_dir, ".") != 0)
@@ -280,13 +281,14 @@ pfs__nearest(const char *name, const char *const *names, size_t n)
 {
     const char *best = NULL;
     size_t len = strlen(name);
-    /* A prefix counts as one edit; short names may be one edit away, longer ones two (so
-     * that b200 suggests nothing rather than p100). */
-    int best_d = len >= 6 ? 3 : 2;
+    /* In half edits: a prefix counts as half of one (h100 suggests h100-sxm before b100,
+     * one edit away); short names may be one edit away, longer ones two (so that r200
+     * suggests nothing rather than p100). */
+    int best_d = len >= 6 ? 6 : 4;
 
     for (size_t i = 0; i < n; i++) {
         int dist =
-            len >= 2 && strncmp(names[i], name, len) == 0 ? 1 : edit_distance(name, names[i]);
+            len >= 2 && strncmp(names[i], name, len) == 0 ? 1 : 2 * edit_distance(name, names[i]);
 
         if (dist < best_d && strcmp(name, names[i]) != 0) {
             best_d = dist;

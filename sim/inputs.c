@@ -144,7 +144,7 @@ pfs__scenario_inputs(const struct pfs_scenario *sc)
             snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), rel + 1);
             add(fp, path);
         }
-    } else {
+    } else if (strncmp(sc->corpus, "synth:", 6) != 0) { /* (synth: is made by the code) */
         snprintf(path, sizeof path, "%s/curves.csv", sc->corpus);
         add(fp, path);
         snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
@@ -152,6 +152,9 @@ pfs__scenario_inputs(const struct pfs_scenario *sc)
     }
     if (sc->predictor[0]) {
         add(fp, sc->predictor);
+    } else if (strncmp(sc->corpus, "synth:", 6) == 0) {
+        if (pfs__resolve_path("", "traces/h200-h100/predictor.cfg", path, sizeof path) == 0)
+            add(fp, path);
     } else {
         snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
         if (access(path, R_OK) == 0)

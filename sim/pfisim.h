@@ -44,6 +44,11 @@ const char *pfs_share_dir(void);
  * into the library at build time; pfs_gpu_load() reads any other file of the same form.
  */
 
+/* A profile's parameters, in the order of pfs_gpu_param_name: the limits, idle and dynamic
+ * draw, the clocks, v_min, memory, tensor throughput, and the knee as a fraction of f_max. */
+#define PFS_GPU_N_PARAMS  13
+#define PFS_GPU_KNEE_FRAC 12
+
 struct pfs_gpu {
     char name[32];          /* profile name as typed: h100-sxm, a100-pcie, ... */
     char model[64];         /* the product, e.g. "NVIDIA H100 SXM5 80GB" */
@@ -60,7 +65,40 @@ struct pfs_gpu {
     double mem_bw_tbs;      /* memory bandwidth, TB/s */
     double mem_gb;          /* memory size, GB */
     double tflops_bf16;     /* dense BF16 (or FP16) tensor throughput, TFLOP/s */
+    /* What is known of each parameter (issue 21; docs/model.md, "Profiles as ranges"):
+     * parameter k (pfs_gpu_param_name) lies in [lo[k], hi[k]] (equal: a value) and the
+     * fields above hold its point, a range's midpoint; kind[k] says what backs it. dyn_w
+     * may be derived (max limit - idle), the knee given as a fraction of f_max (parameter
+     * PFS_GPU_KNEE_FRAC); a draw recomputes them. */
+    double lo[PFS_GPU_N_PARAMS], hi[PFS_GPU_N_PARAMS];
+    unsigned char kind[PFS_GPU_N_PARAMS]; /* enum pfs_gpu_kind */
+    bool dyn_derived, knee_derived;
 };
+
+/* What backs a profile's parameter: its provenance entry's kind (PFS_GPU_UNSTATED when the
+ * profile gives none, as the measured-data profiles do in their comments). */
+enum pfs_gpu_kind { PFS_GPU_UNSTATED, PFS_GPU_MEASURED, PFS_GPU_PUBLISHED, PFS_GPU_ASSUMED };
+
+/* Parameter k's setting path ("limits_w.min", ...), or NULL past the end; its kind's name
+ * ("measured", "published", "assumed", "" when unstated). */
+const char *pfs_gpu_param_name(size_t k);
+const char *pfs_gpu_kind_name(int kind);
+/* Parameter k's point value (the knee fraction: f_knee / f_max). */
+double pfs_gpu_param(const struct pfs_gpu *g, size_t k);
+/* Whether some parameter of g is a range. */
+bool pfs_gpu_uncertain(const struct pfs_gpu *g);
+/* The source the profile gives for parameter k (its provenance entry's text) into buf, ""
+ * when none. Returns 0 or what pfs_gpu_find returns. */
+int pfs_gpu_source(const char *name, size_t k, char *buf, size_t size, struct pfs_diag *diag);
+
+/* Draw d of n of a profile's uncertain parameters (docs/model.md): a centred Latin
+ * hypercube, each ranged parameter's n strata in an order drawn from seed (and the
+ * profile's name), draw d taking the middle of its stratum of each; the derived ones
+ * recomputed. n = 1 is the point profile, every range at its midpoint. out holds a profile
+ * with no ranges left (lo = hi = the drawn value). Returns 0, PFS_EINVAL (d >= n, or a
+ * draw the model cannot use: its constraints named), PFS_ENOMEM. */
+int pfs_gpu_draw(const struct pfs_gpu *g, size_t n, size_t d, unsigned long seed,
+                 struct pfs_gpu *out, struct pfs_diag *diag);
 
 /* Finds the embedded profile called name. Returns 0, or PFS_ENOTFOUND (the message lists
  * the known names), or PFS_EINVAL if the embedded text is broken. */
@@ -548,6 +586,10 @@ struct pfs_synth_options {
     size_t n_transfer;   /* H100 twins of H200 configurations, split transfer (34) */
     double unseen_scale; /* multiplies the variation telemetry cannot see (1; 0 removes it,
                           * keeping its mean): for measuring the predictor's ceiling */
+    /* NULL: the H200 corpus and its H100 twins. Else the same configurations (train and
+     * validation, the same draws) measured on this GPU alone, no twins: a corpus on a GPU
+     * the data has never seen (Blackwell: EXTRAPOLATED as its profile is, docs/corpus.md). */
+    const struct pfs_gpu *gpu;
 };
 
 /* The source study's sizes: 131 / 24 / 34. */
@@ -1013,7 +1055,17 @@ struct pfs_scenario {
      * policies are looked up; pfs_policy_load), paths as found */
     size_t n_policy_libs;
     char policy_libs[PFS_MAX_POLICY_LIBS][256];
+    /* Profiles that stand in for the named ones in this run (pfisim run --uncertainty: a
+     * draw of each uncertain profile, pfs_gpu_draw): the pools' GPUs and a synth: corpus. Set
+     * by a caller, never read from a file; none by default. */
+    size_t n_gpu_drawn;
+    struct pfs_gpu gpu_drawn[PFS_MAX_POOLS];
 };
+
+/* The profile called name for scenario sc: its drawn one (gpu_drawn) if any, else the
+ * embedded one (pfs_gpu_find, whose errors it returns). */
+int pfs_scenario_gpu(const struct pfs_scenario *sc, const char *name, struct pfs_gpu *out,
+                     struct pfs_diag *diag);
 
 /* A scenario's policy name: a registered policy, or one followed by "+sync-shift" (the same
  * policy across jobs, power shifted within each job: docs/model.md section 6; it changes

@@ -1303,3 +1303,15 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     fprintf(fp, "};\n");
     return ferror(fp) ? PFS_EIO : 0;
 }
+
+int
+pfs_scenario_gpu(const struct pfs_scenario *sc, const char *name, struct pfs_gpu *out,
+                 struct pfs_diag *diag)
+{
+    for (size_t k = 0; sc && k < sc->n_gpu_drawn && k < PFS_MAX_POOLS; k++)
+        if (strcmp(sc->gpu_drawn[k].name, name) == 0) {
+            *out = sc->gpu_drawn[k];
+            return 0;
+        }
+    return pfs_gpu_find(name, out, diag);
+}

@@ -340,7 +340,7 @@ facility_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pf
     for (size_t p = 0; p < in->n_pools; p++) {
         const struct pfs_pool *pl = &in->pools[p];
 
-        if ((rc = pfs_gpu_find(pl->gpu, &in->gpu[p], diag)))
+        if ((rc = pfs_scenario_gpu(sc, pl->gpu, &in->gpu[p], diag)))
             return rc;
         in->nodes[p] = (pl->gpus + pl->gpus_per_node - 1) / pl->gpus_per_node;
         in->other_w += in->nodes[p] * pl->node_other_w;
@@ -511,7 +511,7 @@ variability_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
 
         if (in->curves[k].gpu >= 0)
             in->fit_gpu[k] = in->gpu[in->curves[k].gpu];
-        else if ((rc = pfs_gpu_find(jc->gpu, &in->fit_gpu[k], diag)))
+        else if ((rc = pfs_scenario_gpu(sc, jc->gpu, &in->fit_gpu[k], diag)))
             return rc;
         if (jc->n_points < PFS_FIT_MIN_POINTS)
             return pfs__diag_set(diag, PFS_EINVAL, in->cs->path, jc->line, 0, "cap_w",
@@ -539,6 +539,44 @@ variability_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
             return rc;
     }
     return 0;
+}
+
+/* A non-negative integer seed written in s, into *seed. */
+static bool
+seed_of(const char *s, unsigned long *seed)
+{
+    long v;
+
+    if (!pfs__parse_long(s, &v) || v < 0)
+        return false;
+    *seed = (unsigned long)v;
+    return true;
+}
+
+/* corpus = "synth:GPU[:SEED]": the corpus generated on GPU's profile for this scenario. */
+static int
+synth_corpus(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    struct pfs_synth_options o;
+    struct pfs_gpu g;
+    char name[32];
+    unsigned long seed = 7;
+    const char *colon = strchr(sc->corpus + 6, ':');
+    size_t len = colon ? (size_t)(colon - sc->corpus - 6) : strlen(sc->corpus + 6);
+    int rc;
+
+    if (len == 0 || len >= sizeof name || (colon && !seed_of(colon + 1, &seed)))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "workload.corpus",
+                             "scenario.workload.corpus: expected synth:GPU or synth:GPU:SEED, "
+                             "got '%s'",
+                             sc->corpus);
+    memcpy(name, sc->corpus + 6, len);
+    name[len] = '\0';
+    if ((rc = pfs_scenario_gpu(sc, name, &g, diag)))
+        return rc;
+    pfs_synth_defaults(&o, seed);
+    o.gpu = &g;
+    return pfs_synth(&o, &in->js, &in->cs, diag);
 }
 
 int
@@ -576,6 +614,11 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), rel);
         if ((rc = pfs_curveset_new(&in->cs)) || (rc = imp->read(path, gpu, in->cs, diag)))
             goto fail;
+    } else if (strncmp(sc->corpus, "synth:", 6) == 0) {
+        /* synth:GPU[:SEED] - the synthetic corpus's configurations measured on that GPU's
+         * profile (its draw under --uncertainty), made now (traces/synth.c). */
+        if ((rc = synth_corpus(in, sc, diag)))
+            goto fail;
     } else {
         snprintf(path, sizeof path, "%s/curves.csv", sc->corpus);
         if ((rc = pfs_curveset_read(path, &in->cs, diag)))
@@ -584,8 +627,12 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         if ((rc = pfs_jobset_read(path, &in->js, diag)))
             goto fail;
     }
-    /* The predictor: the scenario's, else the corpus's when it has one. */
-    snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
+    /* The predictor: the scenario's, else the corpus's when it has one (a synth: corpus
+     * has the shipped one, trained on the H200 corpus: no Blackwell data to train on). */
+    if (strncmp(sc->corpus, "synth:", 6) == 0)
+        pfs__resolve_path("", "traces/h200-h100/predictor.cfg", path, sizeof path);
+    else
+        snprintf(path, sizeof path, "%s/predictor.cfg", sc->corpus);
     if ((sc->predictor[0] || access(path, R_OK) == 0) &&
         (rc = pfs_predictor_load(sc->predictor[0] ? sc->predictor : path, &in->pred, diag)))
         goto fail;
@@ -638,7 +685,7 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
                 in->curves[i].gpu = (int)p;
         if (in->curves[i].gpu >= 0)
             own = in->gpu[in->curves[i].gpu];
-        else if ((rc = pfs_gpu_find(jc->gpu, &own, diag)))
+        else if ((rc = pfs_scenario_gpu(sc, jc->gpu, &own, diag)))
             goto fail;
         if ((rc = tabulate(&in->curves[i], jc, &own, diag)) ||
             (rc = observe_curve(in, i, &own, diag)))

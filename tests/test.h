@@ -202,6 +202,10 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_plugin_policy_check)                                                                    \
     X(test_plugin_scenario_libs)                                                                   \
     X(test_json_reader)                                                                            \
+    X(test_gpu_profile_ranges)                                                                     \
+    X(test_gpu_draws)                                                                              \
+    X(test_synth_on_gpu)                                                                           \
+    X(test_uncertainty_cli)                                                                        \
     X(test_sim_resize)                                                                             \
     X(test_sim_one_job)                                                                            \
     X(test_sim_variability)                                                                        \

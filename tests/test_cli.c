@@ -107,12 +107,12 @@ test_cli_bad_input(struct test *t)
 
     p = test_write(t, 0, "gpu.csv",
                    "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
-                   "x,b300,1,300,1,tokens/s,290\n");
+                   "x,z300,1,300,1,tokens/s,290\n");
     snprintf(args, sizeof args, "fit %s", p);
     CHECK_INT(test_run(t, args, &out, &err), 3);
     snprintf(want, sizeof want,
-             "%s:2: error: unknown GPU profile 'b300' (known: a100-pcie, a100-sxm, a40, "
-             "h100-sxm, h200-sxm, p100, rtx6000)\n",
+             "%s:2: error: unknown GPU profile 'z300' (known: a100-pcie, a100-sxm, a40, "
+             "b100, b200, gb200, h100-sxm, h200-sxm, p100, rtx6000)\n",
              p);
     CHECK_STR(err, want);
     free(out);

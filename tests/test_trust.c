@@ -509,11 +509,11 @@ test_trust_pool_settings(struct test *t)
     d = (struct pfs_diag){0};
     CHECK_INT(pfs_scenario_load(test_write(t, 0, "p.cfg",
                                            "scenario = { facility = {\n"
-                                           "  pools = ( { gpu = \"b300\"; gpus = 8; } ); }; };\n"),
+                                           "  pools = ( { gpu = \"z300\"; gpus = 8; } ); }; };\n"),
                                 a, &d),
               PFS_EINVAL);
     CHECK_STR(d.message,
-              "scenario.facility.pools.[0].gpu: unknown GPU profile 'b300' (pfisim gpus)");
+              "scenario.facility.pools.[0].gpu: unknown GPU profile 'z300' (pfisim gpus)");
     free(a);
     free(b);
 }

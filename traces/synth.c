@@ -69,15 +69,14 @@ static const char *const phase_names[] = {"pretrain", "finetune", "lora"};
 #define BYTES_LORA 2.4  /* frozen bf16 weights + adapters and their optimizer */
 #define MEM_USABLE 0.75 /* of an H100's 80 GB, for training state */
 #define TENSOR_EFF                                                                                 \
-    0.50                  /* tensor throughput while in compute phases, of peak: puts dense        \
-                           * H100 pre-training MFU near Llama 3's 38-43% */
-#define HBM_W_H100   55.0 /* HBM3 draw at full DRAM activity, W (assumption) */
-#define HBM_W_H200   80.0 /* HBM3e, more stacks at 4.8 TB/s (assumption) */
-#define Z_BASE       2.2  /* intensity logit of a reference job (calibrated, docs/validation.md) */
-#define ACT_COMPUTE  1.05 /* activity while in compute phases (calibrated) */
-#define CAPS_LO      200.0
-#define CAPS_HI      700.0
-#define CAPS_STEP    50.0
+    0.50                   /* tensor throughput while in compute phases, of peak: puts dense       \
+                            * H100 pre-training MFU near Llama 3's 38-43% */
+#define HBM_W_H100   55.0  /* HBM3 draw at full DRAM activity, W (assumption) */
+#define HBM_W_H200   80.0  /* HBM3e, more stacks at 4.8 TB/s (assumption) */
+#define H100_TFLOPS  989.0 /* the reference GPU of the step split: dense BF16, TFLOP/s */
+#define H100_BW_TBS  3.35  /* and its memory bandwidth, TB/s */
+#define Z_BASE       2.2   /* intensity logit of a reference job (calibrated, docs/validation.md) */
+#define ACT_COMPUTE  1.05  /* activity while in compute phases (calibrated) */
 #define N_CAPS       11
 #define NOISE_TPUT   0.01  /* relative noise of a measured throughput point */
 #define NOISE_POWER  0.005 /* relative noise of a measured mean draw */
@@ -204,11 +203,28 @@ draw_config(gsl_rng *r, double unseen, struct config *cf)
     cf->beta = BETA_MAX / 2 + unseen * (gsl_ran_flat(r, 0, BETA_MAX) - BETA_MAX / 2);
 }
 
-/* The rules of docs/corpus.md: configuration -> hidden physics, on an H100 or an H200. */
-static void
-physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct physics *ph)
+/* The HBM's draw at full DRAM activity on g, W: the constants of Hopper, and for another GPU
+ * (Blackwell, extrapolated) the H100's scaled by bandwidth, which puts the H200 at 78.8 W
+ * against its 80 (an assumption: HBM power in proportion to bytes moved per second). */
+static double
+hbm_w_of(const struct pfs_gpu *g)
 {
-    const double bw_ratio = 3.35 / 4.8; /* H200 memory time per byte, relative to H100 */
+    if (strcmp(g->name, "h200-sxm") == 0)
+        return HBM_W_H200;
+    if (strcmp(g->name, "h100-sxm") == 0)
+        return HBM_W_H100;
+    return HBM_W_H100 * g->mem_bw_tbs / H100_BW_TBS;
+}
+
+/* The rules of docs/corpus.md: configuration -> hidden physics on GPU g. The step split is
+ * drawn in an H100's time at f_max; on another GPU compute takes H100_TFLOPS / its tensor
+ * throughput of that time and memory H100_BW_TBS / its bandwidth (on an H100 both ratios are
+ * 1 exactly, on an H200 the first is: the shipped corpus is unchanged); communication is
+ * taken as unchanged (NVLink 5 doubles the per-GPU links, the network does not: an
+ * assumption, docs/corpus.md). */
+static void
+physics_of(const struct config *cf, const struct pfs_gpu *g, struct physics *ph)
+{
     double z, s, k, c, m, total, flops_per_token, dram;
     double log_n = log2((double)cf->n_gpus);
 
@@ -227,10 +243,13 @@ physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct p
     k = clampd(k * exp(cf->comm_noise), 0.01, 0.5);
     c = (1 - k) * s;
     m = (1 - k) * (1 - s);
-    if (h200)
-        m *= bw_ratio;
-    total = c + m + k; /* 1 on an H100, less on an H200 */
-    ph->c = c / total;
+    m *= H100_BW_TBS / g->mem_bw_tbs; /* H200: 3.35 / 4.8 */
+    {
+        double cg = c * (H100_TFLOPS / g->tflops_bf16); /* Hopper: c itself */
+
+        total = cg + m + k; /* 1 on an H100, less on an H200 or a Blackwell */
+        ph->c = cg / total;
+    }
     ph->m = m / total;
     ph->k = k / total;
 
@@ -240,8 +259,8 @@ physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct p
      * training, 4 N for LoRA (no weight gradients), N the active parameters (Kaplan et al.
      * 2020). The H200 runs the same step in `total` of the time. */
     flops_per_token = (cf->phase == LORA ? 4.0 : 6.0) * cf->arch->active_b * 1e9;
-    ph->tokens_per_s_max = cf->n_gpus * g->tflops_bf16 * 1e12 * TENSOR_EFF * exp(cf->eff_noise) *
-                           c / flops_per_token / total;
+    ph->tokens_per_s_max = cf->n_gpus * H100_TFLOPS * 1e12 * TENSOR_EFF * exp(cf->eff_noise) * c /
+                           flops_per_token / total;
 
     /* Dynamic activity: time-weighted switching of compute (tensor cores busy), memory
      * phases (load/store units, caches) and communication (mostly idle SMs). */
@@ -253,8 +272,8 @@ physics_of(const struct config *cf, const struct pfs_gpu *g, bool h200, struct p
     ph->dram_util = dram;
     /* Clock-independent draw: HBM in proportion to its activity (HBM3e takes more of the
      * budget: Ujeniya et al., arXiv 2604.11391), plus NVLink and NIC when used. */
-    ph->job.mem_w = (h200 ? HBM_W_H200 : HBM_W_H100) * dram * exp(cf->hbm_noise) + 15.0 +
-                    8.0 * (cf->tp > 1 ? 1 : 0) + 5.0 * (cf->n_gpus > 8 ? 1 : 0);
+    ph->job.mem_w = hbm_w_of(g) * dram * exp(cf->hbm_noise) + 15.0 + 8.0 * (cf->tp > 1 ? 1 : 0) +
+                    5.0 * (cf->n_gpus > 8 ? 1 : 0);
     /* The limiter holds bursty jobs further below the cap: pipelines and MoE swing most. */
     ph->job.cap_fill = clampd(0.975 - 0.015 * log2((double)cf->pp) -
                                   0.02 * (cf->arch->moe ? 1 : 0) - 0.004 * log_n + cf->fill_noise,
@@ -293,7 +312,7 @@ make_monotone(double *v, size_t n)
 
 /* Measures one configuration on one GPU: fills the job row and adds its curve. */
 static int
-measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu *type, bool h200,
+measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu *type,
         struct pfs_corpus_job *out, struct pfs_curveset *cs, struct pfs_dvfs_job *truth,
         struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
 {
@@ -310,7 +329,7 @@ measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu
     unit.f_knee_mhz =
         clampd(type->f_knee_mhz + unseen * gsl_ran_gaussian(r, UNIT_KNEE_SD) * type->f_max_mhz,
                type->f_min_mhz + 10, type->f_max_mhz - 10);
-    physics_of(cf, g, h200, &ph);
+    physics_of(cf, g, &ph);
     if (truth)
         *truth = ph.job;
     if (truth_gpu)
@@ -357,7 +376,8 @@ measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu
     for (int i = 0; i < N_CAPS; i++) {
         struct pfs_dvfs_point pt;
 
-        caps[i] = CAPS_LO + CAPS_STEP * i;
+        /* the GPU's settable range in ten steps: Hopper's 200-700 W in 50 W steps */
+        caps[i] = g->min_limit_w + (g->max_limit_w - g->min_limit_w) / (N_CAPS - 1) * i;
         pfs_dvfs_eval(g, &ph.job, caps[i], &pt);
         tput[i] = pt.throughput * (1 + gsl_ran_gaussian(r, NOISE_TPUT));
         pw[i] = fmin(pt.power_w * (1 + gsl_ran_gaussian(r, NOISE_POWER)), caps[i]);
@@ -389,6 +409,7 @@ pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed)
     o->n_validation = 24;
     o->n_transfer = 34;
     o->unseen_scale = 1.0;
+    o->gpu = NULL;
 }
 
 int
@@ -396,7 +417,8 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
                  struct pfs_curveset **curves_out, struct pfs_dvfs_job *truth,
                  struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
 {
-    const size_t n_h200 = o->n_train + o->n_validation, n = n_h200 + o->n_transfer;
+    /* With o->gpu every configuration runs on that GPU alone: no twins. */
+    const size_t n_h200 = o->n_train + o->n_validation, n = n_h200 + (o->gpu ? 0 : o->n_transfer);
     struct config *cfg = NULL;
     size_t *order = NULL;
     struct pfs_jobset *js = NULL;
@@ -410,7 +432,7 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
     if (!(o->unseen_scale >= 0 && o->unseen_scale <= 10))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "unseen_scale",
                              "synth: the unseen-variation scale must be in [0, 10]");
-    if (n_h200 == 0 || o->n_transfer > n_h200 || n > 100000)
+    if (n_h200 == 0 || (!o->gpu && o->n_transfer > n_h200) || n > 100000)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "synth: need 1 to 100000 H200 jobs and no more H100 twins than "
                              "H200 jobs");
@@ -439,7 +461,14 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
         bool h200 = i < n_h200;
         size_t ci = h200 ? i : order[i - n_h200];
 
-        if (h200) {
+        if (o->gpu) {
+            char prefix[16];
+
+            /* b200-001: the profile's name up to its first '-' */
+            snprintf(prefix, sizeof prefix, "%.*s", (int)strcspn(o->gpu->name, "-"), o->gpu->name);
+            snprintf(j->job_id, sizeof j->job_id, "%s-%03zu", prefix, i + 1);
+            pfs__strlcpy(j->split, i < o->n_train ? "train" : "validation", sizeof j->split);
+        } else if (h200) {
             snprintf(j->job_id, sizeof j->job_id, "h200-%03zu", i + 1);
             pfs__strlcpy(j->split, i < o->n_train ? "train" : "validation", sizeof j->split);
         } else {
@@ -447,8 +476,11 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
             pfs__strlcpy(j->split, "transfer", sizeof j->split);
             snprintf(j->twin_id, sizeof j->twin_id, "h200-%03zu", ci + 1);
         }
-        rc = measure(r, o->unseen_scale, &cfg[ci], h200 ? &g_h200 : &g_h100, h200, j, cs,
-                     truth ? &truth[i] : NULL, truth_gpu ? &truth_gpu[i] : NULL, diag);
+        rc = measure(r, o->unseen_scale, &cfg[ci],
+                     o->gpu ? o->gpu
+                     : h200 ? &g_h200
+                            : &g_h100,
+                     j, cs, truth ? &truth[i] : NULL, truth_gpu ? &truth_gpu[i] : NULL, diag);
         if (rc)
             goto out;
     }

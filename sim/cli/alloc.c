@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "cli.h"
 
 const char pfs_cli_alloc_help[] =
@@ -22,8 +25,10 @@ const char pfs_cli_alloc_help[] =
     "                   [--policy NAME [--caps] [--nvidia-smi MAP.csv]] [--tier TIER]\n"
     "                   [--model MODEL.cfg | --given-pfi] [--csv | --json]\n"
     "                   [--policy-lib FILE]... [--policy-exec CMD]... [--policy-timeout SEC]\n"
+    "                   [--uncertainty N [--uncertainty-seed S]]\n"
     "\n"
-    "Divides a power budget among all the jobs of CURVES running at once. Without --policy:\n"
+    "Divides a power budget among all the jobs of CURVES running at once (CURVES may be\n"
+    "synth:GPU[:SEED]: the synthetic corpus made on that GPU's profile). Without --policy:\n"
     "one row per policy: policy,total_throughput,unit,delta_vs_equal,gap_recovered,\n"
     "mean_gain_per_job,min_rel_throughput (gap_recovered = (policy - equal) / (oracle -\n"
     "equal)). With --policy NAME --caps: one row per job: job_id,n_gpus,cap_w,throughput,\n"
@@ -96,19 +101,52 @@ telemetry_from_curve(const struct pfs_job_curve *jc, const struct pfs_alloc_job 
             t->pfi_given[k] = NAN;
 }
 
+/* A synth:GPU[:SEED] source: the synthetic corpus made on that GPU's profile (drawn, when
+ * given and of that name). Returns 0, or an error naming the source. */
+static int
+synth_source(struct problem *p, const char *src, const struct pfs_gpu *drawn, struct pfs_diag *d)
+{
+    struct pfs_synth_options o;
+    struct pfs_gpu g;
+    char name[32];
+    const char *colon = strchr(src + 6, ':');
+    size_t len = colon ? (size_t)(colon - src - 6) : strlen(src + 6);
+    unsigned long seed = 7;
+    int rc;
+
+    if (len == 0 || len >= sizeof name || (colon && !pfs_cli_parse_count(colon + 1, &seed)))
+        return pfs__diag_set(d, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "expected synth:GPU or synth:GPU:SEED, got '%s'", src);
+    memcpy(name, src + 6, len);
+    name[len] = '\0';
+    if (drawn && strcmp(drawn->name, name) == 0)
+        g = *drawn;
+    else if ((rc = pfs_gpu_find(name, &g, d)) != 0)
+        return rc;
+    pfs_synth_defaults(&o, seed);
+    o.gpu = &g;
+    return pfs_synth(&o, &p->js, &p->cs, d);
+}
+
 static int
 problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
-              const char *model_path, bool given_pfi, int tier, struct pfs_diag *d)
+              const char *model_path, bool given_pfi, int tier, const struct pfs_gpu *drawn,
+              struct pfs_diag *d)
 {
     char guess[600];
     int rc;
 
-    if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0)
-        return rc;
-    if (!jobs_path)
-        jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
-    if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
-        return rc;
+    if (strncmp(curves_path, "synth:", 6) == 0) {
+        if ((rc = synth_source(p, curves_path, drawn, d)) != 0)
+            return rc;
+    } else {
+        if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0)
+            return rc;
+        if (!jobs_path)
+            jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
+        if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
+            return rc;
+    }
     p->n = p->cs->n_jobs;
     p->jobs = calloc(p->n + 1, sizeof *p->jobs);
     p->tel = calloc(p->n + 1, sizeof *p->tel);
@@ -126,7 +164,9 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
             return pfs__diag_set(d, PFS_EINVAL, curves_path, jc->line, 0, "unit",
                                  "job '%s' counts %s, job '%s' %s: a total needs one unit",
                                  jc->job_id, jc->unit, p->cs->jobs[0].job_id, p->unit);
-        if ((rc = pfs_gpu_find(jc->gpu, &g, d)) != 0) {
+        if (drawn && strcmp(drawn->name, jc->gpu) == 0)
+            g = *drawn;
+        else if ((rc = pfs_gpu_find(jc->gpu, &g, d)) != 0) {
             pfs__strlcpy(d->file, curves_path, sizeof d->file);
             d->line = jc->line;
             return rc;
@@ -267,6 +307,177 @@ out:
     return rc < 0 ? rc : 0;
 }
 
+/* The most energy per token a job saves by capping while it keeps 97% of its throughput
+ * at its top cap (NVIDIA's power profiles claim up to 15% on Blackwell at >= 97%
+ * performance): its measured points, linear between them on a grid of 50 steps each. */
+static double
+saved_at_97(const struct pfs_job_curve *jc)
+{
+    size_t n = jc->n_points;
+    double t0 = jc->throughput[n - 1], p0 = jc->power_w[n - 1], best = 0;
+
+    if (!(t0 > 0 && p0 > 0))
+        return NAN;
+    for (size_t i = 0; i + 1 < n; i++)
+        for (int k = 0; k <= 50; k++) {
+            double f = k / 50.0,
+                   t = jc->throughput[i] + f * (jc->throughput[i + 1] - jc->throughput[i]);
+            double pw = jc->power_w[i] + f * (jc->power_w[i + 1] - jc->power_w[i]);
+
+            if (t >= 0.97 * t0 && t > 0)
+                best = fmax(best, 1 - (pw / t) / (p0 / t0));
+        }
+    return best;
+}
+
+/* alloc --uncertainty N: every policy on the corpus made on each draw of the source GPU's
+ * profile (synth:GPU), the budget the same cut of each draw's reference power (or the same
+ * watts); per policy the throughput, the gap recovered, throughput per watt and the worst
+ * job's share over the draws, the rankings, and the corpus's own PFI and draw. */
+static int
+alloc_draws(const char *src, const char *jobs, const char *model, bool given, int tier, double cut,
+            double budget_w, size_t n_draws, unsigned long useed, bool csv)
+{
+    static const char *const names[] = {"throughput", "gap_recovered", "throughput_per_w",
+                                        "min_rel_throughput"};
+    static const char *const corpus_names[] = {"pfi30_p10",
+                                               "pfi30_p50",
+                                               "pfi30_p90",
+                                               "uncapped_draw_frac_p50",
+                                               "energy_saved_at_97pct_p50",
+                                               "energy_saved_at_97pct_max"};
+    const size_t n_cm = sizeof corpus_names / sizeof corpus_names[0];
+    const size_t n_m = 4;
+    struct pfs_gpu prof, drawn;
+    struct pfs_diag d = {0};
+    const char *pol[64];
+    char name[32];
+    size_t n_pol = 0, len;
+    double *v = NULL, *cv = NULL;
+    int rc = 0, code = EXIT_OK;
+
+    if (strncmp(src, "synth:", 6) != 0)
+        return pfs_cli_usage("alloc", "%s",
+                             "--uncertainty takes synth:GPU (the corpus made on a profile with "
+                             "ranges: synth:b200)");
+    len = strcspn(src + 6, ":");
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), src + 6);
+    if ((rc = pfs_gpu_find(name, &prof, &d)) != 0)
+        return pfs_cli_report(&d, rc);
+    if (!pfs_gpu_uncertain(&prof))
+        return pfs_cli_usage(
+            "alloc", "--uncertainty: the profile %s has no ranges (pfisim gpus %s)", name, name);
+    while (pfs_policy_at(n_pol) && n_pol < 64) {
+        pol[n_pol] = pfs_policy_name(pfs_policy_at(n_pol));
+        n_pol++;
+    }
+    v = calloc(n_m * n_draws * n_pol + 1, sizeof *v);
+    cv = calloc(n_cm * n_draws + 1, sizeof *cv);
+    if (!v || !cv) {
+        free(v);
+        free(cv);
+        return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
+    }
+    for (size_t dd = 0; dd < n_draws && rc == 0; dd++) {
+        struct problem p = {0};
+        struct outcome *out = calloc(n_pol, sizeof *out);
+        double eq = NAN, orc = NAN, *pfi = NULL, *frac = NULL, *sav = NULL;
+        size_t n_pfi = 0, n_sav = 0;
+
+        if (!out || (rc = pfs_gpu_draw(&prof, n_draws, dd, useed, &drawn, &d)) != 0 ||
+            (rc = problem_build(&p, src, jobs, model, given, tier, &drawn, &d)) != 0) {
+            rc = rc ? rc : pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            free(out);
+            problem_free(&p);
+            break;
+        }
+        {
+            struct pfs_alloc_view view = {isnan(budget_w) ? p.ref_total_w * (1 - cut) : budget_w,
+                                          p.n,
+                                          p.jobs,
+                                          p.tel,
+                                          p.truth,
+                                          p.predictor,
+                                          {NULL, NULL},
+                                          NULL,
+                                          NULL,
+                                          0};
+
+            for (size_t k = 0; k < n_pol; k++) {
+                out[k].ops = pfs_policy_at(k);
+                run_policy(&p, &view, &out[k]);
+                if (strcmp(pol[k], "equal") == 0 && out[k].rc == 0)
+                    eq = out[k].total;
+                if (strcmp(pol[k], "oracle") == 0 && out[k].rc == 0)
+                    orc = out[k].total;
+            }
+        }
+        for (size_t k = 0; k < n_pol; k++) {
+            double *row = v + dd * n_pol + k;
+            const struct outcome *o = &out[k];
+            bool ok = o->rc == 0;
+
+            row[0] = ok ? o->total : (double)NAN;
+            row[n_draws * n_pol] =
+                ok && orc - eq > 1e-3 * fabs(eq) ? (o->total - eq) / (orc - eq) : (double)NAN;
+            row[2 * n_draws * n_pol] = ok && o->power_w > 0 ? o->total / o->power_w : (double)NAN;
+            row[3 * n_draws * n_pol] = ok ? o->min_rel : (double)NAN;
+            free(o->d);
+        }
+        /* the corpus itself on this draw: its jobs' true PFI at 30%, and uncapped draw */
+        pfi = calloc(p.js->n_jobs + 1, sizeof *pfi);
+        frac = calloc(p.js->n_jobs + 1, sizeof *frac);
+        for (size_t j = 0; pfi && frac && j < p.js->n_jobs; j++)
+            if (isfinite(p.js->jobs[j].pfi[2])) {
+                pfi[n_pfi] = p.js->jobs[j].pfi[2];
+                frac[n_pfi++] = p.js->jobs[j].power_frac;
+            }
+        if (n_pfi > 0) {
+            gsl_sort(pfi, 1, n_pfi);
+            gsl_sort(frac, 1, n_pfi);
+            cv[dd] = gsl_stats_quantile_from_sorted_data(pfi, 1, n_pfi, 0.1);
+            cv[n_draws + dd] = gsl_stats_quantile_from_sorted_data(pfi, 1, n_pfi, 0.5);
+            cv[2 * n_draws + dd] = gsl_stats_quantile_from_sorted_data(pfi, 1, n_pfi, 0.9);
+            cv[3 * n_draws + dd] = gsl_stats_quantile_from_sorted_data(frac, 1, n_pfi, 0.5);
+        }
+        sav = calloc(p.cs->n_jobs + 1, sizeof *sav);
+        for (size_t j = 0; sav && j < p.cs->n_jobs; j++)
+            if (isfinite(sav[n_sav] = saved_at_97(&p.cs->jobs[j])))
+                n_sav++;
+        if (n_sav > 0) {
+            gsl_sort(sav, 1, n_sav);
+            cv[4 * n_draws + dd] = gsl_stats_quantile_from_sorted_data(sav, 1, n_sav, 0.5);
+            cv[5 * n_draws + dd] = sav[n_sav - 1];
+        }
+        free(sav);
+        free(pfi);
+        free(frac);
+        free(out);
+        problem_free(&p);
+    }
+    if (rc) {
+        code = pfs_cli_report(&d, rc);
+    } else {
+        struct pfs_cli_draw_metric m[4], cm[8];
+        const char *corpus = "corpus";
+
+        for (size_t i = 0; i < n_m; i++)
+            m[i] = (struct pfs_cli_draw_metric){names[i], v + i * n_draws * n_pol};
+        for (size_t i = 0; i < n_cm; i++)
+            cm[i] = (struct pfs_cli_draw_metric){corpus_names[i], cv + i * n_draws};
+        if (!csv)
+            pfs_cli_draws_header(&prof, 1, n_draws, useed);
+        pfs_cli_draws_report(pol, n_pol, n_draws, m, n_m, 0, csv);
+        if (!csv)
+            printf("\nthe corpus on each draw (true PFI at a 30%% cut, uncapped draw / limit, "
+                   "energy per token saved keeping 97%% of throughput):\n");
+        pfs_cli_draws_report(&corpus, 1, n_draws, cm, n_cm, 0, csv);
+    }
+    free(v);
+    free(cv);
+    return code;
+}
+
 int
 pfs_cli_alloc(int argc, char **argv)
 {
@@ -282,9 +493,12 @@ pfs_cli_alloc(int argc, char **argv)
                                          {"csv", no_argument, 0, 'v'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"uncertainty", required_argument, 0, 'U'},
+                                         {"uncertainty-seed", required_argument, 0, 'V'},
                                          PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
     struct pfs_cli_plugins plugins = {0};
+    unsigned long n_draws = 0, useed = 1;
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
     bool caps = false, given = false, csv = false, json = false;
@@ -347,6 +561,18 @@ pfs_cli_alloc(int argc, char **argv)
         case 'v':
             csv = true;
             break;
+        case 'U':
+            if (!pfs_cli_parse_count(optarg, &n_draws) || n_draws < 1 || n_draws > 10000)
+                return pfs_cli_usage("alloc", "--uncertainty takes 1 to 10000 draws, got '%s'",
+                                     optarg);
+            break;
+        case 'V':
+            if (!pfs_cli_parse_count(optarg, &useed))
+                return pfs_cli_usage("alloc",
+                                     "--uncertainty-seed takes a non-negative integer, "
+                                     "got '%s'",
+                                     optarg);
+            break;
         case 'h':
             return fputs(pfs_cli_alloc_help, stdout), EXIT_OK;
         default:
@@ -372,7 +598,10 @@ pfs_cli_alloc(int argc, char **argv)
         fprintf(stderr, ")\n");
         return EXIT_USAGE;
     }
-    if ((rc = problem_build(&p, argv[optind], jobs, model, given, tier, &d)) != 0) {
+    if (n_draws > 0)
+        return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed,
+                           csv);
+    if ((rc = problem_build(&p, argv[optind], jobs, model, given, tier, NULL, &d)) != 0) {
         problem_free(&p);
         return pfs_cli_report(&d, rc);
     }

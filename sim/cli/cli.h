@@ -86,6 +86,23 @@ int pfs_cli_plugins_option(struct pfs_cli_plugins *pl, const char *cmd, int c, c
  * error it printed. */
 int pfs_cli_plugins_load(struct pfs_cli_plugins *pl);
 
+/* Under --uncertainty N (draws.c): a metric's values, n_draws x n_pol (NAN: none). */
+struct pfs_cli_draw_metric {
+    const char *name;
+    const double *v;
+};
+/* Per policy and metric the median, min and max over the draws; then (not with csv) how
+ * often each ranking of the policies by metric rank_by holds, and each pair's order. */
+void pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
+                          const struct pfs_cli_draw_metric *m, size_t n_m, size_t rank_by,
+                          bool csv);
+/* "uncertainty: N draws ... of b200 (EXTRAPOLATED): limits_w.min [200, 400] ..." */
+void pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws,
+                          unsigned long seed);
+/* The uncertain profiles among the scenario's pools' GPUs into unc (at most PFS_MAX_POOLS):
+ * their count; 0 when none has a range. */
+size_t pfs_cli_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *unc);
+
 /* The commands: each pfs_cli_NAME(argc, argv) with argv[0] the command's name, and its
  * help text pfs_cli_NAME_help, in the file of this folder named for it (or its group). */
 #define PFS_CLI_COMMAND(name)                                                                      \

@@ -71,13 +71,63 @@ const char pfs_cli_model_help[] =
     "                profile with the voltage shape it was fitted with\n"
     "  --job ID      the fitted job to evaluate\n";
 
-const char pfs_cli_gpus_help[] = "usage: pfisim gpus [--csv]\n"
-                                 "\n"
-                                 "Lists the GPU profiles built in from configs/gpus/.\n";
+const char pfs_cli_gpus_help[] =
+    "usage: pfisim gpus [NAME] [--csv]\n"
+    "\n"
+    "Lists the GPU profiles built in from configs/gpus/: their point values, and whether\n"
+    "measurements back them or they are EXTRAPOLATED (Blackwell: b100, b200, gb200). With\n"
+    "NAME: every parameter of that profile, its value or its range [lo, hi] (the point is\n"
+    "the midpoint; run and alloc --uncertainty draw across it) and what backs it: measured,\n"
+    "published (with the source) or assumed (with the reason) (docs/model.md).\n";
 
 /* ---------------------------------------------------------------------------------------
  * pfisim gpus
  */
+
+/* Every parameter of one profile: value or range, kind, source. */
+static int
+gpu_detail(const char *name, bool csv)
+{
+    struct pfs_diag d = {0};
+    struct pfs_gpu g;
+    int rc = pfs_gpu_find(name, &g, &d);
+
+    if (rc)
+        return pfs_cli_report(&d, rc);
+    if (csv)
+        puts("setting,value,lo,hi,kind,source");
+    else
+        printf("%s: %s%s\n%-21s %10s %21s %-9s %s\n", g.name, g.model,
+               g.extrapolated ? " (EXTRAPOLATED: no measurement of this GPU)" : "", "setting",
+               "value", "range", "kind", "source or reason");
+    for (size_t k = 0; k < PFS_GPU_N_PARAMS; k++) {
+        char src[600], range[48] = "";
+        double v = pfs_gpu_param(&g, k);
+        bool derived = (k == 4 && g.dyn_derived) || (k == 7 && g.knee_derived);
+
+        if (!isfinite(g.lo[k]) && !derived)
+            continue; /* the knee given in MHz: no fraction */
+        if ((rc = pfs_gpu_source(name, k, src, sizeof src, &d)))
+            return pfs_cli_report(&d, rc);
+        if (derived)
+            pfs__strlcpy(src, k == 4 ? "derived: max limit - idle" : "derived: knee_frac x max",
+                         sizeof src);
+        if (g.hi[k] > g.lo[k])
+            snprintf(range, sizeof range, "[%g, %g]", g.lo[k], g.hi[k]);
+        if (csv) {
+            printf("%s,%.6g,%.6g,%.6g,%s,\"", pfs_gpu_param_name(k), v,
+                   isfinite(g.lo[k]) ? g.lo[k] : v, isfinite(g.hi[k]) ? g.hi[k] : v,
+                   derived ? "derived" : pfs_gpu_kind_name(g.kind[k]));
+            for (const char *c = src; *c; c++)
+                printf(*c == '"' ? "\"\"" : "%c", *c);
+            puts("\"");
+        } else {
+            printf("%-21s %10.4g %21s %-9s %s\n", pfs_gpu_param_name(k), v, range,
+                   derived ? "derived" : pfs_gpu_kind_name(g.kind[k]), src);
+        }
+    }
+    return EXIT_OK;
+}
 
 int
 pfs_cli_gpus(int argc, char **argv)
@@ -95,14 +145,16 @@ pfs_cli_gpus(int argc, char **argv)
         else
             return pfs_cli_usage("gpus", "%s", "bad option");
     }
+    if (optind + 1 == argc)
+        return gpu_detail(argv[optind], csv);
     if (optind != argc)
-        return pfs_cli_usage("gpus", "unexpected argument '%s'", argv[optind]);
+        return pfs_cli_usage("gpus", "unexpected argument '%s'", argv[optind + 1]);
     if (csv)
         puts("name,model,min_limit_w,default_limit_w,max_limit_w,idle_w,f_min_mhz,f_max_mhz,"
-             "f_knee_mhz,v_min,mem_bw_tbs,mem_gb,tflops_bf16,extrapolated");
+             "f_knee_mhz,v_min,mem_bw_tbs,mem_gb,tflops_bf16,extrapolated,uncertain");
     else
-        printf("%-10s %-32s %15s %6s %6s %8s %5s\n", "name", "model", "limit_w min/def/max",
-               "idle_w", "f_max", "mem_TB/s", "v_min");
+        printf("%-10s %-32s %15s %6s %6s %8s %5s  %s\n", "name", "model", "limit_w min/def/max",
+               "idle_w", "f_max", "mem_TB/s", "v_min", "backed by");
     for (size_t i = 0; pfs_gpu_name(i); i++) {
         struct pfs_diag d = {0};
         struct pfs_gpu g;
@@ -111,14 +163,15 @@ pfs_cli_gpus(int argc, char **argv)
         if (rc)
             return pfs_cli_report(&d, rc);
         if (csv)
-            printf("%s,\"%s\",%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d\n", g.name, g.model,
+            printf("%s,\"%s\",%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d\n", g.name, g.model,
                    g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_min_mhz,
                    g.f_max_mhz, g.f_knee_mhz, g.v_min, g.mem_bw_tbs, g.mem_gb, g.tflops_bf16,
-                   g.extrapolated);
+                   g.extrapolated, pfs_gpu_uncertain(&g));
         else
-            printf("%-10s %-32s %4.0f/%4.0f/%4.0f %6.0f %6.0f %8.3g %5.3g\n", g.name, g.model,
-                   g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_max_mhz,
-                   g.mem_bw_tbs, g.v_min);
+            printf("%-10s %-32.32s %4.0f/%4.0f/%4.0f %6.0f %6.0f %8.3g %5.3g  %s\n", g.name,
+                   g.model, g.min_limit_w, g.default_limit_w, g.max_limit_w, g.idle_w, g.f_max_mhz,
+                   g.mem_bw_tbs, g.v_min,
+                   g.extrapolated ? "EXTRAPOLATED, ranges (pfisim gpus NAME)" : "measurements");
     }
     return EXIT_OK;
 }

@@ -23,7 +23,8 @@
 const char pfs_cli_run_help[] =
     "usage: pfisim run [SCENARIO.cfg] [--policy NAME]... [--seed N | --seeds LIST] [--days D]\n"
     "                  [--timeseries-csv FILE] [--jobs-csv FILE] [--db[=FILE]] [--resume]\n"
-    "                  [--csv | --json] [--threads N] [--policy-lib FILE]...\n"
+    "                  [--csv | --json] [--threads N] [--uncertainty N [--uncertainty-seed S]]\n"
+    "                  [--policy-lib FILE]...\n"
     "                  [--policy-exec CMD]... [--policy-timeout SEC]\n"
     "\n"
     "Replays a scenario (docs/scenarios.md; without one, the embedded default: the H200\n"
@@ -60,7 +61,15 @@ const char pfs_cli_run_help[] =
     "  --json                the same as one JSON document: the scenario, then one run per\n"
     "                        policy and seed with every column (null where undefined), and\n"
     "                        the process's peak memory, peak_rss_mb (on a terminal it is\n"
-    "                        printed after the run)\n" PFS_CLI_PLUGIN_HELP
+    "                        printed after the run)\n"
+    "  --uncertainty N       run the scenario once per draw of its GPU profiles' ranges\n"
+    "                        (pfisim gpus NAME: the extrapolated Blackwell profiles; a\n"
+    "                        centred Latin hypercube) and print each metric's median and\n"
+    "                        range over the N draws and how often each ranking of the\n"
+    "                        policies by tokens holds (one seed; --json: every run, with\n"
+    "                        \"draw\", and each draw's parameters). N = 1 is the point\n"
+    "                        profile, every range at its midpoint: the plain run's results\n"
+    "  --uncertainty-seed S  the draws' seed (default 1)\n" PFS_CLI_PLUGIN_HELP
     "                        Without --policy, the policies these add run after the\n"
     "                        scenario's. A program that fails mid-run ends the run with\n"
     "                        exit status 1 and nothing written; one that cannot be used\n"
@@ -176,9 +185,17 @@ peak_rss_mb(void)
 
 /* The runs as one JSON document: the scenario, then a run per policy and seed with every
  * column of the summary (null where the table shows "-"), numbers to 17 digits. */
+/* The draws of --uncertainty (n_draws > 0: one run set a draw; its profiles' parameters). */
+struct draws {
+    size_t n;
+    const struct pfs_gpu *unc;
+    size_t n_unc;
+    unsigned long seed;
+};
+
 static void
 json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, size_t n_seeds,
-            size_t n_pol, const unsigned long *seeds)
+            size_t n_pol, const unsigned long *seeds, const struct draws *dr)
 {
     const struct column *sets[] = {outcome_cols, planner_cols};
     const size_t n_set[] = {N_COLS(outcome_cols), N_COLS(planner_cols)};
@@ -195,8 +212,10 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
                 continue; /* skipped (--resume) */
             printf("%s\n  {\"policy\": ", first ? "" : ",");
             pfs_cli_json_string(r->policy);
-            printf(", \"seed\": %lu, \"jobs_submitted\": %zu, \"events\": %zu", seeds[i],
-                   r->jobs_submitted, r->events);
+            printf(", \"seed\": %lu", seeds[i]);
+            if (dr->n > 0)
+                printf(", \"draw\": %zu", i + 1);
+            printf(", \"jobs_submitted\": %zu, \"events\": %zu", r->jobs_submitted, r->events);
             for (size_t t = 0; t < 2; t++)
                 for (size_t c = 0; c < n_set[t]; c++) {
                     double v = col_value(r, &sets[t][c]);
@@ -212,7 +231,30 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
             putchar('}');
             first = false;
         }
-    printf("\n], \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
+    printf("\n]");
+    if (dr->n > 0) { /* each draw's parameters, per uncertain profile */
+        printf(", \"uncertainty\": {\"draws\": %zu, \"seed\": %lu, \"profiles\": [", dr->n,
+               dr->seed);
+        for (size_t u = 0; u < dr->n_unc; u++) {
+            printf("%s\n  {\"gpu\": ", u ? "," : "");
+            pfs_cli_json_string(dr->unc[u].name);
+            for (size_t k = 0; k < PFS_GPU_N_PARAMS; k++) {
+                if (!(dr->unc[u].hi[k] > dr->unc[u].lo[k]))
+                    continue;
+                printf(", \"%s\": [", pfs_gpu_param_name(k));
+                for (size_t i = 0; i < dr->n; i++) {
+                    struct pfs_gpu g;
+
+                    if (pfs_gpu_draw(&dr->unc[u], dr->n, i, dr->seed, &g, NULL) == 0)
+                        printf("%s%.17g", i ? ", " : "", pfs_gpu_param(&g, k));
+                }
+                putchar(']');
+            }
+            putchar('}');
+        }
+        printf("\n]}");
+    }
+    printf(", \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
 }
 
 /* A human table: policy, then the columns, each as wide as its name or widest cell. */
@@ -563,6 +605,41 @@ seeds_report(const struct pfs_run_result *res, size_t n_seeds, size_t n_pol, boo
     free(v);
 }
 
+/* The --uncertainty report: the profiles' ranges, then per policy each metric's median and
+ * range over the draws, and how often each ranking by tokens holds. res is n_draws x n_pol. */
+static void
+draws_of_runs(const struct pfs_run_result *res, size_t n_draws, size_t n_pol,
+              const char *const *policies, const struct pfs_gpu *unc, size_t n_unc,
+              unsigned long seed, bool csv)
+{
+    static const char *const names[] = {"tokens",          "tokens_per_j",    "energy_j",
+                                        "dr_minutes_over", "deadline_misses", "tier_violations",
+                                        "gap_recovered",   "dr_cost_frac"};
+    struct pfs_cli_draw_metric m[sizeof names / sizeof names[0]];
+    size_t n_m = sizeof names / sizeof names[0];
+    double *v = malloc((n_m * n_draws * n_pol + 1) * sizeof *v);
+
+    if (!v)
+        return;
+    for (size_t i = 0; i < n_m; i++) {
+        const struct column *c = NULL;
+
+        for (size_t q = 0; q < N_COLS(outcome_cols) && !c; q++)
+            if (strcmp(outcome_cols[q].name, names[i]) == 0)
+                c = &outcome_cols[q];
+        for (size_t q = 0; q < N_COLS(planner_cols) && !c; q++)
+            if (strcmp(planner_cols[q].name, names[i]) == 0)
+                c = &planner_cols[q];
+        for (size_t e = 0; e < n_draws * n_pol; e++)
+            v[i * n_draws * n_pol + e] = c ? col_value(&res[e], c) : (double)NAN;
+        m[i] = (struct pfs_cli_draw_metric){names[i], v + i * n_draws * n_pol};
+    }
+    if (!csv)
+        pfs_cli_draws_header(unc, n_unc, n_draws, seed);
+    pfs_cli_draws_report(policies, n_pol, n_draws, m, n_m, 0, csv);
+    free(v);
+}
+
 /* Progress on a terminal (never on a pipe): simulated days done of all the runs, events a
  * second and the time left, redrawn at most twice a second. */
 struct progress {
@@ -618,9 +695,14 @@ pfs_cli_run(int argc, char **argv)
                                          {"threads", required_argument, 0, 'T'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"uncertainty", required_argument, 0, 'U'},
+                                         {"uncertainty-seed", required_argument, 0, 'V'},
                                          PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
     struct pfs_cli_plugins plugins = {0};
+    struct pfs_gpu unc[PFS_MAX_POOLS];
+    size_t n_draws = 0, n_unc = 0;
+    unsigned long useed = 1;
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
     unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
@@ -711,6 +793,26 @@ pfs_cli_run(int argc, char **argv)
         case 'J':
             json = true;
             break;
+        case 'U': {
+            unsigned long n;
+
+            if (!pfs_cli_parse_count(optarg, &n) || n < 1 || n > PFS_MAX_SEEDS) {
+                code = pfs_cli_usage("run", "--uncertainty takes 1 to %d draws, got '%s'",
+                                     PFS_MAX_SEEDS, optarg);
+                goto usage_out;
+            }
+            n_draws = n;
+            break;
+        }
+        case 'V':
+            if (!pfs_cli_parse_count(optarg, &useed)) {
+                code = pfs_cli_usage("run",
+                                     "--uncertainty-seed takes a non-negative integer, "
+                                     "got '%s'",
+                                     optarg);
+                goto usage_out;
+            }
+            break;
         case 'h':
             free(sc);
             free(seeds);
@@ -753,6 +855,25 @@ pfs_cli_run(int argc, char **argv)
     }
     if (n_seeds == 0)
         seeds[n_seeds++] = sc->seed;
+    /* --uncertainty N: the runs of one seed, once per draw of the uncertain profiles (in
+     * the loop over seeds, each draw the same seed). */
+    if (n_draws > 0) {
+        const char *why = n_seeds > 1 ? "one seed (not --seeds)"
+                          : db_path || ts_path || jobs_path
+                              ? "no --db, --timeseries-csv or --jobs-csv"
+                              : NULL;
+
+        if (!why && (n_unc = pfs_cli_uncertain_gpus(sc, unc)) == 0)
+            why = "a GPU profile with ranges in the facility (pfisim gpus: the extrapolated ones)";
+        if (why) {
+            free(sc);
+            free(seeds);
+            return pfs_cli_usage("run", "--uncertainty takes %s", why);
+        }
+        for (size_t i = 1; i < n_draws; i++)
+            seeds[i] = seeds[0];
+        n_seeds = n_draws;
+    }
     if (n_seeds > 1 && (ts_path || jobs_path)) {
         free(sc);
         free(seeds);
@@ -806,7 +927,10 @@ pfs_cli_run(int argc, char **argv)
         o.res = &all[i * n_pol];
         pfs_sim_inputs_free(in);
         in = NULL;
-        if ((rc = pfs_sim_inputs_new(sc, &in, &d)))
+        for (size_t u = 0; u < n_unc && rc == 0; u++)
+            rc = pfs_gpu_draw(&unc[u], n_draws, i, useed, &sc->gpu_drawn[u], &d);
+        sc->n_gpu_drawn = n_unc;
+        if (rc || (rc = pfs_sim_inputs_new(sc, &in, &d)))
             break;
         n_jobs = pfs_sim_inputs_n_jobs(in);
         if (!o.jobs && (jobs_path || db_path)) {
@@ -882,8 +1006,12 @@ pfs_cli_run(int argc, char **argv)
         for (size_t k = 0; k < n_pol; k++)
             if ((int)strlen(policies[k]) > width)
                 width = (int)strlen(policies[k]);
+        struct draws dr = {n_draws, unc, n_unc, useed};
+
         if (json) {
-            json_report(sc, all, n_seeds, n_pol, seeds);
+            json_report(sc, all, n_seeds, n_pol, seeds, &dr);
+        } else if (n_draws > 0) {
+            draws_of_runs(all, n_draws, n_pol, policies, unc, n_unc, useed, csv);
         } else if (!csv) {
             printf("scenario %s: %d GPUs (", sc->name, sc->gpus);
             for (size_t p = 0; p < r0->n_pools; p++)
@@ -895,8 +1023,8 @@ pfs_cli_run(int argc, char **argv)
             else
                 printf("%zu seeds (%lu..%lu)\n", n_seeds, seeds[0], seeds[n_seeds - 1]);
         }
-        if (json) {
-            /* the document is all */
+        if (json || n_draws > 0) {
+            /* the document, or the draws' report, is all */
         } else if (n_seeds > 1) {
             seeds_report(all, n_seeds, n_pol, csv);
         } else if (csv) {

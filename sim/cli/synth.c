@@ -17,6 +17,7 @@
 
 const char pfs_cli_synth_help[] =
     "usage: pfisim synth [--seed S] -o|--output DIR [--train N] [--validation N] [--transfer N]\n"
+    "                    [--gpu NAME]\n"
     "\n"
     "Generates the SYNTHETIC H100/H200 LLM-training corpus of docs/corpus.md into DIR:\n"
     "curves.csv (cap sweeps 200-700 W), jobs.csv (configuration, telemetry at the default\n"
@@ -29,17 +30,25 @@ const char pfs_cli_synth_help[] =
     "  --validation N   H200 jobs in split validation (default 24)\n"
     "  --transfer N     H100 twins of H200 configurations (default 34)\n"
     "  --unseen-scale X scale the variation telemetry cannot see (default 1; 0 removes it):\n"
-    "                   for measuring how well any predictor could do (docs/predictor.md)\n";
+    "                   for measuring how well any predictor could do (docs/predictor.md)\n"
+    "  --gpu NAME       the same configurations measured on that GPU profile alone (no\n"
+    "                   twins), caps in ten steps over its limits: a corpus on a GPU no data\n"
+    "                   covers (b200, gb200, b100: EXTRAPOLATED, labelled so)\n";
 
 int
 pfs_cli_synth(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"seed", required_argument, 0, 's'},     {"output", required_argument, 0, 'o'},
-        {"train", required_argument, 0, 't'},    {"validation", required_argument, 0, 'v'},
-        {"transfer", required_argument, 0, 'x'}, {"unseen-scale", required_argument, 0, 'u'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"seed", required_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"train", required_argument, 0, 't'},
+                                         {"validation", required_argument, 0, 'v'},
+                                         {"transfer", required_argument, 0, 'x'},
+                                         {"unseen-scale", required_argument, 0, 'u'},
+                                         {"gpu", required_argument, 0, 'g'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     struct pfs_synth_options o;
+    struct pfs_gpu gpu;
     struct pfs_jobset *js = NULL;
     struct pfs_curveset *cs = NULL;
     struct pfs_diag d = {0};
@@ -52,6 +61,11 @@ pfs_cli_synth(int argc, char **argv)
         switch (c) {
         case 'o':
             dir = optarg;
+            break;
+        case 'g':
+            if ((rc = pfs_gpu_find(optarg, &gpu, &d)) != 0)
+                return pfs_cli_report(&d, rc);
+            o.gpu = &gpu;
             break;
         case 'u':
             if (!pfs__parse_double(optarg, &o.unseen_scale))
@@ -85,8 +99,9 @@ pfs_cli_synth(int argc, char **argv)
     else
         fprintf(stderr,
                 "pfisim synth: wrote %s/{curves.csv,jobs.csv,README.md} (%zu jobs, "
-                "synthetic, seed %lu)\n",
-                dir, js->n_jobs, o.seed);
+                "synthetic%s, seed %lu)\n",
+                dir, js->n_jobs,
+                o.gpu && o.gpu->extrapolated ? ", on an extrapolated GPU profile" : "", o.seed);
     pfs_jobset_free(js);
     pfs_curveset_free(cs);
     return rc;
