@@ -1055,12 +1055,20 @@ struct pfs_scenario {
      * policies are looked up; pfs_policy_load), paths as found */
     size_t n_policy_libs;
     char policy_libs[PFS_MAX_POLICY_LIBS][256];
-    /* Profiles that stand in for the named ones in this run (pfisim run --uncertainty: a
-     * draw of each uncertain profile, pfs_gpu_draw): the pools' GPUs and a synth: corpus. Set
-     * by a caller, never read from a file; none by default. */
+    /* uncertainty = { draws; draw; seed; }: run draw `draw` (from 0) of `draws` of the
+     * facility's uncertain GPU profiles (pfs_gpu_draw, docs/model.md); draws 0: the point
+     * profiles. pfisim run --uncertainty sets it per draw; a sweep may have it as an axis. */
+    size_t unc_draws, unc_draw;
+    unsigned long unc_seed;
+    /* What the draw made (pfs_scenario_apply_draw): profiles that stand in for the named ones
+     * in this run, for the pools' GPUs and a synth: corpus. */
     size_t n_gpu_drawn;
     struct pfs_gpu gpu_drawn[PFS_MAX_POOLS];
 };
+
+/* Fills sc->gpu_drawn from sc->unc_* (none when unc_draws is 0). Returns 0, or PFS_EINVAL:
+ * no profile of the facility has a range, or a draw the model cannot use. */
+int pfs_scenario_apply_draw(struct pfs_scenario *sc, struct pfs_diag *diag);
 
 /* The profile called name for scenario sc: its drawn one (gpu_drawn) if any, else the
  * embedded one (pfs_gpu_find, whose errors it returns). */

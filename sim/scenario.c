@@ -576,6 +576,30 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
     return 0;
 }
 
+/* uncertainty = { draws = N; draw = D; seed = S; } (docs/scenarios.md). */
+static int
+read_uncertainty(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc)
+{
+    static const char *const names[] = {"draws", "draw", "seed", NULL};
+    double draws = 1, draw = 0, seed = 1;
+    int rc;
+
+    if (!config_setting_is_group(g))
+        return bad(r, g, "scenario.uncertainty", "expected a group { draws; draw; seed; }");
+    if ((rc = only(r, g, "scenario.uncertainty", names)) ||
+        (rc = number(r, g, "draws", "scenario.uncertainty.draws", 1, 10000, &draws)) ||
+        (rc = number(r, g, "draw", "scenario.uncertainty.draw", 0, 9999, &draw)) ||
+        (rc = number(r, g, "seed", "scenario.uncertainty.seed", 0, 4e9, &seed)))
+        return rc;
+    if (draws > floor(draws) || draw > floor(draw) || seed > floor(seed) || !(draw < draws))
+        return bad(r, g, "scenario.uncertainty",
+                   "draws, draw and seed are integers, 0 <= draw < draws");
+    sc->unc_draws = (size_t)draws;
+    sc->unc_draw = (size_t)draw;
+    sc->unc_seed = (unsigned long)seed;
+    return 0;
+}
+
 /* policy_libs: each found as the scenario's other files are (beside it, then here, then
  * among the shipped files) and loaded now, so that policies may name what they hold. */
 static int
@@ -900,10 +924,10 @@ int
 pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_scenario *sc,
                    struct pfs_diag *diag)
 {
-    static const char *const names[] = {
-        "name",      "facility",     "workload", "duration_days", "seed",
-        "dr_events", "dr_generator", "control",  "policies",      "predictor",
-        "pricing",   "dr_grid",      "seeds",    "policy_libs",   NULL};
+    static const char *const names[] = {"name",     "facility",    "workload",     "duration_days",
+                                        "seed",     "dr_events",   "dr_generator", "control",
+                                        "policies", "predictor",   "pricing",      "dr_grid",
+                                        "seeds",    "policy_libs", "uncertainty",  NULL};
     struct reader r = {file, diag};
     config_setting_t *g;
     double days, seed;
@@ -951,6 +975,8 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
         return rc;
     if ((g = config_setting_get_member(root, "control")) && (rc = read_control(&r, g, sc)))
         return rc;
+    if ((g = config_setting_get_member(root, "uncertainty")) && (rc = read_uncertainty(&r, g, sc)))
+        return rc;
     if ((g = config_setting_get_member(root, "policy_libs")) && (rc = read_policy_libs(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
@@ -960,6 +986,11 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
     /* Last: the generator needs the duration and adds to the explicit events. */
     if ((g = config_setting_get_member(root, "dr_generator")) && (rc = read_generator(&r, g, sc)))
         return rc;
+    if (sc->unc_draws > 0 && (rc = pfs_scenario_apply_draw(sc, diag)) != 0) {
+        if (diag && !diag->file[0])
+            pfs__strlcpy(diag->file, file ? file : "", sizeof diag->file);
+        return rc;
+    }
     pfs_scenario_set_days(sc, sc->days);
     /* Relative paths are found beside the scenario file, else in the current folder, else
      * among the shipped files (pfs__resolve_path, docs/scenarios.md). */
@@ -1294,6 +1325,9 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
         }
     }
     fprintf(fp, "\n    );\n");
+    if (sc->unc_draws > 0) /* (only when given: scenarios without keep their keys) */
+        fprintf(fp, "    uncertainty = { draws = %zu; draw = %zu; seed = %lu; };\n", sc->unc_draws,
+                sc->unc_draw, sc->unc_seed);
     if (sc->n_policy_libs > 0) { /* (only when given: scenarios without keep their keys) */
         fprintf(fp, "    policy_libs = [");
         for (size_t k = 0; k < sc->n_policy_libs; k++)
@@ -1314,4 +1348,34 @@ pfs_scenario_gpu(const struct pfs_scenario *sc, const char *name, struct pfs_gpu
             return 0;
         }
     return pfs_gpu_find(name, out, diag);
+}
+
+int
+pfs_scenario_apply_draw(struct pfs_scenario *sc, struct pfs_diag *diag)
+{
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    size_t n = pfs_scenario_pools(sc, pools);
+    int rc;
+
+    sc->n_gpu_drawn = 0;
+    if (sc->unc_draws == 0)
+        return 0;
+    for (size_t p = 0; p < n; p++) {
+        struct pfs_gpu g;
+        bool seen = false;
+
+        for (size_t u = 0; u < sc->n_gpu_drawn; u++)
+            seen |= strcmp(sc->gpu_drawn[u].name, pools[p].gpu) == 0;
+        if (seen || pfs_gpu_find(pools[p].gpu, &g, NULL) != 0 || !pfs_gpu_uncertain(&g))
+            continue;
+        if ((rc = pfs_gpu_draw(&g, sc->unc_draws, sc->unc_draw, sc->unc_seed,
+                               &sc->gpu_drawn[sc->n_gpu_drawn], diag)))
+            return rc;
+        sc->n_gpu_drawn++;
+    }
+    if (sc->n_gpu_drawn == 0)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "uncertainty",
+                             "scenario.uncertainty: no GPU profile of the facility has a range "
+                             "to draw from (pfisim gpus: the extrapolated ones)");
+    return 0;
 }

@@ -343,4 +343,44 @@ test_uncertainty_cli(struct test *t)
     CHECK(strstr(err, "--uncertainty takes synth:GPU") != NULL);
     free(out);
     free(err);
+    /* The scenario's own uncertainty group: draw 2 (from 0) of 4 is --uncertainty 4's third
+     * run; a facility with no ranges, or a draw past the draws, is refused. */
+    test_write(t, 1, "d.cfg",
+               "scenario = { name = \"b200\"; duration_days = 2.0; facility = { gpus = 512; "
+               "gpu = \"b200\"; };\n"
+               "  workload = { corpus = \"synth:b200\"; }; policies = [\"equal\", \"pfi\", "
+               "\"oracle\"];\n"
+               "  uncertainty = { draws = 4; draw = 2; seed = 1; }; };\n");
+    snprintf(args, sizeof args, "run %s/d.cfg --json", t->tmpdir);
+    CHECK_INT(test_run(t, args, &a, &err), 0);
+    free(err);
+    snprintf(args, sizeof args, "run %s/b200.cfg --json --uncertainty 4", t->tmpdir);
+    CHECK_INT(test_run(t, args, &b, &err), 0);
+    free(err);
+    {
+        char want[200] = "", *x = a ? strstr(a, "\"policy\": \"pfi\"") : NULL;
+        char *y = b ? strstr(b, "\"policy\": \"pfi\", \"seed\": 1, \"draw\": 3") : NULL;
+
+        CHECK(x && y);
+        if (x && y) {
+            sscanf(strstr(x, "\"tokens\": "), "%199[^,]", want);
+            CHECK(strncmp(strstr(y, "\"tokens\": "), want, strlen(want)) == 0);
+        }
+    }
+    free(a);
+    free(b);
+    test_write(t, 1, "d.cfg", "scenario = { uncertainty = { draws = 4; draw = 1; }; };\n");
+    snprintf(args, sizeof args, "run %s/d.cfg", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "scenario.uncertainty: no GPU profile of the facility has a range") != NULL);
+    free(out);
+    free(err);
+    test_write(t, 1, "d.cfg",
+               "scenario = { facility = { gpu = \"b200\"; }; workload = { corpus = "
+               "\"synth:b200\"; };\n"
+               "  uncertainty = { draws = 4; draw = 4; }; };\n");
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(strstr(err, "0 <= draw < draws") != NULL);
+    free(out);
+    free(err);
 }

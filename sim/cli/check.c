@@ -85,7 +85,7 @@ pfs_cli_check(int argc, char **argv)
         struct pfs_gpu g;
         long nodes = (pools[p].gpus + pools[p].gpus_per_node - 1) / pools[p].gpus_per_node;
 
-        if (pfs_gpu_find(pools[p].gpu, &g, NULL) != 0)
+        if (pfs_scenario_gpu(sc, pools[p].gpu, &g, NULL) != 0)
             continue; /* the reader checked it */
         total_gpus += pools[p].gpus;
         idle_w += sc->pue * (pools[p].gpus * g.idle_w + (double)nodes * pools[p].node_other_w);

@@ -858,10 +858,9 @@ pfs_cli_run(int argc, char **argv)
     /* --uncertainty N: the runs of one seed, once per draw of the uncertain profiles (in
      * the loop over seeds, each draw the same seed). */
     if (n_draws > 0) {
-        const char *why = n_seeds > 1 ? "one seed (not --seeds)"
-                          : db_path || ts_path || jobs_path
-                              ? "no --db, --timeseries-csv or --jobs-csv"
-                              : NULL;
+        const char *why = n_seeds > 1            ? "one seed (not --seeds)"
+                          : ts_path || jobs_path ? "no --timeseries-csv or --jobs-csv"
+                                                 : NULL;
 
         if (!why && (n_unc = pfs_cli_uncertain_gpus(sc, unc)) == 0)
             why = "a GPU profile with ranges in the facility (pfisim gpus: the extrapolated ones)";
@@ -927,9 +926,12 @@ pfs_cli_run(int argc, char **argv)
         o.res = &all[i * n_pol];
         pfs_sim_inputs_free(in);
         in = NULL;
-        for (size_t u = 0; u < n_unc && rc == 0; u++)
-            rc = pfs_gpu_draw(&unc[u], n_draws, i, useed, &sc->gpu_drawn[u], &d);
-        sc->n_gpu_drawn = n_unc;
+        if (n_draws > 0) { /* the scenario's uncertainty group, draw i */
+            sc->unc_draws = n_draws;
+            sc->unc_draw = i;
+            sc->unc_seed = useed;
+            rc = pfs_scenario_apply_draw(sc, &d);
+        }
         if (rc || (rc = pfs_sim_inputs_new(sc, &in, &d)))
             break;
         n_jobs = pfs_sim_inputs_n_jobs(in);
