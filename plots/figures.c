@@ -1905,9 +1905,9 @@ title_page(struct figs *f, const char *config)
                         if (!g.kind[k] || pub != (pass == 0))
                             continue;
                         if (g.hi[k] > g.lo[k])
-                            used += (size_t)snprintf(line + used, sizeof line - used,
-                                                     " %s [%g, %g]", pfs_gpu_param_name(k),
-                                                     g.lo[k], g.hi[k]);
+                            used +=
+                                (size_t)snprintf(line + used, sizeof line - used, " %s [%g, %g]",
+                                                 pfs_gpu_param_name(k), g.lo[k], g.hi[k]);
                         else
                             used += (size_t)snprintf(line + used, sizeof line - used, " %s %g",
                                                      pfs_gpu_param_name(k), g.lo[k]);
