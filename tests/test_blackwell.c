@@ -338,6 +338,15 @@ test_uncertainty_cli(struct test *t)
     }
     free(a);
     free(b);
+    /* The figure: medians with the draws' range, per policy. */
+    snprintf(args, sizeof args, "alloc synth:b200 --cut 30%% --uncertainty 3 --plot %s/u.png",
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "the figure: ") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/u.png", t->tmpdir);
+    test_check_png(t, args, 900, 520);
     CHECK_INT(
         test_run(t, "alloc traces/h200-h100/curves.csv --cut 30% --uncertainty 3", &out, &err), 2);
     CHECK(strstr(err, "--uncertainty takes synth:GPU") != NULL);

@@ -334,9 +334,29 @@ saved_at_97(const struct pfs_job_curve *jc)
  * profile (synth:GPU), the budget the same cut of each draw's reference power (or the same
  * watts); per policy the throughput, the gap recovered, throughput per watt and the worst
  * job's share over the draws, the rankings, and the corpus's own PFI and draw. */
+/* Median, min and max of the finite of v[0], v[stride], ... (n of them), NAN when none. */
+static void
+spread3(const double *v, size_t n, size_t stride, double *med, double *lo, double *hi)
+{
+    double *w = malloc((n + 1) * sizeof *w);
+    size_t m = 0;
+
+    *med = *lo = *hi = NAN;
+    for (size_t i = 0; w && i < n; i++)
+        if (isfinite(v[i * stride]))
+            w[m++] = v[i * stride];
+    if (w && m > 0) {
+        gsl_sort(w, 1, m);
+        *med = gsl_stats_median_from_sorted_data(w, 1, m);
+        *lo = w[0];
+        *hi = w[m - 1];
+    }
+    free(w);
+}
+
 static int
 alloc_draws(const char *src, const char *jobs, const char *model, bool given, int tier, double cut,
-            double budget_w, size_t n_draws, unsigned long useed, bool csv)
+            double budget_w, size_t n_draws, unsigned long useed, bool csv, const char *plot)
 {
     static const char *const names[] = {"throughput", "gap_recovered", "throughput_per_w",
                                         "min_rel_throughput"};
@@ -472,6 +492,43 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
             printf("\nthe corpus on each draw (true PFI at a 30%% cut, uncapped draw / limit, "
                    "energy per token saved keeping 97%% of throughput):\n");
         pfs_cli_draws_report(&corpus, 1, n_draws, cm, n_cm, 0, csv);
+        if (plot) {
+            /* Per policy the gap recovered and throughput per watt: the median over the
+             * draws, whiskers from their min to their max. */
+            double *st = calloc(6 * n_pol + 1, sizeof *st);
+            struct pfs_bar_panel panels[2];
+            char title[200];
+
+            for (size_t k = 0; st && k < n_pol; k++)
+                for (size_t i = 0; i < 2; i++)
+                    spread3(v + (i ? 2 : 1) * n_draws * n_pol + k, n_draws, n_pol,
+                            &st[(3 * i) * n_pol + k], &st[(3 * i + 1) * n_pol + k],
+                            &st[(3 * i + 2) * n_pol + k]);
+            for (size_t i = 0; st && i < 2; i++)
+                panels[i] = (struct pfs_bar_panel){
+                    .title = i ? "throughput per watt" : "gap recovered",
+                    .y_label = i ? "tokens/s per W" : "(policy - equal) / (oracle - equal)",
+                    .labels = pol,
+                    .values = st + 3 * i * n_pol,
+                    .n = n_pol,
+                    .value_format = 1,
+                    .lo = st + (3 * i + 1) * n_pol,
+                    .hi = st + (3 * i + 2) * n_pol,
+                    .missing = "no answer"};
+            snprintf(title, sizeof title,
+                     "%s%s: median over %zu draws of its profile, whiskers their range "
+                     "(SYNTHETIC corpus)",
+                     prof.name, prof.extrapolated ? " (EXTRAPOLATED)" : "", n_draws);
+            if (!st)
+                rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            else
+                rc = pfs__bars_write(title, panels, 2, plot, pfs_cli_plot_format(plot), &d);
+            free(st);
+            if (rc)
+                code = pfs_cli_report(&d, rc);
+            else if (!csv)
+                printf("\nthe figure: %s\n", plot);
+        }
     }
     free(v);
     free(cv);
@@ -495,10 +552,12 @@ pfs_cli_alloc(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {"uncertainty", required_argument, 0, 'U'},
                                          {"uncertainty-seed", required_argument, 0, 'V'},
+                                         {"plot", required_argument, 0, 'P'},
                                          PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
     struct pfs_cli_plugins plugins = {0};
     unsigned long n_draws = 0, useed = 1;
+    const char *plot = NULL;
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
     bool caps = false, given = false, csv = false, json = false;
@@ -566,6 +625,9 @@ pfs_cli_alloc(int argc, char **argv)
                 return pfs_cli_usage("alloc", "--uncertainty takes 1 to 10000 draws, got '%s'",
                                      optarg);
             break;
+        case 'P':
+            plot = optarg;
+            break;
         case 'V':
             if (!pfs_cli_parse_count(optarg, &useed))
                 return pfs_cli_usage("alloc",
@@ -599,8 +661,8 @@ pfs_cli_alloc(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (n_draws > 0)
-        return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed,
-                           csv);
+        return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed, csv,
+                           plot);
     if ((rc = problem_build(&p, argv[optind], jobs, model, given, tier, NULL, &d)) != 0) {
         problem_free(&p);
         return pfs_cli_report(&d, rc);

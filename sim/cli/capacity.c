@@ -358,10 +358,7 @@ pfs_cli_capacity(int argc, char **argv)
         double *xs = calloc(n_freq * n_pol * n_sizes, sizeof *xs);
         double *ys = calloc(n_freq * n_pol * n_sizes, sizeof *ys);
         char(*labels)[64] = calloc(n_freq * n_pol, sizeof *labels);
-        const char *ext = strrchr(plot, '.');
-        enum pfs_plot_format fmt = ext && strcmp(ext, ".svg") == 0   ? PFS_PLOT_SVG
-                                   : ext && strcmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
-                                                                     : PFS_PLOT_PNG;
+        enum pfs_plot_format fmt = pfs_cli_plot_format(plot);
 
         if (!series || !xs || !ys || !labels) {
             rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");

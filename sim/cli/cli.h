@@ -103,6 +103,9 @@ void pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draw
  * their count; 0 when none has a range. */
 size_t pfs_cli_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *unc);
 
+/* A figure's format from its file name: .svg, .pdf, else PNG. */
+enum pfs_plot_format pfs_cli_plot_format(const char *path);
+
 /* The commands: each pfs_cli_NAME(argc, argv) with argv[0] the command's name, and its
  * help text pfs_cli_NAME_help, in the file of this folder named for it (or its group). */
 #define PFS_CLI_COMMAND(name)                                                                      \

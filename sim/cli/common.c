@@ -297,3 +297,13 @@ pfs_cli_plugins_load(struct pfs_cli_plugins *pl)
         pl->added[pl->n_added++] = pfs_policy_name(pfs_policy_at(k));
     return EXIT_OK;
 }
+
+enum pfs_plot_format
+pfs_cli_plot_format(const char *path)
+{
+    const char *ext = strrchr(path, '.');
+
+    return ext && strcmp(ext, ".svg") == 0   ? PFS_PLOT_SVG
+           : ext && strcmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
+                                             : PFS_PLOT_PNG;
+}
