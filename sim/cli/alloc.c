@@ -759,8 +759,9 @@ pfs_cli_alloc(int argc, char **argv)
                     printf("%.17g", (o->total - eq) / (orc - eq));
                 else
                     fputs("null", stdout);
-                printf(", \"mean_gain_per_job\": %.17g, \"min_rel_throughput\": %.17g}",
-                       (o->total - eq) / (double)p.n, o->min_rel);
+                printf(", \"mean_gain_per_job\": %.17g, \"min_rel_throughput\": %.17g, "
+                       "\"power_w\": %.17g}",
+                       (o->total - eq) / (double)p.n, o->min_rel, o->power_w);
             }
             printf("\n]}\n");
             goto infeasible;
