@@ -1768,6 +1768,20 @@ cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct job *jo
     return (x->j > y->j) - (x->j < y->j);
 }
 
+/* The events of job j's discrete pause: its allowance ends (PFS__EV_ACTUATE, UINT32_MAX - 1,
+ * ignored unless it is still the job's end), and a decision made one actuation delay before,
+ * so that its replacement stops as it restarts. */
+static int
+dpause_events(struct sim *s, size_t j)
+{
+    int64_t until = s->jobs[j].dpause_until_us, early = until - (int64_t)(s->sc->actuation_s * US);
+    int rc = pfs__heap_push(&s->heap, until, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX - 1);
+
+    if (rc == 0 && s->sc->actuation_s > 0 && early > s->now_us)
+        rc = pfs__heap_push(&s->heap, early, PFS__EV_CONTROL, 0, 3);
+    return rc;
+}
+
 /* Discrete pausing (control.pausing = "discrete", issue 14): the decision's pause fractions
  * become whole jobs paused in turns, compliance first. The fluid answer saves D = sum of
  * p_j x save_j; the jobs paused now must save at least that. Those paused stay paused while
@@ -1777,8 +1791,9 @@ cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct job *jo
  * then the most allowance left; if they save more than D, those with the least allowance left
  * resume while the rest still save D. A job's allowance is its tier's: the fraction of the
  * time until the limit lifts that it may lose (max_loss, the view's), counted from the first
- * decision for that limit; under a standing cap, which never lifts, one control period's at
- * every decision. A job whose allowance runs out resumes (PFS__EV_ACTUATE, UINT32_MAX - 1)
+ * decision for that limit; under a standing cap, which never lifts, its tier's fraction of
+ * each clock hour, renewed at the hour (a job paused across it stays paused, on the new
+ * hour's allowance). A job whose allowance runs out resumes (PFS__EV_ACTUATE, UINT32_MAX - 1)
  * and a decision is made in time for its replacement to pause as it resumes. Whole jobs
  * save in steps, so the facility sheds more than the fluid answer (over-delivers) unless the
  * steps fit the deficit exactly; when the allowances left cannot save D, the target is missed
@@ -1787,10 +1802,14 @@ static int
 discrete_select(struct sim *s, uint32_t round)
 {
     double now = (double)s->now_us / US, lift = limit_lifts(s, now), need = 0, saved = 0;
-    bool may = pfs_policy_may_pause(s->policy);
+    bool may = pfs_policy_may_pause(s->policy), standing = !isfinite(lift);
     struct dcand *g, c;
     size_t m = 0, q;
     int rc = 0;
+
+    /* A standing cap never lifts: its allowance is an hour's, renewed every clock hour. */
+    if (standing)
+        lift = (floor(now / 3600) + 1) * 3600;
 
     for (size_t r = 0; r < s->n_running; r++) {
         size_t j = s->running[r];
@@ -1799,19 +1818,23 @@ discrete_select(struct sim *s, uint32_t round)
 
         if (jb->pend_round != round)
             continue;
-        if (!(isfinite(lift) && fabs(jb->dpause_lift_s - lift) <= 1e-6)) {
-            /* A new limit (or a standing cap's new period): the job's allowance anew, its
-             * tier's tolerance over the span (scaled to its run as control() scales it for
-             * the policy, which sees an unscaled tier before an event starts). */
-            double span = isfinite(lift) && lift > now ? lift - now : s->sc->event_cadence_s;
+        if (!(fabs(jb->dpause_lift_s - lift) <= 1e-6)) {
+            /* A new limit (or a standing cap's new hour): the job's allowance anew, its
+             * tier's tolerance over the span (for an event scaled to its run as control()
+             * scales it for the policy, which sees an unscaled tier before an event starts). */
+            double span = lift > now ? lift - now : s->sc->event_cadence_s;
             double loss = pfs_tier_max_loss(s->in->wl->jobs[j].tier);
 
-            if (isfinite(lift) && loss > 0 && jb->dur_s > span)
+            if (!standing && loss > 0 && jb->dur_s > span)
                 loss = fmin(0.95, loss * jb->dur_s / span);
             jb->dpause_left_us = (int64_t)(loss * span * US);
-            jb->dpause_lift_s = isfinite(lift) ? lift : 0;
-            if (jb->dpause_until_us > s->now_us)
+            jb->dpause_lift_s = lift;
+            if (jb->dpause_until_us > s->now_us) { /* paused on: until the new allowance ends */
                 jb->dpause_until_us = s->now_us + jb->dpause_left_us;
+                jb->dpause_left_us = 0;
+                if ((rc = dpause_events(s, j)))
+                    return rc;
+            }
         }
         /* Not the controller's to place: a whole pause or none decided, or a job the policy
          * does not pause and may not (no pausing policy, a firm tier, no allowance). */
@@ -1848,14 +1871,7 @@ discrete_select(struct sim *s, uint32_t round)
         jb->dpause_until_us = s->now_us + jb->dpause_left_us;
         jb->dpause_left_us = 0;
         saved += s->dc[q].save_w;
-        rc = pfs__heap_push(&s->heap, jb->dpause_until_us, PFS__EV_ACTUATE, (uint32_t)s->dc[q].j,
-                            UINT32_MAX - 1);
-        /* The decision that replaces it, made so that it takes effect as this one resumes. */
-        if (rc == 0 && s->sc->actuation_s > 0 &&
-            jb->dpause_until_us - (int64_t)(s->sc->actuation_s * US) > s->now_us)
-            rc = pfs__heap_push(&s->heap, jb->dpause_until_us - (int64_t)(s->sc->actuation_s * US),
-                                PFS__EV_CONTROL, 0, 3);
-        if (rc)
+        if ((rc = dpause_events(s, s->dc[q].j)))
             return rc;
     }
     /* Resume those not needed, the least allowance left first (the list backwards is not

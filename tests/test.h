@@ -196,6 +196,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_dr_grid_steps)                                                                          \
     X(test_sim_discrete_pause)                                                                     \
     X(test_sim_discrete_turns)                                                                     \
+    X(test_sim_discrete_standing)                                                                  \
     X(test_plugin_equal_bytes)                                                                     \
     X(test_plugin_library_errors)                                                                  \
     X(test_plugin_program_errors)                                                                  \

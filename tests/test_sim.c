@@ -1023,6 +1023,32 @@ test_sim_discrete_turns(struct test *t)
     pfs_sim_inputs_free(in);
 }
 
+/* Discrete pausing under a standing cap, which never lifts: a job's allowance is its tier's
+ * share of each clock hour. Job a (Flex 2, 1 GPU, 200 tokens/s at 700 W drawing 690 W) under a
+ * cap of 1.5 x (575 + 7 x 75 + 1,000) W from the start: 575 W of GPU budget, so the fluid
+ * answer pauses it 0.2 of the time. Whole, it stops at each hour's first decision for its
+ * hour's allowance, 25% of 3,600 s = 900 s, restarts (120 s) and runs to the next hour: 10 x
+ * (3,600 - 900 - 120) s at 200 tokens/s over 10 hours. (The first version renewed the
+ * allowance at every decision: paused for good, or in 25 s slices, as the decisions fell.) */
+void
+test_sim_discrete_standing(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,1,100000000,1e9,flex2\n",
+          &sc);
+    sc.days = 10.0 / 24;
+    sc.base_cap_w = 1.5 * (575 + 7 * 75 + 1000);
+    sc.discrete_pauses = true;
+    if (run(t, &sc, "pause-greedy", &r, j))
+        return;
+    CHECK_NEAR(j[0].tokens_done, 200.0 * 10 * (3600 - 900 - 120), 1e-3);
+}
+
 /* A resize through an event and back (resize-fair). The curve c1 has no jobs.csv row, so
  * the policy knows its PFI from its sweep: 0.7 at every cut, a predicted curve 480 + 1.6 P
  * tokens/s for the 8-GPU job from 350 W up and 1,040 P / 350 below. Job a (Flex 3, 8 GPUs,
