@@ -466,7 +466,7 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
 
             /* b200-001: the profile's name up to its first '-' */
             snprintf(prefix, sizeof prefix, "%.*s", (int)strcspn(o->gpu->name, "-"), o->gpu->name);
-            snprintf(j->job_id, sizeof j->job_id, "%s-%03zu", prefix, i + 1);
+            snprintf(j->job_id, sizeof j->job_id, "%.15s-%03u", prefix, (unsigned)(i + 1));
             pfs__strlcpy(j->split, i < o->n_train ? "train" : "validation", sizeof j->split);
         } else if (h200) {
             snprintf(j->job_id, sizeof j->job_id, "h200-%03zu", i + 1);
