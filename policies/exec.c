@@ -198,15 +198,10 @@ now_s(void)
  * PFS_EPOLICY with the same into diag. */
 static int die(struct program *p, struct pfs_diag *diag, const char *fmt, ...) PFS__PRINTF(3, 4);
 
-static int
-die(struct program *p, struct pfs_diag *diag, const char *fmt, ...)
+/* Kills the program (if it still runs), reaps it and closes the socket. */
+static void
+stop(struct program *p)
 {
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(p->why, sizeof p->why, fmt, ap);
-    va_end(ap);
-    p->dead = true;
     if (p->pid > 0) {
         kill(p->pid, SIGKILL);
         waitpid(p->pid, NULL, 0);
@@ -216,6 +211,18 @@ die(struct program *p, struct pfs_diag *diag, const char *fmt, ...)
         close(p->fd);
         p->fd = -1;
     }
+}
+
+static int
+die(struct program *p, struct pfs_diag *diag, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof p->why, fmt, ap);
+    va_end(ap);
+    p->dead = true;
+    stop(p);
     return pfs__diag_set(diag, PFS_EPOLICY, NULL, 0, 0, "policy", "policy program '%s': %s", p->cmd,
                          p->why);
 }
@@ -604,12 +611,7 @@ pfs_policy_exec_start(const char *cmd, double timeout_s, const struct pfs_policy
     return 0;
 fail:
     pthread_mutex_unlock(&programs_lock);
-    if (p->pid > 0) {
-        kill(p->pid, SIGKILL);
-        waitpid(p->pid, NULL, 0);
-    }
-    if (p->fd >= 0)
-        close(p->fd);
+    stop(p);
     pthread_mutex_destroy(&p->lock);
     free(p->in);
     free(p->out);
@@ -635,15 +637,7 @@ pfs_policy_exec_close_all(void)
             }
             nanosleep(&(struct timespec){0, 10000000}, NULL);
         }
-        if (p->pid > 0) {
-            kill(p->pid, SIGKILL);
-            waitpid(p->pid, NULL, 0);
-            p->pid = -1;
-        }
-        if (p->fd >= 0) {
-            close(p->fd);
-            p->fd = -1;
-        }
+        stop(p); /* not exited within the second */
         if (!p->dead) {
             p->dead = true;
             pfs__strlcpy(p->why, "closed", sizeof p->why);

@@ -11,6 +11,7 @@
  * (its view without the truth unless it is built in) but its answer is not refused: each
  * rule is checked here, so that a report says which it breaks and where first.
  */
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -52,10 +53,73 @@ instance_free(struct instance *in)
     in->n = 0;
 }
 
+int
+pfs__policy_instance_job(gsl_rng *r, const struct pfs_gpu *const *gpus, size_t i, bool single_gpu,
+                         bool sampled, double idle_w, struct pfs_alloc_job *j,
+                         struct pfs_telemetry *tl, struct pfs_curve **curve, struct pfs_diag *diag)
+{
+    const struct pfs_gpu *gp = gpus[gsl_rng_uniform_int(r, 2)];
+    struct pfs_dvfs_job dj = {.t_max = 1000 * (0.5 + gsl_rng_uniform(r)),
+                              .alpha = gsl_rng_uniform(r),
+                              .activity = 0.2 + 1.0 * gsl_rng_uniform(r),
+                              .mem_w = 100 * gsl_rng_uniform(r),
+                              .cap_fill = 0.9 + 0.1 * gsl_rng_uniform(r)};
+    struct pfs_curve_point top;
+    int rc;
+
+    memset(j, 0, sizeof *j);
+    snprintf(j->job_id, sizeof j->job_id, "j%zu", i);
+    j->n_gpus = single_gpu ? 1 : 1 << gsl_rng_uniform_int(r, 4);
+    j->min_w = gp->min_limit_w;
+    j->max_w = gp->max_limit_w;
+    j->ref_w = gp->default_limit_w;
+    j->idle_w = isnan(idle_w) ? gp->idle_w : idle_w;
+    j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
+    j->max_loss = pfs_tier_max_loss(j->tier);
+    j->deadline_s = NAN;
+    j->remaining_tokens = NAN;
+    j->limit_until_s = INFINITY;
+    if (!sampled) {
+        rc = pfs_curve_model_new(gp, &dj, curve, diag);
+    } else { /* measured-like: 11 caps, 1% noise, made non-decreasing (not concave) */
+        double cap[11], tp[11], pw[11];
+
+        for (int k = 0; k < 11; k++) {
+            struct pfs_dvfs_point pt;
+
+            cap[k] = 200 + 50.0 * k;
+            pfs_dvfs_eval(gp, &dj, cap[k], &pt);
+            tp[k] = pt.throughput * (1 + gsl_ran_gaussian(r, 0.01));
+            pw[k] = fmin(pt.power_w, cap[k]);
+            if (k > 0 && tp[k] < tp[k - 1])
+                tp[k] = tp[k - 1];
+        }
+        rc = pfs_curve_sampled_new(cap, tp, pw, 11, curve, diag);
+    }
+    if (rc)
+        return rc;
+    /* What a telemetry-aware policy goes by: the draw and throughput at the reference
+     * limit, and the PFI an operator's sweep would measure. */
+    memset(tl, 0, sizeof *tl);
+    pfs__strlcpy(tl->job_id, j->job_id, sizeof tl->job_id);
+    pfs__strlcpy(tl->gpu, gp->name, sizeof tl->gpu);
+    tl->n_gpus = j->n_gpus;
+    pfs_curve_eval(*curve, j->ref_w, &top);
+    tl->power_w = top.power_w;
+    tl->power_frac = top.power_w / j->ref_w;
+    tl->sm_clock_mhz = tl->sm_active = tl->tensor_active = tl->dram_active = NAN;
+    tl->nvlink_gbps = tl->net_gbps = NAN;
+    tl->tokens_per_s = top.throughput;
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        pfs_pfi(*curve, j->ref_w, pfs_cut(k), &tl->pfi_given[k]);
+    return 0;
+}
+
 static int
 instance_make(gsl_rng *r, struct instance *in, struct pfs_diag *diag)
 {
     struct pfs_gpu g[2];
+    const struct pfs_gpu *gp[2] = {&g[0], &g[1]};
     int rc;
 
     memset(in, 0, sizeof *in);
@@ -64,51 +128,17 @@ instance_make(gsl_rng *r, struct instance *in, struct pfs_diag *diag)
         return rc;
     in->n = 1 + gsl_rng_uniform_int(r, MAX_JOBS);
     for (size_t i = 0; i < in->n; i++) {
-        const struct pfs_gpu *gp = &g[gsl_rng_uniform_int(r, 2)];
-        struct pfs_dvfs_job dj = {.t_max = 1000 * (0.5 + gsl_rng_uniform(r)),
-                                  .alpha = gsl_rng_uniform(r),
-                                  .activity = 0.2 + 1.0 * gsl_rng_uniform(r),
-                                  .mem_w = 100 * gsl_rng_uniform(r),
-                                  .cap_fill = 0.9 + 0.1 * gsl_rng_uniform(r)};
-        struct pfs_alloc_job *j = &in->jobs[i];
-        struct pfs_telemetry *tl = &in->tel[i];
-        struct pfs_curve_point top;
-
-        snprintf(j->job_id, sizeof j->job_id, "j%zu", i);
-        j->n_gpus = 1 << gsl_rng_uniform_int(r, 4);
-        j->min_w = gp->min_limit_w;
-        j->max_w = gp->max_limit_w;
-        j->ref_w = gp->default_limit_w;
-        j->idle_w = gp->idle_w;
-        j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
-        j->max_loss = pfs_tier_max_loss(j->tier);
-        j->deadline_s = NAN;
-        j->remaining_tokens = NAN;
-        j->limit_until_s = INFINITY;
-        if ((rc = pfs_curve_model_new(gp, &dj, &in->curves[i], diag)) != 0) {
+        if ((rc = pfs__policy_instance_job(r, gp, i, false, false, NAN, &in->jobs[i], &in->tel[i],
+                                           &in->curves[i], diag)) != 0) {
             in->n = i;
             return rc;
         }
-        pfs__strlcpy(tl->job_id, j->job_id, sizeof tl->job_id);
-        pfs__strlcpy(tl->gpu, gp->name, sizeof tl->gpu);
-        tl->n_gpus = j->n_gpus;
-        pfs_curve_eval(in->curves[i], j->ref_w, &top);
-        tl->power_w = top.power_w;
-        tl->power_frac = top.power_w / j->ref_w;
-        tl->sm_clock_mhz = tl->sm_active = tl->tensor_active = tl->dram_active = NAN;
-        tl->nvlink_gbps = tl->net_gbps = NAN;
-        tl->tokens_per_s = top.throughput;
-        for (size_t k = 0; k < PFS_N_CUTS; k++)
-            pfs_pfi(in->curves[i], j->ref_w, pfs_cut(k), &tl->pfi_given[k]);
-        in->min_total_w += j->n_gpus * j->min_w;
-        in->max_total_w += j->n_gpus * j->max_w;
+        in->min_total_w += in->jobs[i].n_gpus * in->jobs[i].min_w;
+        in->max_total_w += in->jobs[i].n_gpus * in->jobs[i].max_w;
     }
     return pfs_truth_new((const struct pfs_curve *const *)in->curves, in->jobs, in->n, &in->truth,
                          diag);
 }
-
-static void failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...)
-    PFS__PRINTF(4, 5);
 
 static void
 failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...)

@@ -334,4 +334,17 @@ const struct pfs__json *pfs__json_get(const struct pfs__json_doc *doc, const str
  * many cuts are known. */
 size_t pfs__view_pfi(const struct pfs_alloc_view *view, size_t i, double pfi[PFS_N_CUTS]);
 
+/* sim/conformance.c: one random job of a policy instance (the conformance rules', and
+ * tests/test_policies.c's): an H200 or H100 (gpus[0], gpus[1]) job on the DVFS model's curve
+ * with drawn parameters, 1 GPU or 1-8, its curve the model's or (sampled) eleven measured-like
+ * caps with 1% noise made non-decreasing, idle idle_w (NAN: its GPU's), every tier, and the
+ * telemetry a PFI-aware policy goes by (its PFI measured). *curve is the caller's to free.
+ * Returns 0 or what making the curve returned. Declared where <gsl/gsl_rng.h> is included. */
+#ifdef __GSL_RNG_H__
+int pfs__policy_instance_job(gsl_rng *r, const struct pfs_gpu *const *gpus, size_t i,
+                             bool single_gpu, bool sampled, double idle_w, struct pfs_alloc_job *j,
+                             struct pfs_telemetry *tl, struct pfs_curve **curve,
+                             struct pfs_diag *diag);
+#endif
+
 #endif /* PFISIM_INTERNAL_H */

@@ -35,11 +35,14 @@ instance_free(struct instance *in)
     pfs_truth_free(in->truth);
 }
 
-/* Builds a random instance; single_gpu and budget_step 5 for the brute-force cases. */
+/* Builds a random instance; single_gpu and budget_step 5 for the brute-force cases. Each
+ * job is the conformance rules' kind (pfs__policy_instance_job), half of them on sampled
+ * curves, idle 75 W on both types so that every envelope breakpoint is on the 5 W grid. */
 static int
 instance_make(struct test *t, gsl_rng *r, size_t n, bool single_gpu, struct instance *in)
 {
     struct pfs_gpu g[2];
+    const struct pfs_gpu *gp[2] = {&g[0], &g[1]};
     struct pfs_diag d = {0};
     double max_total = 0;
 
@@ -48,61 +51,14 @@ instance_make(struct test *t, gsl_rng *r, size_t n, bool single_gpu, struct inst
     pfs_gpu_find("h100-sxm", &g[1], &d);
     in->n = n;
     for (size_t i = 0; i < n; i++) {
-        const struct pfs_gpu *gp = &g[gsl_rng_uniform_int(r, 2)];
-        struct pfs_dvfs_job dj = {.t_max = 1000 * (0.5 + gsl_rng_uniform(r)),
-                                  .alpha = gsl_rng_uniform(r),
-                                  .activity = 0.2 + 1.0 * gsl_rng_uniform(r),
-                                  .mem_w = 100 * gsl_rng_uniform(r),
-                                  .cap_fill = 0.9 + 0.1 * gsl_rng_uniform(r)};
         struct pfs_alloc_job *j = &in->jobs[i];
-        struct pfs_telemetry *tl = &in->tel[i];
-        int rc;
+        bool sampled = gsl_rng_uniform(r) < 0.5;
 
-        snprintf(j->job_id, sizeof j->job_id, "j%zu", i);
-        j->n_gpus = single_gpu ? 1 : 1 << gsl_rng_uniform_int(r, 4);
-        j->min_w = gp->min_limit_w;
-        j->max_w = gp->max_limit_w;
-        j->ref_w = gp->default_limit_w;
-        j->idle_w = 75; /* both types: keeps every envelope breakpoint on the 5 W grid */
-        j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
-        j->max_loss = pfs_tier_max_loss(j->tier);
-        j->deadline_s = NAN;
-        j->remaining_tokens = NAN;
-        if (gsl_rng_uniform(r) < 0.5) {
-            rc = pfs_curve_model_new(gp, &dj, &in->curves[i], &d);
-        } else {
-            double cap[11], tp[11], pw[11];
-
-            for (int k = 0; k < 11; k++) {
-                struct pfs_dvfs_point pt;
-
-                cap[k] = 200 + 50.0 * k;
-                pfs_dvfs_eval(gp, &dj, cap[k], &pt);
-                tp[k] = pt.throughput * (1 + gsl_ran_gaussian(r, 0.01));
-                pw[k] = fmin(pt.power_w, cap[k]);
-                if (k > 0 && tp[k] < tp[k - 1])
-                    tp[k] = tp[k - 1];
-            }
-            rc = pfs_curve_sampled_new(cap, tp, pw, 11, &in->curves[i], &d);
-        }
-        if (rc) {
+        if (pfs__policy_instance_job(r, gp, i, single_gpu, sampled, 75, j, &in->tel[i],
+                                     &in->curves[i], &d) != 0) {
             test_fail(t, __FILE__, __LINE__, "curve: %s", d.message);
             in->n = i;
-            return rc;
-        }
-        /* What the telemetry-aware policies go by: the measured PFI, draw, throughput. */
-        memset(tl, 0, sizeof *tl);
-        pfs__strlcpy(tl->job_id, j->job_id, sizeof tl->job_id);
-        pfs__strlcpy(tl->gpu, gp->name, sizeof tl->gpu);
-        tl->n_gpus = j->n_gpus;
-        {
-            struct pfs_curve_point top;
-
-            pfs_curve_eval(in->curves[i], j->ref_w, &top);
-            tl->power_w = top.power_w;
-            tl->tokens_per_s = top.throughput;
-            for (size_t k = 0; k < PFS_N_CUTS; k++)
-                pfs_pfi(in->curves[i], j->ref_w, pfs_cut(k), &tl->pfi_given[k]);
+            return -1;
         }
         in->min_total_w += j->n_gpus * j->min_w;
         max_total += j->n_gpus * j->max_w;
