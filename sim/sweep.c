@@ -40,7 +40,8 @@ struct pfs_sweep {
     char base_name[256];
     config_t cfg; /* the sweep file */
     size_t n_axes;
-    struct axis axes[MAX_AXES]; /* without the policy axis */
+    struct axis axes[MAX_AXES];          /* without the policy axis */
+    const config_setting_t *policy_vals; /* the policy axis's values, in cfg */
     size_t n_policies;
     char policies[PFS_MAX_POLICIES][32];
     bool policy_axis;
@@ -317,15 +318,12 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
         const config_setting_t *v = config_setting_get_elem(vals, (unsigned)i);
         const char *name = config_setting_get_string(v);
 
-        if (!name || !pfs_sim_policy_find(name, NULL)) {
-            char msg[96];
-
-            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
-                     name ? name : "(not a string)");
-            return bad(sw, v, "sweep.axes.values", msg, diag);
-        }
-        pfs__strlcpy(sw->policies[i], name, sizeof sw->policies[i]);
+        /* Known or not is asked once the base scenario is read: its policy_libs may add
+         * the policy (check_policies). */
+        if (!name || !pfs__strlcpy(sw->policies[i], name, sizeof sw->policies[i]))
+            return bad(sw, v, "sweep.axes.values", "expected a policy name", diag);
     }
+    sw->policy_vals = vals;
     sw->n_policies = (size_t)config_setting_length(vals);
     sw->policy_axis = true;
     return 0;
@@ -508,6 +506,16 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
     }
     if ((rc = check_axes(sw, sc, diag)))
         goto fail;
+    for (size_t k = 0; sw->policy_axis && k < sw->n_policies; k++)
+        if (!pfs_sim_policy_find(sw->policies[k], NULL)) {
+            char msg[96];
+
+            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
+                     sw->policies[k]);
+            rc = bad(sw, config_setting_get_elem(sw->policy_vals, (unsigned)k), "sweep.axes.values",
+                     msg, diag);
+            goto fail;
+        }
     if (!sw->policy_axis) {
         sw->n_policies = sc->n_policies;
         memcpy(sw->policies, sc->policies, sizeof sw->policies);

@@ -335,7 +335,7 @@ test_plugin_policy_check(struct test *t)
 void
 test_plugin_scenario_libs(struct test *t)
 {
-    char so[600], text[1200], args[700], link[600], target[1200], cwd[512], *out, *err;
+    char so[600], text[1200], args[1400], link[600], target[1200], cwd[512], *out, *err;
 
     if (!plugin("equal-plugin.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
@@ -365,6 +365,31 @@ test_plugin_scenario_libs(struct test *t)
     }
     free(out);
     free(err);
+    /* A sweep over the plugin's policy, two at a time: the base scenario's policy_libs load
+     * before the policy axis is checked, and every worker sees the policy. */
+    {
+        char sw[400], dbp[600];
+        sqlite3 *db = NULL;
+
+        snprintf(sw, sizeof sw,
+                 "sweep = { name = \"pl\"; scenario = \"s.cfg\"; axes = ( { setting = \"seed\"; "
+                 "values = [1, 2]; }, { setting = \"policy\"; values = [\"equal\", "
+                 "\"equal-plugin\"]; } ); };\n");
+        test_write(t, 1, "sw.cfg", sw);
+        snprintf(dbp, sizeof dbp, "%s/sw.db", t->tmpdir);
+        snprintf(args, sizeof args, "sweep %s/sw.cfg -j 2 --db %s", t->tmpdir, dbp);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+        if (sqlite3_open(dbp, &db) == SQLITE_OK) {
+            CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 4);
+            /* each seed's two runs made the same tokens */
+            CHECK_INT(test_query_long(db, "SELECT count(DISTINCT s.tokens) FROM run r "
+                                          "JOIN summary s ON s.run_id = r.id"),
+                      2);
+        }
+        sqlite3_close(db);
+    }
     test_write(t, 0, "s.cfg",
                "scenario = { policy_libs = [\"nothere.so\"]; policies = [\"equal\"]; };\n");
     CHECK_INT(test_run(t, args, &out, &err), 3);
