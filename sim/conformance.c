@@ -141,6 +141,9 @@ instance_make(gsl_rng *r, struct instance *in, struct pfs_diag *diag)
 }
 
 static void
+failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...) PFS__PRINTF(4, 5);
+
+static void
 failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...)
 {
     struct pfs_conformance_check *ck = &c->checks[k];
