@@ -140,8 +140,8 @@ instance_make(gsl_rng *r, struct instance *in, struct pfs_diag *diag)
                          diag);
 }
 
-static void
-failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...) PFS__PRINTF(4, 5);
+static void failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...)
+    PFS__PRINTF(4, 5);
 
 static void
 failed(struct pfs_conformance *c, int k, size_t inst, const char *fmt, ...)

@@ -592,6 +592,11 @@ struct pfs_synth_options {
     const struct pfs_gpu *gpu;
 };
 
+/* Reads a source written "synth:GPU[:SEED]" (SEED a non-negative integer, 7 when left out):
+ * GPU's name into gpu (size bytes with its NUL) and the seed into *seed. False when src is
+ * not of that form or the name does not fit. */
+bool pfs_synth_spec(const char *src, char *gpu, size_t size, unsigned long *seed);
+
 /* The source study's sizes: 131 / 24 / 34. */
 void pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed);
 

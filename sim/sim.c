@@ -541,18 +541,6 @@ variability_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
     return 0;
 }
 
-/* A non-negative integer seed written in s, into *seed. */
-static bool
-seed_of(const char *s, unsigned long *seed)
-{
-    long v;
-
-    if (!pfs__parse_long(s, &v) || v < 0)
-        return false;
-    *seed = (unsigned long)v;
-    return true;
-}
-
 /* corpus = "synth:GPU[:SEED]": the corpus generated on GPU's profile for this scenario. */
 static int
 synth_corpus(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
@@ -560,18 +548,14 @@ synth_corpus(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pf
     struct pfs_synth_options o;
     struct pfs_gpu g;
     char name[32];
-    unsigned long seed = 7;
-    const char *colon = strchr(sc->corpus + 6, ':');
-    size_t len = colon ? (size_t)(colon - sc->corpus - 6) : strlen(sc->corpus + 6);
+    unsigned long seed;
     int rc;
 
-    if (len == 0 || len >= sizeof name || (colon && !seed_of(colon + 1, &seed)))
+    if (!pfs_synth_spec(sc->corpus, name, sizeof name, &seed))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "workload.corpus",
                              "scenario.workload.corpus: expected synth:GPU or synth:GPU:SEED, "
                              "got '%s'",
                              sc->corpus);
-    memcpy(name, sc->corpus + 6, len);
-    name[len] = '\0';
     if ((rc = pfs_scenario_gpu(sc, name, &g, diag)))
         return rc;
     pfs_synth_defaults(&o, seed);

@@ -245,6 +245,39 @@ test_synth_on_gpu(struct test *t)
         if (fp)
             fclose(fp);
     }
+    /* The synth:GPU[:SEED] source, one parser for scenarios and pfisim alloc. */
+    {
+        static const char *bad[] = {"synth:",
+                                    "synth::3",
+                                    "synth:b200:",
+                                    "synth:b200:-1",
+                                    "synth:b200:3x",
+                                    "import:perseus:h100:x",
+                                    "synth:a-name-longer-than-thirty-one-bytes"};
+        char gpu[32];
+        unsigned long seed = 0;
+
+        CHECK(pfs_synth_spec("synth:b200", gpu, sizeof gpu, &seed));
+        CHECK(strcmp(gpu, "b200") == 0 && seed == 7);
+        CHECK(pfs_synth_spec("synth:h100-sxm:42", gpu, sizeof gpu, &seed));
+        CHECK(strcmp(gpu, "h100-sxm") == 0 && seed == 42);
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+            CHECK(!pfs_synth_spec(bad[k], gpu, sizeof gpu, &seed));
+    }
+    CHECK(test_run(t, "alloc synth:b200:x --cut 0.3", &out, &err) != 0);
+    CHECK(strstr(err, "expected synth:GPU or synth:GPU:SEED, got 'synth:b200:x'") != NULL);
+    free(out);
+    free(err);
+    test_write(t, 0, "bad.cfg",
+               "scenario = { name = \"bad\"; duration_days = 1.0; facility = { gpus = 64; "
+               "gpu = \"b200\"; };\n"
+               "  workload = { corpus = \"synth:b200:-2\"; }; policies = [\"equal\"]; };\n");
+    snprintf(args, sizeof args, "run %s/bad.cfg", t->tmpdir);
+    CHECK(test_run(t, args, &out, &err) != 0);
+    CHECK(strstr(err, "scenario.workload.corpus: expected synth:GPU or synth:GPU:SEED, got "
+                      "'synth:b200:-2'") != NULL);
+    free(out);
+    free(err);
 }
 
 void

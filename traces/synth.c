@@ -401,6 +401,26 @@ measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu
     return 0;
 }
 
+bool
+pfs_synth_spec(const char *src, char *gpu, size_t size, unsigned long *seed)
+{
+    const char *colon;
+    size_t len;
+    long v = 7;
+
+    if (strncmp(src, "synth:", 6) != 0)
+        return false;
+    src += 6;
+    colon = strchr(src, ':');
+    len = colon ? (size_t)(colon - src) : strlen(src);
+    if (len == 0 || len >= size || (colon && (!pfs__parse_long(colon + 1, &v) || v < 0)))
+        return false;
+    memcpy(gpu, src, len);
+    gpu[len] = '\0';
+    *seed = (unsigned long)v;
+    return true;
+}
+
 void
 pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed)
 {

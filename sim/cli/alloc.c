@@ -115,16 +115,12 @@ synth_source(struct problem *p, const char *src, const struct pfs_gpu *drawn, st
     struct pfs_synth_options o;
     struct pfs_gpu g;
     char name[32];
-    const char *colon = strchr(src + 6, ':');
-    size_t len = colon ? (size_t)(colon - src - 6) : strlen(src + 6);
-    unsigned long seed = 7;
+    unsigned long seed;
     int rc;
 
-    if (len == 0 || len >= sizeof name || (colon && !pfs_cli_parse_count(colon + 1, &seed)))
+    if (!pfs_synth_spec(src, name, sizeof name, &seed))
         return pfs__diag_set(d, PFS_EINVAL, NULL, 0, 0, NULL,
                              "expected synth:GPU or synth:GPU:SEED, got '%s'", src);
-    memcpy(name, src + 6, len);
-    name[len] = '\0';
     if (drawn && strcmp(drawn->name, name) == 0)
         g = *drawn;
     else if ((rc = pfs_gpu_find(name, &g, d)) != 0)
