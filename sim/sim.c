@@ -2039,7 +2039,7 @@ static int
 control(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
-    bool reuse;
+    bool reuse, stepped;
     size_t from;
     int rc;
 
@@ -2188,13 +2188,13 @@ control(struct sim *s)
          * the budget it is given. A policy that pauses whole jobs leaves some unused; raising
          * k then would only store up power released all at once later. */
         committed = 0;
+        stepped = false;
         for (size_t r = 0; r < s->n_running; r++) {
             struct job *jb = &s->jobs[s->running[r]];
 
             /* Discrete pausing carries a fractional pause out with whole jobs, which save
              * in steps and leave budget unused: such a decision does not commit its budget. */
-            if (s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1)
-                committed = -HUGE_VAL;
+            stepped |= s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
             committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
             if (s->ad[r].deadline == PFS_DEADLINE_BUDGET && !jb->given_up) {
                 jb->given_up = true;
@@ -2204,7 +2204,7 @@ control(struct sim *s)
                              pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]))))
                 return rc;
         }
-        s->planned_tight[0] = committed >= 0.99 * gpu_budget;
+        s->planned_tight[0] = !stepped && committed >= 0.99 * gpu_budget;
     }
     if ((rc = batch_close(s, from)))
         return rc;
