@@ -18,6 +18,25 @@
 
 #include "internal.h"
 
+/* The parameters in the order of param_names (pfs_gpu_param's k). */
+enum {
+    P_MIN_W,
+    P_DEFAULT_W,
+    P_MAX_W,
+    P_IDLE_W,
+    P_DYN_W,
+    P_F_MIN,
+    P_F_MAX,
+    P_F_KNEE,
+    P_V_MIN,
+    P_MEM_BW,
+    P_MEM_GB,
+    P_TFLOPS,
+    P_KNEE_FRAC
+};
+_Static_assert(P_KNEE_FRAC == PFS_GPU_KNEE_FRAC && P_KNEE_FRAC + 1 == PFS_GPU_N_PARAMS,
+               "the parameters' order");
+
 static const char *const param_names[PFS_GPU_N_PARAMS] = {
     "limits_w.min",   "limits_w.default", "limits_w.max",       "idle_w", "dyn_w",
     "clock_mhz.min",  "clock_mhz.max",    "clock_mhz.knee",     "v_min",  "memory.bandwidth_tbs",
@@ -63,7 +82,7 @@ pfs_gpu_param(const struct pfs_gpu *g, size_t k)
 {
     struct pfs_gpu *m = (struct pfs_gpu *)(uintptr_t)g; /* field() only reads through it */
 
-    if (k == PFS_GPU_KNEE_FRAC)
+    if (k == P_KNEE_FRAC)
         return g->f_knee_mhz / g->f_max_mhz;
     return k < PFS_GPU_N_PARAMS ? *field(m, k) : (double)NAN;
 }
@@ -153,11 +172,11 @@ get_string(config_setting_t *root, const char *path, const char *file, char *dst
 static void
 point_of(struct pfs_gpu *g)
 {
-    for (size_t k = 0; k < PFS_GPU_KNEE_FRAC; k++)
-        if (!(k == 4 && g->dyn_derived) && !(k == 7 && g->knee_derived))
+    for (size_t k = 0; k < P_KNEE_FRAC; k++)
+        if (!(k == P_DYN_W && g->dyn_derived) && !(k == P_F_KNEE && g->knee_derived))
             *field(g, k) = g->lo[k] < g->hi[k] ? 0.5 * (g->lo[k] + g->hi[k]) : g->lo[k];
     if (g->knee_derived)
-        g->f_knee_mhz = 0.5 * (g->lo[PFS_GPU_KNEE_FRAC] + g->hi[PFS_GPU_KNEE_FRAC]) * g->f_max_mhz;
+        g->f_knee_mhz = 0.5 * (g->lo[P_KNEE_FRAC] + g->hi[P_KNEE_FRAC]) * g->f_max_mhz;
     if (g->dyn_derived)
         g->dyn_w = g->max_limit_w - g->idle_w;
 }
@@ -204,18 +223,18 @@ gpu_from_config(const config_t *cfg, const char *file, struct pfs_gpu *g, struct
     if ((rc = get_string(root, "name", file, g->name, sizeof g->name, diag)) ||
         (rc = get_string(root, "model", file, g->model, sizeof g->model, diag)))
         return rc;
-    for (size_t k = 0; k < PFS_GPU_KNEE_FRAC; k++) {
+    for (size_t k = 0; k < P_KNEE_FRAC; k++) {
         /* dyn_w may be left out (derived: max - idle), the knee given as a fraction */
-        rc = get_param(root, k, file, k == 4 || k == 7, g, diag);
-        if (rc == 1 && k == 4)
+        rc = get_param(root, k, file, k == P_DYN_W || k == P_F_KNEE, g, diag);
+        if (rc == 1 && k == P_DYN_W)
             g->dyn_derived = true;
-        else if (rc == 1 && k == 7)
+        else if (rc == 1 && k == P_F_KNEE)
             g->knee_derived = true;
         else if (rc)
             return rc;
     }
     if (g->knee_derived) {
-        if ((rc = get_param(root, PFS_GPU_KNEE_FRAC, file, false, g, diag)))
+        if ((rc = get_param(root, P_KNEE_FRAC, file, false, g, diag)))
             return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, "gpu.clock_mhz.knee",
                                  "gpu.clock_mhz: give knee (MHz) or knee_frac (of max)");
     } else if (config_setting_lookup(root, "clock_mhz.knee_frac")) {
@@ -279,12 +298,13 @@ gpu_from_config(const config_t *cfg, const char *file, struct pfs_gpu *g, struct
     /* Every draw must be a profile the model can use: the constraints at the ranges' ends
      * that bind them (derived values at their extremes). */
     {
-        double knee_lo = g->knee_derived ? g->lo[PFS_GPU_KNEE_FRAC] * g->lo[6] : g->lo[7];
-        double knee_hi = g->knee_derived ? g->hi[PFS_GPU_KNEE_FRAC] * g->hi[6] : g->hi[7];
+        double knee_lo = g->knee_derived ? g->lo[P_KNEE_FRAC] * g->lo[P_F_MAX] : g->lo[P_F_KNEE];
+        double knee_hi = g->knee_derived ? g->hi[P_KNEE_FRAC] * g->hi[P_F_MAX] : g->hi[P_F_KNEE];
 
-        if (!(g->hi[0] <= g->lo[1] && g->hi[1] <= g->lo[2] && g->hi[3] < g->lo[0] &&
-              g->hi[5] < knee_lo && knee_hi < g->lo[6] && g->lo[8] > 0 && g->hi[8] <= 1 &&
-              (g->dyn_derived ? g->lo[2] - g->hi[3] > 0 : g->lo[4] > 0)))
+        if (!(g->hi[P_MIN_W] <= g->lo[P_DEFAULT_W] && g->hi[P_DEFAULT_W] <= g->lo[P_MAX_W] &&
+              g->hi[P_IDLE_W] < g->lo[P_MIN_W] && g->hi[P_F_MIN] < knee_lo &&
+              knee_hi < g->lo[P_F_MAX] && g->lo[P_V_MIN] > 0 && g->hi[P_V_MIN] <= 1 &&
+              (g->dyn_derived ? g->lo[P_MAX_W] - g->hi[P_IDLE_W] > 0 : g->lo[P_DYN_W] > 0)))
             return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, "gpu",
                                  "gpu: the ranges allow a profile the model cannot use (need "
                                  "min <= default <= max limits, idle below the minimum limit, "
@@ -450,9 +470,9 @@ pfs_gpu_draw(const struct pfs_gpu *g, size_t n, size_t d, unsigned long seed, st
     free(perm);
     point_of(out);
     if (out->knee_derived)
-        out->lo[7] = out->hi[7] = out->f_knee_mhz;
+        out->lo[P_F_KNEE] = out->hi[P_F_KNEE] = out->f_knee_mhz;
     if (out->dyn_derived)
-        out->lo[4] = out->hi[4] = out->dyn_w;
+        out->lo[P_DYN_W] = out->hi[P_DYN_W] = out->dyn_w;
     snprintf(what, sizeof what, " (draw %zu of %zu)", d + 1, n);
     return check_point(out, g->name, 0, what, diag);
 }
