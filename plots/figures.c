@@ -1264,21 +1264,13 @@ sweep_points(struct figs *f, struct sweep_pt **out, size_t *n, struct pfs_diag *
     return 0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* The distinct values of v[0..n) (sorted) into out; returns their number. */
 static size_t
 distinct(double *v, size_t n, double *out)
 {
     size_t m = 0;
 
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, pfs__cmp_double);
     for (size_t i = 0; i < n; i++)
         if (m == 0 || v[i] > out[m - 1])
             out[m++] = v[i];
@@ -1641,7 +1633,7 @@ deadlines_figure(struct figs *f, const char *dir, enum pfs_plot_format format, F
         size_t used;
 
         memcpy(order, cut, n_c * sizeof *cut);
-        qsort(order, n_c, sizeof *order, cmp_double);
+        qsort(order, n_c, sizeof *order, pfs__cmp_double);
         snprintf(reading, sizeof reading,
                  "Deadlines met (%% of jobs, mean over seeds) at the deepest cut, %.0f%%: ",
                  100 * order[n_c - 1]);

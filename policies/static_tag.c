@@ -12,14 +12,6 @@
 #include "policy.h"
 
 static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
-static int
 static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                     struct pfs_diag *diag)
 {
@@ -46,7 +38,7 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
         p30[i] = t0 > 0 ? (1 - pfs_pwl_eval(&c[i], 0.7 * v->jobs[i].ref_w) / t0) / 0.3 : 0;
         sorted[i] = p30[i];
     }
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    qsort(sorted, n, sizeof *sorted, pfs__cmp_double);
     median = n ? sorted[n / 2] : 0;
     /* Phase 1: high class at full power, low class at a common level. */
     for (size_t i = 0; i < n; i++) {

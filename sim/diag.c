@@ -97,6 +97,14 @@ pfs__parse_double(const char *s, double *out)
     return true;
 }
 
+int
+pfs__cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
 bool
 pfs__parse_long(const char *s, long *out)
 {

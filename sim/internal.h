@@ -73,6 +73,10 @@ bool pfs__civil_date(long y, long m, long d);
 bool pfs__parse_double(const char *s, double *out);
 bool pfs__parse_long(const char *s, long *out);
 
+/* qsort's comparison of two doubles, ascending (NaN compares equal to everything: sort
+ * only finite values). */
+int pfs__cmp_double(const void *a, const void *b);
+
 /* traces/csv.c: a strict, line-oriented CSV reader (RFC 4180 quoting, no newlines inside
  * quotes, CRLF accepted). Fields point into the reader's buffer and live until the next
  * call of pfs__csv_next. */

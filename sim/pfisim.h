@@ -1071,6 +1071,10 @@ struct pfs_scenario {
     struct pfs_gpu gpu_drawn[PFS_MAX_POOLS];
 };
 
+/* The distinct GPU profiles of sc's pools that have ranges, the catalogue's (not drawn),
+ * into out (at most PFS_MAX_POOLS): their count, 0 when none has a range. */
+size_t pfs_scenario_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *out);
+
 /* Fills sc->gpu_drawn from sc->unc_* (none when unc_draws is 0). Returns 0, or PFS_EINVAL:
  * no profile of the facility has a range, or a draw the model cannot use. */
 int pfs_scenario_apply_draw(struct pfs_scenario *sc, struct pfs_diag *diag);

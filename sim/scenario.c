@@ -1350,32 +1350,41 @@ pfs_scenario_gpu(const struct pfs_scenario *sc, const char *name, struct pfs_gpu
     return pfs_gpu_find(name, out, diag);
 }
 
+size_t
+pfs_scenario_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *out)
+{
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    size_t n = pfs_scenario_pools(sc, pools), m = 0;
+
+    for (size_t p = 0; p < n; p++) {
+        bool seen = false;
+
+        for (size_t u = 0; u < m; u++)
+            seen |= strcmp(out[u].name, pools[p].gpu) == 0;
+        if (!seen && pfs_gpu_find(pools[p].gpu, &out[m], NULL) == 0 && pfs_gpu_uncertain(&out[m]))
+            m++;
+    }
+    return m;
+}
+
 int
 pfs_scenario_apply_draw(struct pfs_scenario *sc, struct pfs_diag *diag)
 {
-    struct pfs_pool pools[PFS_MAX_POOLS];
-    size_t n = pfs_scenario_pools(sc, pools);
+    struct pfs_gpu unc[PFS_MAX_POOLS];
+    size_t n;
     int rc;
 
     sc->n_gpu_drawn = 0;
     if (sc->unc_draws == 0)
         return 0;
-    for (size_t p = 0; p < n; p++) {
-        struct pfs_gpu g;
-        bool seen = false;
-
-        for (size_t u = 0; u < sc->n_gpu_drawn; u++)
-            seen |= strcmp(sc->gpu_drawn[u].name, pools[p].gpu) == 0;
-        if (seen || pfs_gpu_find(pools[p].gpu, &g, NULL) != 0 || !pfs_gpu_uncertain(&g))
-            continue;
-        if ((rc = pfs_gpu_draw(&g, sc->unc_draws, sc->unc_draw, sc->unc_seed,
-                               &sc->gpu_drawn[sc->n_gpu_drawn], diag)))
-            return rc;
-        sc->n_gpu_drawn++;
-    }
-    if (sc->n_gpu_drawn == 0)
+    if ((n = pfs_scenario_uncertain_gpus(sc, unc)) == 0)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "uncertainty",
                              "scenario.uncertainty: no GPU profile of the facility has a range "
                              "to draw from (pfisim gpus: the extrapolated ones)");
+    for (size_t u = 0; u < n; u++)
+        if ((rc = pfs_gpu_draw(&unc[u], sc->unc_draws, sc->unc_draw, sc->unc_seed,
+                               &sc->gpu_drawn[u], diag)))
+            return rc;
+    sc->n_gpu_drawn = n;
     return 0;
 }

@@ -2314,14 +2314,6 @@ finish(struct sim *s, size_t j)
 
 /* ----- the run ----- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    const double *x = a, *y = b;
-
-    return (*x > *y) - (*x < *y);
-}
-
 /* The q-quantile of n sorted values (linear between order statistics, as GSL's
  * gsl_stats_quantile_from_sorted_data). */
 static double
@@ -2346,7 +2338,7 @@ summarise(struct sim *s)
     size_t n = 0;
 
     out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
-    qsort(s->minute_w, s->n_minutes, sizeof *s->minute_w, cmp_double);
+    qsort(s->minute_w, s->n_minutes, sizeof *s->minute_w, pfs__cmp_double);
     out->peak_facility_w = s->n_minutes ? s->minute_w[s->n_minutes - 1] : (double)NAN;
     out->p99_facility_w = quantile(s->minute_w, s->n_minutes, 0.99);
     for (size_t k = 0; k < s->sc->n_dr; k++) {
@@ -2377,7 +2369,7 @@ summarise(struct sim *s)
         loss[n] = fabs(loss[n]) < 1e-9 ? 0 : fmax(0, loss[n]); /* rounding, not loss */
         n++;
     }
-    qsort(loss, n, sizeof *loss, cmp_double);
+    qsort(loss, n, sizeof *loss, pfs__cmp_double);
     out->job_loss_mean = 0;
     for (size_t i = 0; i < n; i++)
         out->job_loss_mean += loss[i] / (double)n;

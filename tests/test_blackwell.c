@@ -123,14 +123,6 @@ test_gpu_profile_ranges(struct test *t)
     free(err);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 void
 test_gpu_draws(struct test *t)
 {
@@ -155,7 +147,7 @@ test_gpu_draws(struct test *t)
             continue;
         for (size_t i = 0; i < N; i++)
             v[i] = pfs_gpu_param(&dr[i], k);
-        qsort(v, N, sizeof v[0], cmp_double);
+        qsort(v, N, sizeof v[0], pfs__cmp_double);
         for (size_t i = 0; i < N; i++)
             CHECK_NEAR(v[i], g.lo[k] + (i + 0.5) * (g.hi[k] - g.lo[k]) / N, 1e-9 * g.hi[k]);
     }

@@ -99,9 +99,6 @@ void pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
 /* "uncertainty: N draws ... of b200 (EXTRAPOLATED): limits_w.min [200, 400] ..." */
 void pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws,
                           unsigned long seed);
-/* The uncertain profiles among the scenario's pools' GPUs into unc (at most PFS_MAX_POOLS):
- * their count; 0 when none has a range. */
-size_t pfs_cli_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *unc);
 
 /* A figure's format from its file name: .svg, .pdf, else PNG. */
 enum pfs_plot_format pfs_cli_plot_format(const char *path);

@@ -12,14 +12,6 @@
 
 #include "cli.h"
 
-static int
-cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 static bool
 above(double a, double b)
 {
@@ -62,6 +54,7 @@ pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
 {
     double *v = malloc((n_draws + 1) * sizeof *v);
     char(*orders)[400] = calloc(n_draws + 1, sizeof *orders);
+    double med;
     int width = 6;
 
     if (!v || !orders) {
@@ -84,17 +77,17 @@ pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
             for (size_t d = 0; d < n_draws; d++)
                 if (isfinite(m[i].v[d * n_pol + k]))
                     v[n++] = m[i].v[d * n_pol + k];
-            qsort(v, n, sizeof *v, cmp_double);
+            qsort(v, n, sizeof *v, pfs__cmp_double);
+            med = n == 0 ? (double)NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
             if (csv) {
                 printf("%s,%s,%zu,", pol[k], m[i].name, n);
                 if (n)
-                    printf("%.6g,%.6g,%.6g\n", n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]),
-                           v[0], v[n - 1]);
+                    printf("%.6g,%.6g,%.6g\n", med, v[0], v[n - 1]);
                 else
                     puts(",,");
             } else if (n) {
-                printf("%-*s %-22s %6zu %13.5g %13.5g %13.5g\n", width, pol[k], m[i].name, n,
-                       n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]);
+                printf("%-*s %-22s %6zu %13.5g %13.5g %13.5g\n", width, pol[k], m[i].name, n, med,
+                       v[0], v[n - 1]);
             } else {
                 printf("%-*s %-22s %6zu %13s %13s %13s\n", width, pol[k], m[i].name, n, "-", "-",
                        "-");
@@ -179,22 +172,4 @@ pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws, un
                 printf(" %s [%g, %g]", pfs_gpu_param_name(k), unc[u].lo[k], unc[u].hi[k]);
     }
     printf("\n\n");
-}
-
-size_t
-pfs_cli_uncertain_gpus(const struct pfs_scenario *sc, struct pfs_gpu *unc)
-{
-    struct pfs_pool pools[PFS_MAX_POOLS];
-    size_t n = pfs_scenario_pools(sc, pools), m = 0;
-
-    for (size_t p = 0; p < n; p++) {
-        struct pfs_gpu g;
-        bool seen = false;
-
-        for (size_t u = 0; u < m; u++)
-            seen |= strcmp(unc[u].name, pools[p].gpu) == 0;
-        if (!seen && pfs_gpu_find(pools[p].gpu, &g, NULL) == 0 && pfs_gpu_uncertain(&g))
-            unc[m++] = g;
-    }
-    return m;
 }

@@ -862,7 +862,7 @@ pfs_cli_run(int argc, char **argv)
                           : ts_path || jobs_path ? "no --timeseries-csv or --jobs-csv"
                                                  : NULL;
 
-        if (!why && (n_unc = pfs_cli_uncertain_gpus(sc, unc)) == 0)
+        if (!why && (n_unc = pfs_scenario_uncertain_gpus(sc, unc)) == 0)
             why = "a GPU profile with ranges in the facility (pfisim gpus: the extrapolated ones)";
         if (why) {
             free(sc);
