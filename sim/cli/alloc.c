@@ -332,10 +332,6 @@ saved_at_97(const struct pfs_job_curve *jc)
     return best;
 }
 
-/* alloc --uncertainty N: every policy on the corpus made on each draw of the source GPU's
- * profile (synth:GPU), the budget the same cut of each draw's reference power (or the same
- * watts); per policy the throughput, the gap recovered, throughput per watt and the worst
- * job's share over the draws, the rankings, and the corpus's own PFI and draw. */
 /* Median, min and max of the finite of v[0], v[stride], ... (n of them), NAN when none. */
 static void
 spread3(const double *v, size_t n, size_t stride, double *med, double *lo, double *hi)
@@ -356,6 +352,10 @@ spread3(const double *v, size_t n, size_t stride, double *med, double *lo, doubl
     free(w);
 }
 
+/* alloc --uncertainty N: every policy on the corpus made on each draw of the source GPU's
+ * profile (synth:GPU), the budget the same cut of each draw's reference power (or the same
+ * watts); per policy the throughput, the gap recovered, throughput per watt and the worst
+ * job's share over the draws, the rankings, and the corpus's own PFI and draw. */
 static int
 alloc_draws(const char *src, const char *jobs, const char *model, bool given, int tier, double cut,
             double budget_w, size_t n_draws, unsigned long useed, bool csv, const char *plot)
@@ -374,16 +374,15 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
     struct pfs_diag d = {0};
     const char *pol[64];
     char name[32];
-    size_t n_pol = 0, len;
+    unsigned long seed;
+    size_t n_pol = 0;
     double *v = NULL, *cv = NULL;
     int rc = 0, code = EXIT_OK;
 
-    if (strncmp(src, "synth:", 6) != 0)
+    if (!pfs_synth_spec(src, name, sizeof name, &seed))
         return pfs_cli_usage("alloc", "%s",
                              "--uncertainty takes synth:GPU (the corpus made on a profile with "
                              "ranges: synth:b200)");
-    len = strcspn(src + 6, ":");
-    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), src + 6);
     if ((rc = pfs_gpu_find(name, &prof, &d)) != 0)
         return pfs_cli_report(&d, rc);
     if (!pfs_gpu_uncertain(&prof))
