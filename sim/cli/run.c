@@ -120,6 +120,19 @@ static const struct column planner_cols[] = {
 #undef COL
 #define N_COLS(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The outcome or planner column called name, or NULL. */
+static const struct column *
+column_named(const char *name)
+{
+    for (size_t i = 0; i < N_COLS(outcome_cols); i++)
+        if (strcmp(outcome_cols[i].name, name) == 0)
+            return &outcome_cols[i];
+    for (size_t i = 0; i < N_COLS(planner_cols); i++)
+        if (strcmp(planner_cols[i].name, name) == 0)
+            return &planner_cols[i];
+    return NULL;
+}
+
 static double
 col_value(const struct pfs_run_result *r, const struct column *c)
 {
@@ -183,15 +196,17 @@ peak_rss_mb(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024 : (double)NAN;
 }
 
-/* The runs as one JSON document: the scenario, then a run per policy and seed with every
- * column of the summary (null where the table shows "-"), numbers to 17 digits. */
-/* The draws of --uncertainty (n_draws > 0: one run set a draw; its profiles' parameters). */
+/* The draws of --uncertainty (n > 0: one run set a draw; its profiles' parameters). */
 struct draws {
     size_t n;
     const struct pfs_gpu *unc;
     size_t n_unc;
     unsigned long seed;
 };
+
+/* The runs as one JSON document: the scenario, then a run per policy and seed with every
+ * column of the summary (null where the table shows "-"), numbers to 17 digits; under
+ * --uncertainty each run's draw and each draw's parameters. */
 
 static void
 json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, size_t n_seeds,
@@ -538,15 +553,9 @@ seeds_report(const struct pfs_run_result *res, size_t n_seeds, size_t n_pol, boo
     for (size_t k = 0; k < n_pol; k++) {
         for (size_t m = 0; metrics[m] || (eq >= 0 && metrics[m - 1]); m++) {
             const char *name = metrics[m] ? metrics[m] : "tokens_vs_equal";
-            const struct column *c = NULL;
+            const struct column *c = column_named(name);
             struct spread sp;
 
-            for (size_t i = 0; i < N_COLS(outcome_cols) && !c; i++)
-                if (strcmp(outcome_cols[i].name, name) == 0)
-                    c = &outcome_cols[i];
-            for (size_t i = 0; i < N_COLS(planner_cols) && !c; i++)
-                if (strcmp(planner_cols[i].name, name) == 0)
-                    c = &planner_cols[i];
             for (size_t i = 0; i < n_seeds; i++) {
                 const struct pfs_run_result *r = &res[i * n_pol + k];
 
@@ -622,14 +631,8 @@ draws_of_runs(const struct pfs_run_result *res, size_t n_draws, size_t n_pol,
     if (!v)
         return;
     for (size_t i = 0; i < n_m; i++) {
-        const struct column *c = NULL;
+        const struct column *c = column_named(names[i]);
 
-        for (size_t q = 0; q < N_COLS(outcome_cols) && !c; q++)
-            if (strcmp(outcome_cols[q].name, names[i]) == 0)
-                c = &outcome_cols[q];
-        for (size_t q = 0; q < N_COLS(planner_cols) && !c; q++)
-            if (strcmp(planner_cols[q].name, names[i]) == 0)
-                c = &planner_cols[q];
         for (size_t e = 0; e < n_draws * n_pol; e++)
             v[i * n_draws * n_pol + e] = c ? col_value(&res[e], c) : (double)NAN;
         m[i] = (struct pfs_cli_draw_metric){names[i], v + i * n_draws * n_pol};
