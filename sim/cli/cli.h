@@ -50,6 +50,8 @@ size_t pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step)
 
 /* Prints t as a JSON string to stdout: quotes, backslashes and control bytes escaped. */
 void pfs_cli_json_string(const char *t);
+/* Prints s as one quoted CSV field, its quotes doubled (always quoted: free text). */
+void pfs_cli_csv_quoted(const char *s);
 
 /* Parses a non-negative integer (a seed, a count). */
 bool pfs_cli_parse_count(const char *s, unsigned long *out);

@@ -234,6 +234,18 @@ pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step)
 }
 
 void
+pfs_cli_csv_quoted(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+void
 pfs_cli_json_string(const char *t)
 {
     putchar('"');

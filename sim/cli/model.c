@@ -115,12 +115,11 @@ gpu_detail(const char *name, bool csv)
         if (g.hi[k] > g.lo[k])
             snprintf(range, sizeof range, "[%g, %g]", g.lo[k], g.hi[k]);
         if (csv) {
-            printf("%s,%.6g,%.6g,%.6g,%s,\"", pfs_gpu_param_name(k), v,
+            printf("%s,%.6g,%.6g,%.6g,%s,", pfs_gpu_param_name(k), v,
                    isfinite(g.lo[k]) ? g.lo[k] : v, isfinite(g.hi[k]) ? g.hi[k] : v,
                    derived ? "derived" : pfs_gpu_kind_name(g.kind[k]));
-            for (const char *c = src; *c; c++)
-                printf(*c == '"' ? "\"\"" : "%c", *c);
-            puts("\"");
+            pfs_cli_csv_quoted(src);
+            putchar('\n');
         } else {
             printf("%-21s %10.4g %21s %-9s %s\n", pfs_gpu_param_name(k), v, range,
                    derived ? "derived" : pfs_gpu_kind_name(g.kind[k]), src);

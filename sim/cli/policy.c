@@ -33,18 +33,6 @@ const char pfs_cli_policy_check_help[] =
     "  --seed N              their seed (default 1)\n"
     "  --csv                 policy,rule,tried,failed,first\n" PFS_CLI_PLUGIN_HELP;
 
-static void
-csv_field(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
 int
 pfs_cli_policy_check(int argc, char **argv)
 {
@@ -124,7 +112,7 @@ pfs_cli_policy_check(int argc, char **argv)
 
             if (csv) {
                 printf("%s,%s,%zu,%zu,", names[k], ck->name, ck->tried, ck->failed);
-                csv_field(ck->first);
+                pfs_cli_csv_quoted(ck->first);
                 putchar('\n');
             } else {
                 printf("  %-12s %-4s %5zu tried %5zu failed  %s\n", ck->name,
