@@ -39,6 +39,7 @@
  * Throughput of a job under (cap, pause): (1 - pause) x its curve's envelope at the cap x
  * its scale (its GPUs over its curve's), the same yardstick as pfisim alloc (sim/alloc.c).
  */
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -181,8 +182,18 @@ struct sim {
     const struct pfs_sim_inputs *in;
     const struct pfs_policy_ops *policy;
     struct pfs__heap heap;
-    struct job *jobs;
+    /* Job state is kept per live job, not per job of the workload (a year on 100,000 GPUs
+     * is 20 M jobs, a few thousand running at once): live[live_of[j] - 1] is running job j's
+     * record, taken from the free list at its start and given back at its finish. live_of[j]
+     * is 0 before it starts, JOB_DONE after, JOB_REFUSED when admission refused it. */
+    struct job *live;
+    uint32_t *live_of, *live_free;
+    size_t n_live_free;
     size_t n_jobs;
+    /* the finished jobs' throughput loss (summarise), recorded as each finishes */
+    double *loss;
+    size_t n_loss, loss_cap;
+    struct pfs_job_result *per_job;  /* the caller's, or NULL */
     size_t *queue, q_head, q_len;    /* queued job indices, FIFO (the scanning scheduler) */
     struct pfs__queue *iq;           /* the indexed queue, or NULL: scan (indexed_queue) */
     struct pfs__order *ord;          /* running jobs in order of estimated finish, per pool */
@@ -286,6 +297,24 @@ struct sim {
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
 };
+
+enum { JOB_REFUSED = UINT32_MAX - 1, JOB_DONE = UINT32_MAX };
+
+/* Running job j's record (s->live). */
+static inline struct job *
+job_rec(const struct sim *s, size_t j)
+{
+    assert(s->live_of[j] > 0 && s->live_of[j] < JOB_REFUSED);
+    return &s->live[s->live_of[j] - 1];
+}
+
+static inline enum job_state
+job_state(const struct sim *s, size_t j)
+{
+    uint32_t l = s->live_of[j];
+
+    return l == 0 ? QUEUED : l == JOB_DONE ? DONE : l == JOB_REFUSED ? REFUSED : RUNNING;
+}
 
 /* ----- inputs ----- */
 
@@ -1019,7 +1048,7 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 static const struct corpus_curve *
 job_curve(const struct sim *s, size_t j)
 {
-    const struct job *jb = &s->jobs[j];
+    const struct job *jb = job_rec(s, j);
 
     return jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
 }
@@ -1036,7 +1065,7 @@ job_rate(const struct sim *s, size_t j, double cap, double pause)
 static const struct pfs_gpu *
 job_gpu(const struct sim *s, size_t j)
 {
-    return &s->in->gpu[s->jobs[j].pool];
+    return &s->in->gpu[job_rec(s, j)->pool];
 }
 
 static double
@@ -1096,7 +1125,7 @@ advance(struct sim *s, int64_t to_us)
 static void
 touch(struct sim *s, size_t j)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
 
     jb->done += jb->rate * (double)(s->now_us - jb->last_us) / US;
     jb->last_us = s->now_us;
@@ -1111,7 +1140,7 @@ touch(struct sim *s, size_t j)
 static double
 finish_key(const struct sim *s, size_t j)
 {
-    const struct job *jb = &s->jobs[j];
+    const struct job *jb = job_rec(s, j);
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     double full = w->tokens / jb->dur_s, rate = jb->rate > 0 ? jb->rate : full;
 
@@ -1122,7 +1151,7 @@ finish_key(const struct sim *s, size_t j)
 static int
 set_rate(struct sim *s, size_t j)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     bool ckpt = s->now_us < jb->ckpt_until_us;
     double rate = s->now_us < jb->resume_until_us || ckpt
@@ -1157,7 +1186,7 @@ set_rate(struct sim *s, size_t j)
 static double
 full_draw_w(const struct sim *s, size_t j)
 {
-    const struct job *jb = &s->jobs[j];
+    const struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = job_curve(s, j);
 
     return c->top_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
@@ -1167,7 +1196,7 @@ full_draw_w(const struct sim *s, size_t j)
 static double
 floor_draw_w(const struct sim *s, size_t j)
 {
-    const struct job *jb = &s->jobs[j];
+    const struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = job_curve(s, j);
 
     return c->floor_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
@@ -1177,7 +1206,7 @@ floor_draw_w(const struct sim *s, size_t j)
 static void
 mark(struct sim *s, size_t j)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     bool reduced =
         jb->state == RUNNING && (jb->cap_w < job_gpu(s, j)->max_limit_w || jb->pause > 0);
 
@@ -1257,7 +1286,7 @@ view_fill(struct sim *s, size_t r)
 {
     size_t j = s->running[r];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    const struct corpus_curve *c = &s->in->curves[s->jobs[j].curve], *tc = job_curve(s, j);
+    const struct corpus_curve *c = &s->in->curves[job_rec(s, j)->curve], *tc = job_curve(s, j);
     const struct pfs_gpu *g = job_gpu(s, j);
     double scale = (double)w->n_gpus / c->n_gpus, tscale = (double)w->n_gpus / tc->n_gpus;
 
@@ -1288,7 +1317,7 @@ view_fill(struct sim *s, size_t r)
             s->truth.hull[r].y[k] *= tscale;
     }
     if (s->cls) { /* without memory for the classes: every job its own */
-        uint32_t k = class_of(s, s->jobs[j].curve, w->n_gpus);
+        uint32_t k = class_of(s, job_rec(s, j)->curve, w->n_gpus);
 
         if (k == UINT32_MAX) {
             free(s->cls);
@@ -1320,7 +1349,7 @@ view_move(struct sim *s, size_t from, size_t to)
 static int
 own_curve_start(struct sim *s, size_t j, size_t p)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     const struct pfs_job_curve *jc = &s->in->cs->jobs[jb->curve];
     struct gpu_ring *ring = &s->ring[p];
@@ -1371,7 +1400,7 @@ own_curve_start(struct sim *s, size_t j, size_t p)
 static void
 own_curve_end(struct sim *s, size_t j)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     struct own_curve *oc;
     struct gpu_ring *ring;
 
@@ -1392,8 +1421,14 @@ own_curve_end(struct sim *s, size_t j)
 static int
 start_job(struct sim *s, size_t j, size_t p)
 {
-    struct job *jb = &s->jobs[j];
     const struct pfs_gpu *g = &s->in->gpu[p];
+    struct job *jb;
+
+    /* at most one running job per GPU, and s->live has a record for each */
+    assert(s->n_live_free > 0 && s->live_of[j] == 0);
+    s->live_of[j] = s->live_free[--s->n_live_free] + 1;
+    jb = job_rec(s, j);
+    *jb = (struct job){0};
 
     jb->pool = (int)p;
     jb->curve = curve_on(s, j, p);
@@ -1490,7 +1525,7 @@ reserve(struct sim *s, size_t head, int *pool, double *shadow, int *extra)
             for (size_t r = 0; r < s->n_running; r++) {
                 size_t j = s->running[r];
 
-                if (s->jobs[j].pool == (int)p)
+                if (job_rec(s, j)->pool == (int)p)
                     fin[n++] = (struct fin){finish_key(s, j), j, s->in->wl->jobs[j].n_gpus};
             }
             qsort(fin, n, sizeof *fin, cmp_fin);
@@ -1537,7 +1572,7 @@ refuse(struct sim *s, size_t j)
     }
     if (!(now + best > w->deadline_s))
         return false;
-    s->jobs[j].state = REFUSED;
+    s->live_of[j] = JOB_REFUSED;
     s->res->jobs_refused++;
     return true;
 }
@@ -1686,7 +1721,7 @@ schedule(struct sim *s)
 static int
 transition(struct sim *s, size_t j, double cap, double pause, int active)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     int rc;
 
     if (!(cap < jb->cap_w) && !(cap > jb->cap_w) && !(pause < jb->pause) && !(pause > jb->pause) &&
@@ -1722,7 +1757,7 @@ transition(struct sim *s, size_t j, double cap, double pause, int active)
 static double
 discrete_pause(const struct sim *s, size_t j)
 {
-    return s->jobs[j].dpause_until_us > s->now_us ? 1 : 0;
+    return job_rec(s, j)->dpause_until_us > s->now_us ? 1 : 0;
 }
 
 static double limit_lifts(const struct sim *s, double t);
@@ -1737,9 +1772,9 @@ struct dcand {
 };
 
 static int
-cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct job *jobs)
+cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct sim *s)
 {
-    int64_t lx = jobs[x->j].dpause_left_us, ly = jobs[y->j].dpause_left_us;
+    int64_t lx = job_rec(s, x->j)->dpause_left_us, ly = job_rec(s, y->j)->dpause_left_us;
 
     if (x->p > y->p || x->p < y->p)
         return x->p > y->p ? -1 : 1; /* the policy's own preference first */
@@ -1758,7 +1793,8 @@ cmp_dcand_add(const struct dcand *x, const struct dcand *y, const struct job *jo
 static int
 dpause_events(struct sim *s, size_t j)
 {
-    int64_t until = s->jobs[j].dpause_until_us, early = until - (int64_t)(s->sc->actuation_s * US);
+    int64_t until = job_rec(s, j)->dpause_until_us,
+            early = until - (int64_t)(s->sc->actuation_s * US);
     int rc = pfs__heap_push(&s->heap, until, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX - 1);
 
     if (rc == 0 && s->sc->actuation_s > 0 && early > s->now_us)
@@ -1797,7 +1833,7 @@ discrete_select(struct sim *s, uint32_t round)
 
     for (size_t r = 0; r < s->n_running; r++) {
         size_t j = s->running[r];
-        struct job *jb = &s->jobs[j];
+        struct job *jb = job_rec(s, j);
         double p = jb->pend_pause, save;
 
         if (jb->pend_round != round)
@@ -1837,7 +1873,7 @@ discrete_select(struct sim *s, uint32_t round)
         s->dc = g;
         /* In the order jobs are added (a few jobs: an insertion sort). */
         c = (struct dcand){j, save, p, pfs_tier_max_loss(s->in->wl->jobs[j].tier)};
-        for (q = m++; q > 0 && cmp_dcand_add(&c, &s->dc[q - 1], s->jobs) < 0; q--)
+        for (q = m++; q > 0 && cmp_dcand_add(&c, &s->dc[q - 1], s) < 0; q--)
             s->dc[q] = s->dc[q - 1];
         s->dc[q] = c;
         need += p * save;
@@ -1848,7 +1884,7 @@ discrete_select(struct sim *s, uint32_t round)
         return 0;
     /* Add jobs until they save what the fluid answer saves. */
     for (q = 0; q < m && saved < need * (1 - 1e-9); q++) {
-        struct job *jb = &s->jobs[s->dc[q].j];
+        struct job *jb = job_rec(s, s->dc[q].j);
 
         if (jb->dpause_until_us > s->now_us || jb->dpause_left_us <= 0)
             continue;
@@ -1866,7 +1902,7 @@ discrete_select(struct sim *s, uint32_t round)
 
         more = false;
         for (size_t k = 0; k < m; k++) {
-            const struct job *jb = &s->jobs[s->dc[k].j];
+            const struct job *jb = job_rec(s, s->dc[k].j);
             int64_t left = jb->dpause_until_us - s->now_us;
 
             if (left > 0 && saved - s->dc[k].save_w >= need * (1 - 1e-9) && left < best_left) {
@@ -1875,7 +1911,7 @@ discrete_select(struct sim *s, uint32_t round)
             }
         }
         if (best < m) {
-            struct job *jb = &s->jobs[s->dc[best].j];
+            struct job *jb = job_rec(s, s->dc[best].j);
 
             jb->dpause_left_us = best_left;
             jb->dpause_until_us = 0;
@@ -1895,7 +1931,7 @@ apply(struct sim *s, uint32_t round)
         return rc;
     for (size_t r = 0; r < s->n_running && rc == 0; r++) {
         size_t j = s->running[r];
-        struct job *jb = &s->jobs[j];
+        struct job *jb = job_rec(s, j);
         double pause = jb->pend_pause;
 
         if (jb->pend_round != round)
@@ -1997,15 +2033,15 @@ actuate(struct sim *s, uint32_t round)
             size_t m = 0;
 
             for (size_t q = 0; q < b.n; q++) {
-                const struct job *jb = &s->jobs[s->dq[b.from + q].job];
+                size_t j = s->dq[b.from + q].job;
                 struct landing *g;
 
-                if (jb->state != RUNNING)
+                if (job_state(s, j) != RUNNING)
                     continue; /* finished since */
                 if (!(g = pfs__grow(s->land, &s->land_cap, m, sizeof *s->land, 256)))
                     return PFS_ENOMEM;
                 s->land = g;
-                s->land[m++] = (struct landing){jb->slot, b.from + q};
+                s->land[m++] = (struct landing){job_rec(s, j)->slot, b.from + q};
             }
             qsort(s->land, m, sizeof *s->land, cmp_landing);
             for (size_t q = 0; q < m && rc == 0; q++) {
@@ -2018,10 +2054,11 @@ actuate(struct sim *s, uint32_t round)
         }
         for (size_t q = 0; q < b.n; q++) {
             const struct decided *e = &s->dq[b.from + q];
-            struct job *jb = &s->jobs[e->job];
+            struct job *jb;
 
-            if (jb->state != RUNNING)
+            if (job_state(s, e->job) != RUNNING)
                 continue; /* finished since */
+            jb = job_rec(s, e->job);
             jb->pend_cap = e->cap;
             jb->pend_pause = e->pause;
             jb->pend_active = e->active;
@@ -2081,7 +2118,7 @@ control(struct sim *s)
         if (s->n_reduced == 0)
             return 0;
         for (size_t r = 0; r < s->n_running; r++) {
-            struct job *jb = &s->jobs[s->running[r]];
+            struct job *jb = job_rec(s, s->running[r]);
             const struct pfs_gpu *g = job_gpu(s, s->running[r]);
 
             if (jb->cap_w >= g->max_limit_w && !(jb->pause > 0) &&
@@ -2190,7 +2227,7 @@ control(struct sim *s)
         committed = 0;
         stepped = false;
         for (size_t r = 0; r < s->n_running; r++) {
-            struct job *jb = &s->jobs[s->running[r]];
+            struct job *jb = job_rec(s, s->running[r]);
 
             /* Discrete pausing carries a fractional pause out with whole jobs, which save
              * in steps and leave budget unused: such a decision does not commit its budget. */
@@ -2254,7 +2291,7 @@ minute(struct sim *s)
             int paused = 0;
 
             for (size_t r = 0; r < s->n_running; r++)
-                paused += s->jobs[s->running[r]].pause >= 1;
+                paused += job_rec(s, s->running[r])->pause >= 1;
             s->ts->rows[s->ts->n++] = (struct pfs_ts_row){t0,
                                                           p,
                                                           s->m_gpu_energy / len,
@@ -2269,13 +2306,58 @@ minute(struct sim *s)
     return 0;
 }
 
-static void
+/* Job j's row of the per-job results: from its record while it has one (running, or
+ * finishing now), from the workload if it never started. */
+static struct pfs_job_result
+job_result(const struct sim *s, size_t j)
+{
+    enum job_state st = job_state(s, j);
+    const struct job *jb;
+
+    if (st == QUEUED || st == REFUSED)
+        return (struct pfs_job_result){
+            NAN,   NAN,          0, -1, s->in->job_curve[j], s->in->wl->jobs[j].duration_s,
+            false, st == REFUSED};
+    jb = job_rec(s, j);
+    return (struct pfs_job_result){(double)jb->start_us / US,
+                                   jb->state == DONE ? (double)jb->finish_us / US : (double)NAN,
+                                   jb->done,
+                                   jb->pool,
+                                   jb->curve,
+                                   jb->dur_s,
+                                   jb->given_up,
+                                   false};
+}
+
+/* Records started job j's throughput loss for summarise(): 1 - its tokens over what full
+ * power on its pool would have given it in its time in the run, up to its finish or, still
+ * running, the end (pauses, caps and restarts all count). A finished job's record goes at
+ * its finish, so the loss is kept as it finishes. Returns 0 or PFS_ENOMEM. */
+static int
+record_loss(struct sim *s, size_t j)
+{
+    const struct job *jb = job_rec(s, j);
+    double from = (double)jb->start_us / US, loss, *g;
+    double until = jb->state == DONE ? (double)jb->finish_us / US : (double)s->end_us / US;
+
+    if (!(until > from))
+        return 0;
+    if (!(g = pfs__grow(s->loss, &s->loss_cap, s->n_loss, sizeof *s->loss, 4096)))
+        return PFS_ENOMEM;
+    s->loss = g;
+    loss = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
+    s->loss[s->n_loss++] = fabs(loss) < 1e-9 ? 0 : fmax(0, loss); /* rounding, not loss */
+    return 0;
+}
+
+static int
 finish(struct sim *s, size_t j)
 {
-    struct job *jb = &s->jobs[j];
+    struct job *jb = job_rec(s, j);
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     double took, loss;
     size_t slot = jb->slot;
+    int rc;
 
     pfs__order_remove(s->ord, jb->pool, j);
     touch(s, j);
@@ -2291,7 +2373,7 @@ finish(struct sim *s, size_t j)
     jb->finish_us = s->now_us;
     jb->version++;
     s->running[slot] = s->running[--s->n_running];
-    s->jobs[s->running[slot]].slot = slot;
+    job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
     s->epoch++;
     if (slot != s->n_running) {
@@ -2310,6 +2392,12 @@ finish(struct sim *s, size_t j)
     if (loss > pfs_tier_max_loss(w->tier) + 1e-9)
         s->res->tier_violations++;
     own_curve_end(s, j);
+    if (s->per_job)
+        s->per_job[j] = job_result(s, j);
+    rc = record_loss(s, j);
+    s->live_free[s->n_live_free++] = s->live_of[j] - 1;
+    s->live_of[j] = JOB_DONE;
+    return rc;
 }
 
 /* ----- the run ----- */
@@ -2354,21 +2442,15 @@ summarise(struct sim *s)
             out->dr_floor_excess_w = fmax(out->dr_floor_excess_w, s->ev_floor_over[k]);
         }
     }
-    if (!(loss = malloc((s->n_jobs + 1) * sizeof *loss)))
-        return PFS_ENOMEM;
-    /* A started job's loss: 1 - its tokens over what full power on its pool would have given
-     * it in its time in the run (pauses, caps and restarts all count). */
-    for (size_t j = 0; j < s->n_jobs; j++) {
-        const struct job *jb = &s->jobs[j];
-        double from = (double)jb->start_us / US;
-        double until = jb->state == DONE ? (double)jb->finish_us / US : end_s;
+    /* the jobs still running (the finished ones' went in at their finish) */
+    for (size_t r = 0; r < s->n_running; r++) {
+        int rc = record_loss(s, s->running[r]);
 
-        if (jb->state == QUEUED || jb->state == REFUSED || !(until > from))
-            continue;
-        loss[n] = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
-        loss[n] = fabs(loss[n]) < 1e-9 ? 0 : fmax(0, loss[n]); /* rounding, not loss */
-        n++;
+        if (rc)
+            return rc;
     }
+    loss = s->loss;
+    n = s->n_loss;
     qsort(loss, n, sizeof *loss, pfs__cmp_double);
     out->job_loss_mean = 0;
     for (size_t i = 0; i < n; i++)
@@ -2378,7 +2460,6 @@ summarise(struct sim *s)
     out->job_loss_p50 = quantile(loss, n, 0.5);
     out->job_loss_p95 = quantile(loss, n, 0.95);
     out->job_loss_max = n ? loss[n - 1] : (double)NAN;
-    free(loss);
     return 0;
 }
 
@@ -2514,7 +2595,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
                              "unknown policy '%s' (pfisim --list-policies)", policy);
     s.n_jobs = n;
-    s.jobs = calloc(n + 1, sizeof *s.jobs);
+    s.per_job = per_job;
+    s.live_of = calloc(n + 1, sizeof *s.live_of);
     s.queue = calloc(n + 1, sizeof *s.queue);
     s.arrival = in->arrival;
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
@@ -2524,6 +2606,10 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             most += (size_t)in->pools[p].gpus;
         most = most < n ? most : n;
         s.running = calloc(most + 1, sizeof *s.running);
+        s.live = calloc(most + 1, sizeof *s.live);
+        s.live_free = calloc(most + 1, sizeof *s.live_free);
+        for (size_t k = 0; s.live_free && k < most; k++) /* taken from the end: 0 first */
+            s.live_free[s.n_live_free++] = (uint32_t)(most - 1 - k);
         s.aj = calloc(most + 1, sizeof *s.aj);
         s.at = calloc(most + 1, sizeof *s.at);
         s.ad = calloc(most + 1, sizeof *s.ad);
@@ -2543,9 +2629,10 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
-    if (!s.jobs || !s.queue || !s.arrival || !s.running || !s.aj || !s.view_ok || !s.si || !s.at ||
-        !s.ad || !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power ||
-        !s.minute_w || !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
+    if (!s.live_of || !s.live || !s.live_free || !s.queue || !s.arrival || !s.running || !s.aj ||
+        !s.view_ok || !s.si || !s.at || !s.ad || !s.fin || !s.pred[0] || !s.pred[1] ||
+        !s.truth.hull || !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over ||
+        !s.dr_by_start) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -2614,7 +2701,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     while (rc == 0 && pfs__heap_pop(&s.heap, &ev)) {
         if (ev.t_us > s.end_us)
             break;
-        if (ev.type == PFS__EV_FINISH && ev.version != s.jobs[ev.job].version)
+        if (ev.type == PFS__EV_FINISH &&
+            (job_state(&s, ev.job) != RUNNING || ev.version != job_rec(&s, ev.job)->version))
             continue; /* stale: the job's rate changed since */
         advance(&s, ev.t_us);
         out->events++;
@@ -2654,8 +2742,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             rc = control(&s);
             break;
         case PFS__EV_FINISH:
-            finish(&s, ev.job);
-            rc = control(&s);
+            if ((rc = finish(&s, ev.job)) == 0)
+                rc = control(&s);
             break;
         case PFS__EV_CONTROL: {
             double t = (double)s.now_us / US, next;
@@ -2676,11 +2764,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         }
         case PFS__EV_ACTUATE:
             if (ev.version == UINT32_MAX) /* a resume or checkpoint overhead ends */
-                rc = s.jobs[ev.job].state == RUNNING ? set_rate(&s, ev.job) : 0;
+                rc = job_state(&s, ev.job) == RUNNING ? set_rate(&s, ev.job) : 0;
             else if (ev.version == UINT32_MAX - 1) { /* a discrete pause's allowance is spent */
-                struct job *jb = &s.jobs[ev.job];
+                struct job *jb = job_state(&s, ev.job) == RUNNING ? job_rec(&s, ev.job) : NULL;
 
-                if (jb->state == RUNNING && jb->dpause_until_us == s.now_us) {
+                if (jb && jb->dpause_until_us == s.now_us) {
                     jb->dpause_until_us = 0;
                     jb->dpause_left_us = 0;
                     rc = transition(&s, ev.job, jb->cap_w, 0, jb->active);
@@ -2706,23 +2794,14 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         double secs = (double)s.end_us / US;
 
         for (size_t j = 0; j < n; j++) {
-            const struct job *jb = &s.jobs[j];
-            bool waited = jb->state == QUEUED || jb->state == REFUSED; /* never started */
+            enum job_state st = job_state(&s, j);
 
-            if (jb->state == RUNNING)
+            if (st == RUNNING)
                 touch(&s, j);
-            if (jb->state != DONE && jb->state != REFUSED && in->wl->jobs[j].deadline_s < secs)
+            if (st != DONE && st != REFUSED && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
-            if (per_job)
-                per_job[j] = (struct pfs_job_result){
-                    waited ? (double)NAN : (double)jb->start_us / US,
-                    jb->state == DONE ? (double)jb->finish_us / US : (double)NAN,
-                    jb->done,
-                    waited ? -1 : jb->pool,
-                    waited ? in->job_curve[j] : jb->curve,
-                    waited ? in->wl->jobs[j].duration_s : jb->dur_s,
-                    jb->given_up,
-                    jb->state == REFUSED};
+            if (per_job && st != DONE) /* a finished job's went in at its finish */
+                per_job[j] = job_result(&s, j);
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;
@@ -2743,7 +2822,10 @@ out:
     free(s.bq);
     free(s.land);
     free(s.dc);
-    free(s.jobs);
+    free(s.live_of);
+    free(s.live);
+    free(s.live_free);
+    free(s.loss);
     free(s.queue);
     free(s.running);
     free(s.aj);
