@@ -18,31 +18,33 @@
 
 struct bucket {
     int n_gpus;
-    size_t n;      /* its jobs, queued or not */
-    size_t queued; /* of which queued now */
-    size_t size;   /* leaves of the tree: a power of two >= n */
-    size_t *job;   /* [n] its jobs in rank order */
-    size_t *rank;  /* [n] their ranks */
-    double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
+    size_t n;       /* its jobs, queued or not */
+    size_t queued;  /* of which queued now */
+    size_t size;    /* leaves of the tree: a power of two >= n */
+    uint32_t *job;  /* [n] its jobs in rank order */
+    uint32_t *rank; /* [n] their ranks */
+    double *tree;   /* [2 size] min run time over each node's queued jobs (+inf: none) */
 };
 
 struct pfs__queue {
     size_t n_jobs, n_queued;
-    size_t *rank_job;   /* [n_jobs] the job of each rank */
-    size_t *job_rank;   /* [n_jobs] the rank of each job */
-    size_t *job_bucket; /* [n_jobs] its bucket */
-    size_t *job_leaf;   /* [n_jobs] its index in its bucket */
-    double *dur;        /* [n_jobs] its run time */
-    uint64_t *word;     /* queued ranks, one bit each */
-    uint64_t *summary;  /* bit w: word w is not zero */
+    /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs, and
+     * the index is every run's): */
+    uint32_t *rank_job;   /* [n_jobs] the job of each rank */
+    uint32_t *job_rank;   /* [n_jobs] the rank of each job */
+    uint32_t *job_bucket; /* [n_jobs] its bucket */
+    uint32_t *job_leaf;   /* [n_jobs] its index in its bucket */
+    double *dur;          /* [n_jobs] its run time */
+    uint64_t *word;       /* queued ranks, one bit each */
+    uint64_t *summary;    /* bit w: word w is not zero */
     size_t n_words, n_summary;
     struct bucket *b;
     size_t n_buckets;
 };
 
 int
-pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const int *n_gpus,
-               const double *dur)
+pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int *n_gpus,
+               double *dur)
 {
     struct pfs__queue *q = calloc(1, sizeof *q);
     int *sizes = NULL, most = 0;
@@ -50,32 +52,33 @@ pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const 
     bool *seen = NULL;
 
     *out = NULL;
-    if (!q)
+    if (!q || n >= UINT32_MAX) {
+        free(q);
+        free(rank_job);
+        free(dur);
         return PFS_ENOMEM;
+    }
     q->n_jobs = n;
     q->n_words = n / 64 + 1;
     q->n_summary = q->n_words / 64 + 1;
-    q->rank_job = malloc((n + 1) * sizeof *q->rank_job);
+    q->rank_job = rank_job; /* the caller's, now the queue's */
+    q->dur = dur;
     q->job_rank = malloc((n + 1) * sizeof *q->job_rank);
     q->job_bucket = malloc((n + 1) * sizeof *q->job_bucket);
     q->job_leaf = malloc((n + 1) * sizeof *q->job_leaf);
-    q->dur = malloc((n + 1) * sizeof *q->dur);
     q->word = calloc(q->n_words, sizeof *q->word);
     q->summary = calloc(q->n_summary, sizeof *q->summary);
-    sizes = malloc((n + 1) * sizeof *sizes);
     if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur || !q->word ||
-        !q->summary || !sizes)
+        !q->summary)
         goto fail;
-    for (size_t r = 0; r < n; r++) {
-        q->rank_job[r] = rank_job[r];
-        q->job_rank[rank_job[r]] = r;
-    }
-    memcpy(q->dur, dur, n * sizeof *dur);
+    for (size_t r = 0; r < n; r++)
+        q->job_rank[rank_job[r]] = (uint32_t)r;
     /* The distinct sizes in increasing order, by marking them (sizes are GPU counts: a sort
      * of every job's size cost a run 2%). */
     for (size_t j = 0; j < n; j++)
         most = n_gpus[j] > most ? n_gpus[j] : most;
-    if (!(seen = calloc((size_t)most + 1, sizeof *seen)))
+    if (!(seen = calloc((size_t)most + 1, sizeof *seen)) ||
+        !(sizes = malloc(((size_t)most + 1) * sizeof *sizes)))
         goto fail;
     for (size_t j = 0; j < n; j++)
         seen[n_gpus[j] > 0 ? n_gpus[j] : 0] = true;
@@ -100,7 +103,7 @@ pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const 
             else
                 hi = mid;
         }
-        q->job_bucket[j] = lo;
+        q->job_bucket[j] = (uint32_t)lo;
         q->b[lo].n++;
     }
     for (size_t k = 0; k < n_sizes; k++) {
@@ -121,9 +124,9 @@ pfs__queue_new(struct pfs__queue **out, size_t n, const size_t *rank_job, const 
         size_t j = rank_job[r];
         struct bucket *b = &q->b[q->job_bucket[j]];
 
-        q->job_leaf[j] = b->n;
-        b->job[b->n] = j;
-        b->rank[b->n++] = r;
+        q->job_leaf[j] = (uint32_t)b->n;
+        b->job[b->n] = (uint32_t)j;
+        b->rank[b->n++] = (uint32_t)r;
     }
     free(sizes);
     free(seen);
