@@ -152,7 +152,7 @@ pfs_policy_may_pause(const struct pfs_policy_ops *ops)
 
 static int
 check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
-      const struct pfs_alloc_decision *d, struct pfs_diag *diag)
+      const struct pfs_alloc_decision *d, double *committed, struct pfs_diag *diag)
 {
     double total = 0;
 
@@ -171,6 +171,7 @@ check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
                                  j->max_w);
         total += pfs_alloc_power_w(j, &d[i]);
     }
+    *committed = total;
     if (total > v->budget_w * (1 + 1e-9))
         return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
                              "policy %s committed %.3f W of a %.3f W budget (%s)", ops->name, total,
@@ -207,10 +208,19 @@ pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v
 }
 
 int
-pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
-                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+pfs__policy_decide(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                   struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag)
 {
     int rc = pfs__policy_run(ops, view, out, diag);
 
-    return rc == 0 ? check(ops, view, out, diag) : rc;
+    return rc == 0 ? check(ops, view, out, committed, diag) : rc;
+}
+
+int
+pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    double committed;
+
+    return pfs__policy_decide(ops, view, out, &committed, diag);
 }

@@ -132,6 +132,10 @@ int pfs__policy_add(const struct pfs_policy_ops *const *ops, size_t n, const cha
  * wrong (for pfs_policy_conformance, which reports what is wrong). */
 int pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
+/* pfs_policy_allocate that also gives the power its answer commits (pfs_alloc_power_w summed
+ * in job order), which its check adds up anyway: the simulator's decisions read it. */
+int pfs__policy_decide(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                       struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag);
 /* "; did you mean 'NEAR'?" written into buf, or "" when near is NULL: the hint after an
  * unknown name. */
 const char *pfs__did_you_mean(const char *near, char *buf, size_t size);

@@ -207,7 +207,7 @@ struct sim {
      * jobs (epoch: every start and finish), the GPU budget and the event length it was made
      * for stay the same: the policy would decide the same again. */
     uint64_t epoch, memo_epoch;
-    double memo_budget, memo_ev_len;
+    double memo_budget, memo_ev_len, memo_committed;
     bool memo_ok;
     size_t *running, n_running;
     int free_gpus[PFS_MAX_POOLS];
@@ -2201,16 +2201,22 @@ control(struct sim *s)
             NULL,
             s->reference ? NULL : s->cls,
             s->n_classes};
+        /* What the decision commits (pfs_alloc_power_w over the jobs, in order): the
+         * policy's check adds it up; a reused decision's is the one it was made with. */
+        committed = s->memo_committed;
         if (!reuse) {
             s->res->policy_decisions++;
-            rc = pfs_policy_allocate(s->policy, &v, s->ad, &d);
+            rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
         }
         if (rc == PFS_EINVAL) {
             /* The budget cannot be met with this policy: everyone at the minimum cap; the
              * overrun shows in DR compliance. */
-            for (size_t r = 0; r < s->n_running; r++)
+            committed = 0;
+            for (size_t r = 0; r < s->n_running; r++) {
                 s->ad[r] =
                     (struct pfs_alloc_decision){.cap_w = job_gpu(s, s->running[r])->min_limit_w};
+                committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
+            }
             rc = 0;
         }
         if (rc) {
@@ -2221,16 +2227,15 @@ control(struct sim *s)
         s->memo_epoch = s->epoch;
         s->memo_budget = gpu_budget;
         s->memo_ev_len = ev_len;
+        s->memo_committed = committed;
         /* Conditional integration (anti-windup): k may grow only while the policy commits
          * the budget it is given. A policy that pauses whole jobs leaves some unused; raising
          * k then would only store up power released all at once later. */
-        committed = 0;
         stepped = false;
         for (size_t r = 0; r < s->n_running; r++) {
             /* Discrete pausing carries a fractional pause out with whole jobs, which save
              * in steps and leave budget unused: such a decision does not commit its budget. */
             stepped |= s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
-            committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
             if (s->ad[r].deadline == PFS_DEADLINE_BUDGET) { /* (its record: a cache miss) */
                 struct job *jb = job_rec(s, s->running[r]);
 
