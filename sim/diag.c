@@ -5,6 +5,7 @@
  * helper reports the innermost, most precise cause, and callers above it that add context
  * cannot overwrite it.
  */
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE, beside the build's _POSIX_C_SOURCE */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,9 +202,27 @@ pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
     if (want > SIZE_MAX / elem)
         return NULL;
     p = realloc(v, want * elem);
-    if (p)
+    if (p) {
         *cap = want;
+        pfs__huge(p, want * elem);
+    }
     return p;
+}
+
+void
+pfs__huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1),
+              to = ((uintptr_t)p + bytes) & ~(huge - 1);
+
+    if (p && bytes >= 8 * huge && to > from)
+        (void)madvise((void *)from, to - from, MADV_HUGEPAGE); /* advice: a refusal is no error */
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 int

@@ -46,6 +46,12 @@ bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
  * (v is then still valid and unchanged). */
 void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
+/* Asks for transparent huge pages on an allocation of at least 16 MB, before it is first
+ * written: the per-job arrays of a year on 10,000 GPUs and more (docs/benchmarks.md). In a
+ * virtual machine every 4 kB page's first touch is a costly fault, and the arrays are read
+ * at random (a TLB miss each). Advice only; pfs__grow gives it to what it grows. */
+void pfs__huge(void *p, size_t bytes);
+
 /* Makes the directories above the file path (mkdir -p of its dirname). Returns 0 or -1
  * (errno set). */
 int pfs__mkdir_parents(const char *path);

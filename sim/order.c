@@ -62,6 +62,7 @@ pfs__order_new(struct pfs__order **out, size_t n, size_t live)
     o->node_of = malloc((n + 1) * sizeof *o->node_of);
     o->v = malloc((live + 1) * sizeof *o->v);
     o->free_v = malloc((live + 1) * sizeof *o->free_v);
+    pfs__huge(o->node_of, n * sizeof *o->node_of);
     if (!o->node_of || !o->v || !o->free_v) {
         pfs__order_free(o);
         return PFS_ENOMEM;

@@ -71,6 +71,9 @@ pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int 
     if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur || !q->word ||
         !q->summary)
         goto fail;
+    pfs__huge(q->job_rank, n * sizeof *q->job_rank);
+    pfs__huge(q->job_bucket, n * sizeof *q->job_bucket);
+    pfs__huge(q->job_leaf, n * sizeof *q->job_leaf);
     for (size_t r = 0; r < n; r++)
         q->job_rank[rank_job[r]] = (uint32_t)r;
     /* The distinct sizes in increasing order, by marking them (sizes are GPU counts: a sort
@@ -116,6 +119,9 @@ pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int 
         b->tree = malloc(2 * b->size * sizeof *b->tree);
         if (!b->job || !b->rank || !b->tree)
             goto fail;
+        pfs__huge(b->job, b->n * sizeof *b->job);
+        pfs__huge(b->rank, b->n * sizeof *b->rank);
+        pfs__huge(b->tree, 2 * b->size * sizeof *b->tree);
         for (size_t i = 0; i < 2 * b->size; i++)
             b->tree[i] = HUGE_VAL;
         b->n = 0;

@@ -686,6 +686,8 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
+    pfs__huge(in->job_curve, in->wl->n_jobs * sizeof *in->job_curve);
+    pfs__huge(in->job_pool, in->wl->n_jobs * sizeof *in->job_pool);
     for (size_t i = 0; i < in->n_curves; i++) {
         const struct pfs_job_curve *jc = &in->cs->jobs[i];
         struct pfs_gpu own;
@@ -732,6 +734,7 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
+    pfs__huge(in->job_on, in->wl->n_jobs * in->n_pools * sizeof *in->job_on);
     for (size_t j = 0; j < in->wl->n_jobs; j++) {
         for (size_t p = 0; p < in->n_pools; p++) {
             size_t c = in->wl->jobs[j].n_gpus > in->pools[p].gpus ||
@@ -746,6 +749,7 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
+    pfs__huge(in->arrival, in->wl->n_jobs * sizeof *in->arrival);
     for (size_t j = 0; j < in->wl->n_jobs; j++)
         in->arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
                                             (int64_t)(in->wl->jobs[j].submit_s * US), j};
@@ -2506,6 +2510,9 @@ indexed_queue(struct sim *s)
         rc = PFS_ENOMEM;
         goto out;
     }
+    pfs__huge(rank_job, n * sizeof *rank_job);
+    pfs__huge(gpus, n * sizeof *gpus);
+    pfs__huge(dur, n * sizeof *dur);
     for (size_t j = 0; j < n; j++) {
         gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
@@ -2614,6 +2621,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.n_jobs = n;
     s.per_job = per_job;
     s.live_of = calloc(n + 1, sizeof *s.live_of);
+    pfs__huge(s.live_of, n * sizeof *s.live_of);
     s.arrival = in->arrival;
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */

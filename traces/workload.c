@@ -353,6 +353,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
+    pfs__huge(w->jobs, a.n * sizeof *w->jobs);
     w->n_jobs = a.n;
     /* The candidates of each size once (two scans of the pool per job were 9% of a run of
      * 2.8 M jobs): memo[2g], memo[2g + 1] = [first, last), first > last when not yet known. */
