@@ -716,21 +716,29 @@ struct pfs_workload_options {
 
 void pfs_workload_defaults(struct pfs_workload_options *o);
 
+/* A job of a workload. Its strings (1-31 bytes each; pool may be "") point into the
+ * workload's own storage when pfisim made or read it: a year on 100,000 GPUs is 20 M jobs,
+ * and three 32-byte arrays a job were 2 GB of the run's memory. */
 struct pfs_workload_job {
-    char job_id[32];
-    double submit_s;   /* s from the window's start */
-    char curve_id[32]; /* the corpus job whose curve it runs */
-    int n_gpus;        /* GPUs it runs on (the curve's job scaled out when different) */
-    double tokens;     /* tokens to train: duration x uncapped tokens/s at n_gpus */
-    double deadline_s; /* same clock as submit_s */
-    int tier;          /* enum pfs_tier */
-    double duration_s; /* uncapped run time (not written; tokens and the curve imply it) */
-    char pool[32];     /* the facility pool it must run on, "" for the scheduler's choice */
+    const char *job_id;
+    const char *curve_id; /* the corpus job whose curve it runs */
+    const char *pool;     /* the facility pool it must run on, "" for the scheduler's choice */
+    double submit_s;      /* s from the window's start */
+    double tokens;        /* tokens to train: duration x uncapped tokens/s at n_gpus */
+    double deadline_s;    /* same clock as submit_s */
+    double duration_s;    /* uncapped run time (not written; tokens and the curve imply it) */
+    int n_gpus;           /* GPUs it runs on (the curve's job scaled out when different) */
+    int tier;             /* enum pfs_tier */
 };
+
+/* The longest id a workload's job, curve or pool may have, bytes. */
+#define PFS_WORKLOAD_ID_MAX 31
 
 struct pfs_workload {
     size_t n_jobs;
     struct pfs_workload_job *jobs;
+    void *text; /* the storage of its jobs' strings (pfs_workload_free frees it); NULL when
+                 * the caller built the workload with strings of its own */
 };
 
 /* Generates a workload: arrivals, sizes and durations from the source, each job mapped to a

@@ -451,7 +451,7 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
                                  w->job_id, w->curve_id);
         in->job_curve[j] = i;
         in->job_pool[j] = -1;
-        if (w->pool[0]) {
+        if (w->pool && w->pool[0]) {
             char names[PFS_MAX_POOLS * 34] = "";
 
             for (p = 0; p < in->n_pools && strcmp(in->pools[p].name, w->pool) != 0; p++)

@@ -48,8 +48,9 @@ test_roundtrip_ids_and_numbers(struct test *t)
         j->power_w = nums[i] * 1000;
         j->sm_active = nums[i] / (1 + nums[i]);
 
-        pfs__strlcpy(wj[i].job_id, ids[i], sizeof wj[i].job_id);
-        pfs__strlcpy(wj[i].curve_id, ids[4 - i], sizeof wj[i].curve_id);
+        wj[i].job_id = ids[i];
+        wj[i].curve_id = ids[4 - i];
+        wj[i].pool = "";
         wj[i].submit_s = nums[i] * 10 * (i + 1);
         wj[i].n_gpus = 8;
         wj[i].tokens = 1e9 * nums[i] + 1;

@@ -15,6 +15,26 @@ struct src_job {
 };
 
 /* Reads columns (submit or interval, duration, gpus) of a trace by index, plainly. */
+/* Whether two workloads hold the same jobs: every number bit for bit, every string equal. */
+static bool
+same_jobs(const struct pfs_workload *a, const struct pfs_workload *b)
+{
+    if (a->n_jobs != b->n_jobs)
+        return false;
+    for (size_t i = 0; i < a->n_jobs; i++) {
+        const struct pfs_workload_job *x = &a->jobs[i], *y = &b->jobs[i];
+
+        if (strcmp(x->job_id, y->job_id) != 0 || strcmp(x->curve_id, y->curve_id) != 0 ||
+            strcmp(x->pool, y->pool) != 0 || x->n_gpus != y->n_gpus || x->tier != y->tier ||
+            memcmp(&x->submit_s, &y->submit_s, sizeof x->submit_s) != 0 ||
+            memcmp(&x->tokens, &y->tokens, sizeof x->tokens) != 0 ||
+            memcmp(&x->deadline_s, &y->deadline_s, sizeof x->deadline_s) != 0 ||
+            memcmp(&x->duration_s, &y->duration_s, sizeof x->duration_s) != 0)
+            return false;
+    }
+    return true;
+}
+
 static size_t
 read_source(const char *path, int c_sub, int c_dur, int c_gpu, bool interval, struct src_job **out)
 {
@@ -222,8 +242,7 @@ test_workload_synthetic_sources(struct test *t)
 
         CHECK_INT(pfs_workload_generate(&o, js, &w, &d), 0);
         CHECK_INT(pfs_workload_generate(&o, js, &w2, &d), 0);
-        CHECK(w && w2 && w->n_jobs == w2->n_jobs &&
-              memcmp(w->jobs, w2->jobs, w->n_jobs * sizeof *w->jobs) == 0);
+        CHECK(w && w2 && same_jobs(w, w2));
         pfs_workload_free(w2);
         pfs_workload_free(w);
         w = NULL;

@@ -72,6 +72,40 @@ struct arrivals {
     size_t n, cap;
 };
 
+/* A workload's strings: blocks that never move (its jobs point into them), newest first. */
+struct text_block {
+    struct text_block *next;
+    size_t used, size;
+    char s[];
+};
+
+/* s copied into w's storage; NULL when out of memory. "" is not stored. */
+static const char *
+text_add(struct pfs_workload *w, const char *s)
+{
+    struct text_block *b = w->text;
+    size_t n = strlen(s) + 1;
+    char *p;
+
+    if (n == 1)
+        return "";
+    if (!b || b->size - b->used < n) {
+        size_t size = b && b->size < ((size_t)1 << 24) ? 2 * b->size : (b ? b->size : 4096);
+
+        size = size < n ? n : size;
+        if (!(b = malloc(sizeof *b + size)))
+            return NULL;
+        b->next = w->text;
+        b->used = 0;
+        b->size = size;
+        w->text = b;
+    }
+    p = b->s + b->used;
+    memcpy(p, s, n);
+    b->used += n;
+    return p;
+}
+
 static int
 add(struct arrivals *a, double submit_s, double duration_s, int n_gpus)
 {
@@ -270,13 +304,15 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
     int rc, biggest = 0, max_g = 0;
     double scale_down = 1;
     size_t *memo = NULL;
+    const char **curve_id = NULL; /* per corpus job: its id in the workload's storage */
 
     *out = NULL;
     if ((rc = check_options(o, diag)) != 0)
         return rc;
     pool.v = malloc(corpus->n_jobs * sizeof *pool.v);
+    curve_id = calloc(corpus->n_jobs + 1, sizeof *curve_id);
     r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!pool.v || !r) {
+    if (!pool.v || !r || !curve_id) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -384,8 +420,20 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
             last = m[1];
         }
         c = pool.v[first + gsl_rng_uniform_int(r, last - first)];
-        snprintf(j->job_id, sizeof j->job_id, "w%06zu", i + 1);
-        pfs__strlcpy(j->curve_id, c->job_id, sizeof j->curve_id);
+        {
+            char id[32];
+            size_t k = (size_t)(c - corpus->jobs);
+
+            snprintf(id, sizeof id, "w%06zu", i + 1);
+            if (!curve_id[k])
+                curve_id[k] = text_add(w, c->job_id);
+            if (!(j->job_id = text_add(w, id)) || !curve_id[k]) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                goto out;
+            }
+            j->curve_id = curve_id[k];
+            j->pool = "";
+        }
         j->submit_s = a.v[i].submit_s;
         j->duration_s = a.v[i].duration_s;
         j->tokens = a.v[i].duration_s * c->tokens_per_s * j->n_gpus / c->n_gpus;
@@ -408,6 +456,7 @@ out:
     free(memo);
     free(a.v);
     free(pool.v);
+    free(curve_id);
     pfs_workload_free(w);
     return rc;
 }
@@ -418,12 +467,13 @@ pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag
     bool pools = false;
 
     for (size_t i = 0; i < w->n_jobs && !pools; i++)
-        pools = w->jobs[i].pool[0] != '\0';
+        pools = w->jobs[i].pool && w->jobs[i].pool[0] != '\0';
     fprintf(fp, "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier%s\n", pools ? ",pool" : "");
     for (size_t i = 0; i < w->n_jobs; i++) {
         const struct pfs_workload_job *j = &w->jobs[i];
 
-        if (strpbrk(j->job_id, "\n\r") || strpbrk(j->curve_id, "\n\r") || strpbrk(j->pool, "\n\r"))
+        if (strpbrk(j->job_id, "\n\r") || strpbrk(j->curve_id, "\n\r") ||
+            (j->pool && strpbrk(j->pool, "\n\r")))
             return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "job_id",
                                  "job '%.40s': a line break cannot be written to a CSV", j->job_id);
         pfs__csv_put_text(fp, j->job_id);
@@ -438,7 +488,7 @@ pfs_workload_write(const struct pfs_workload *w, FILE *fp, struct pfs_diag *diag
         fprintf(fp, ",%s", pfs_tier_name(j->tier));
         if (pools) {
             fputc(',', fp);
-            pfs__csv_put_text(fp, j->pool);
+            pfs__csv_put_text(fp, j->pool ? j->pool : "");
         }
         fputc('\n', fp);
     }
@@ -492,11 +542,10 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
             (rc = pfs__csv_str(&csv, idx[6], "tier", &tier)) ||
             (pool_idx != (size_t)-1 && (rc = pfs__csv_str(&csv, pool_idx, "pool", &pool))))
             goto fail;
-        if (strlen(pool) >= sizeof j.pool) {
+        if (strlen(pool) > PFS_WORKLOAD_ID_MAX) {
             rc = pfs__csv_error(&csv, pool_idx, "pool", PFS_EINVAL, "must be at most 31 bytes");
             goto fail;
         }
-        pfs__strlcpy(j.pool, pool, sizeof j.pool);
         for (k = 0; k < PFS_N_TIERS && strcmp(tier, pfs_tier_name(k)) != 0; k++)
             ;
         if (k == PFS_N_TIERS) {
@@ -504,11 +553,11 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
                                 "unknown tier '%s' (firm, flex1, flex2, flex3)", tier);
             goto fail;
         }
-        if (!*id || strlen(id) >= sizeof j.job_id || !*curve ||
-            strlen(curve) >= sizeof j.curve_id) {
+        if (!*id || strlen(id) > PFS_WORKLOAD_ID_MAX || !*curve ||
+            strlen(curve) > PFS_WORKLOAD_ID_MAX) {
             /* Blame the field that is wrong (issue 17: a 32-byte job id was blamed on
              * curve_id). */
-            bool id_bad = !*id || strlen(id) >= sizeof j.job_id;
+            bool id_bad = !*id || strlen(id) > PFS_WORKLOAD_ID_MAX;
 
             rc = pfs__csv_error(&csv, idx[id_bad ? 0 : 2], id_bad ? "job_id" : "curve_id",
                                 PFS_EINVAL, "must be 1 to 31 bytes, got %zu",
@@ -541,8 +590,11 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
             goto fail;
         }
         last = j.submit_s;
-        pfs__strlcpy(j.job_id, id, sizeof j.job_id);
-        pfs__strlcpy(j.curve_id, curve, sizeof j.curve_id);
+        if (!(j.job_id = text_add(w, id)) || !(j.curve_id = text_add(w, curve)) ||
+            !(j.pool = text_add(w, pool))) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+            goto fail;
+        }
         j.n_gpus = (int)n;
         j.tier = k;
         void *grown = pfs__grow(w->jobs, &cap, w->n_jobs, sizeof *w->jobs, 256);
@@ -576,6 +628,10 @@ pfs_workload_free(struct pfs_workload *w)
 {
     if (!w)
         return;
+    for (struct text_block *b = w->text, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(w->jobs);
     free(w);
 }
