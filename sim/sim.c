@@ -90,8 +90,24 @@ cmp_arrival(const void *a, const void *b)
     return (x->job > y->job) - (x->job < y->job);
 }
 
+/* A job's arrival, for the inputs' arrival order (16 bytes a job where order_key is 24). */
+struct arrival_key {
+    int64_t t_us;
+    uint32_t job;
+};
+
+static int
+cmp_arrival_key(const void *a, const void *b)
+{
+    const struct arrival_key *x = a, *y = b;
+
+    if (x->t_us != y->t_us)
+        return x->t_us < y->t_us ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
+
 struct pfs_sim_inputs {
-    struct order_key *arrival; /* the jobs in order of arrival, for every run (sorted once) */
+    struct arrival_key *arrival; /* the jobs in order of arrival, for every run (sorted once) */
     size_t n_pools;
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_gpu gpu[PFS_MAX_POOLS]; /* each pool's GPU profile */
@@ -103,15 +119,15 @@ struct pfs_sim_inputs {
     struct pfs_workload *wl;
     size_t n_curves;
     struct corpus_curve *curves;
-    size_t *job_curve; /* workload job -> its curve */
-    int *job_pool;     /* workload job -> the pool it names, -1: the scheduler's choice */
-    uint32_t *job_on;  /* n_jobs x n_pools: curve_on() for job j on pool p, UINT32_MAX for
-                        * SIZE_MAX (one read where there were three, at every start and
-                        * backfill test) */
-    size_t *curve_on;  /* n_curves x n_pools: the curve a job of curve k runs on pool p (k
-                        * itself on its own GPU, its measured twin on another), SIZE_MAX: it
-                        * cannot run there */
-    struct nodr *nodr; /* the run without DR events, when the same for every policy */
+    uint32_t *job_curve; /* workload job -> its curve (n_curves < UINT32_MAX) */
+    int *job_pool;       /* workload job -> the pool it names, -1: the scheduler's choice */
+    uint32_t *job_on;    /* n_jobs x n_pools: curve_on() for job j on pool p, UINT32_MAX for
+                          * SIZE_MAX (one read where there were three, at every start and
+                          * backfill test) */
+    size_t *curve_on;    /* n_curves x n_pools: the curve a job of curve k runs on pool p (k
+                          * itself on its own GPU, its measured twin on another), SIZE_MAX: it
+                          * cannot run there */
+    struct nodr *nodr;   /* the run without DR events, when the same for every policy */
     /* facility.variability (issue 19): each curve's DVFS parameters fitted on its own GPU,
      * and each pool's GPUs' efficiencies; NULL when the GPUs are identical */
     struct pfs_dvfs_job *fit;
@@ -193,11 +209,11 @@ struct sim {
     /* the finished jobs' throughput loss (summarise), recorded as each finishes */
     double *loss;
     size_t n_loss, loss_cap;
-    struct pfs_job_result *per_job;  /* the caller's, or NULL */
-    size_t *queue, q_head, q_len;    /* queued job indices, FIFO (the scanning scheduler) */
-    struct pfs__queue *iq;           /* the indexed queue, or NULL: scan (indexed_queue) */
-    struct pfs__order *ord;          /* running jobs in order of estimated finish, per pool */
-    const struct order_key *arrival; /* the jobs in order of arrival (the inputs') */
+    struct pfs_job_result *per_job;    /* the caller's, or NULL */
+    size_t *queue, q_head, q_len;      /* queued job indices, FIFO (the scanning scheduler) */
+    struct pfs__queue *iq;             /* the indexed queue, or NULL: scan (indexed_queue) */
+    struct pfs__order *ord;            /* running jobs in order of estimated finish, per pool */
+    const struct arrival_key *arrival; /* the jobs in order of arrival (the inputs') */
     size_t n_arrived;
     uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
     bool reference;      /* the straightforward engine (scan_backfill): the queue scanned,
@@ -449,7 +465,7 @@ place_jobs(struct pfs_sim_inputs *in, struct pfs_diag *diag)
             return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "curve_id",
                                  "workload job '%s' runs curve '%s', which the corpus lacks",
                                  w->job_id, w->curve_id);
-        in->job_curve[j] = i;
+        in->job_curve[j] = (uint32_t)i;
         in->job_pool[j] = -1;
         if (w->pool && w->pool[0]) {
             char names[PFS_MAX_POOLS * 34] = "";
@@ -745,15 +761,16 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
             in->job_on[j * in->n_pools + p] = c == SIZE_MAX ? UINT32_MAX : (uint32_t)c;
         }
     }
-    if (!(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+    if (in->wl->n_jobs >= UINT32_MAX ||
+        !(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
     pfs__huge(in->arrival, in->wl->n_jobs * sizeof *in->arrival);
     for (size_t j = 0; j < in->wl->n_jobs; j++)
-        in->arrival[j] = (struct order_key){in->wl->jobs[j].deadline_s,
-                                            (int64_t)(in->wl->jobs[j].submit_s * US), j};
-    qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival);
+        in->arrival[j] =
+            (struct arrival_key){(int64_t)(in->wl->jobs[j].submit_s * US), (uint32_t)j};
+    qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival_key);
     *out = in;
     return 0;
 fail:
@@ -2522,9 +2539,9 @@ indexed_queue(struct sim *s)
             rc = PFS_ENOMEM;
             goto out;
         }
-        memcpy(key, s->arrival, n * sizeof *key); /* arrival order */
-        for (size_t r = 0; r < n; r++)
-            key[r].t_us = (int64_t)r;
+        for (size_t r = 0; r < n; r++) /* in arrival order */
+            key[r] = (struct order_key){s->in->wl->jobs[s->arrival[r].job].deadline_s, (int64_t)r,
+                                        s->arrival[r].job};
         qsort(key, n, sizeof *key, cmp_deadline);
         for (size_t r = 0; r < n; r++)
             rank_job[r] = (uint32_t)key[r].job;
@@ -2735,7 +2752,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                pfs_dr_over_s(&sc->dr[s.dr_by_start[s.dr_live]]) + 3600 <= (double)s.now_us / US)
             s.dr_live++; /* over an hour ago: no look back reaches it */
         if (ev.type == PFS__EV_ARRIVAL && ++s.n_arrived < n) { /* the stream's next */
-            const struct order_key *a = &s.arrival[s.n_arrived];
+            const struct arrival_key *a = &s.arrival[s.n_arrived];
 
             rc = pfs__heap_push_seq(&s.heap, a->t_us, PFS__EV_ARRIVAL, (uint32_t)a->job, 0, a->job);
         } else if (ev.type == PFS__EV_MINUTE &&
