@@ -16,37 +16,48 @@
 
 #include "sim.h"
 
-struct bucket {
+/* What does not change while a run goes: the ranks, the buckets and their jobs, the run
+ * times. Made once per inputs and queue order, and shared by every run of them. */
+struct bucket_index {
     int n_gpus;
-    size_t n;       /* its jobs, queued or not */
-    size_t queued;  /* of which queued now */
-    size_t size;    /* leaves of the tree: a power of two >= n */
+    size_t n;       /* its jobs */
+    size_t size;    /* leaves of its tree: a power of two >= n */
     uint32_t *job;  /* [n] its jobs in rank order */
     uint32_t *rank; /* [n] their ranks */
-    double *tree;   /* [2 size] min run time over each node's queued jobs (+inf: none) */
 };
 
-struct pfs__queue {
-    size_t n_jobs, n_queued;
-    /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs, and
-     * the index is every run's): */
+struct pfs__queue_index {
+    /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs) */
+    size_t n_jobs;
     uint32_t *rank_job;   /* [n_jobs] the job of each rank */
     uint32_t *job_rank;   /* [n_jobs] the rank of each job */
     uint32_t *job_bucket; /* [n_jobs] its bucket */
     uint32_t *job_leaf;   /* [n_jobs] its index in its bucket */
     double *dur;          /* [n_jobs] its run time */
-    uint64_t *word;       /* queued ranks, one bit each */
-    uint64_t *summary;    /* bit w: word w is not zero */
-    size_t n_words, n_summary;
-    struct bucket *b;
+    struct bucket_index *b;
     size_t n_buckets;
 };
 
+/* A run's queue: which jobs are queued now. */
+struct bucket {
+    size_t queued; /* its jobs queued now */
+    double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
+};
+
+struct pfs__queue {
+    const struct pfs__queue_index *x;
+    size_t n_queued;
+    uint64_t *word;    /* queued ranks, one bit each */
+    uint64_t *summary; /* bit w: word w is not zero */
+    size_t n_words, n_summary;
+    struct bucket *b; /* [x->n_buckets] */
+};
+
 int
-pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int *n_gpus,
-               double *dur)
+pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job, const int *n_gpus,
+                     double *dur)
 {
-    struct pfs__queue *q = calloc(1, sizeof *q);
+    struct pfs__queue_index *q = calloc(1, sizeof *q);
     int *sizes = NULL, most = 0;
     size_t n_sizes = 0;
     bool *seen = NULL;
@@ -59,17 +70,12 @@ pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int 
         return PFS_ENOMEM;
     }
     q->n_jobs = n;
-    q->n_words = n / 64 + 1;
-    q->n_summary = q->n_words / 64 + 1;
-    q->rank_job = rank_job; /* the caller's, now the queue's */
+    q->rank_job = rank_job; /* the caller's, now the index's */
     q->dur = dur;
     q->job_rank = malloc((n + 1) * sizeof *q->job_rank);
     q->job_bucket = malloc((n + 1) * sizeof *q->job_bucket);
     q->job_leaf = malloc((n + 1) * sizeof *q->job_leaf);
-    q->word = calloc(q->n_words, sizeof *q->word);
-    q->summary = calloc(q->n_summary, sizeof *q->summary);
-    if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur || !q->word ||
-        !q->summary)
+    if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur)
         goto fail;
     pfs__huge(q->job_rank, n * sizeof *q->job_rank);
     pfs__huge(q->job_bucket, n * sizeof *q->job_bucket);
@@ -110,25 +116,21 @@ pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int 
         q->b[lo].n++;
     }
     for (size_t k = 0; k < n_sizes; k++) {
-        struct bucket *b = &q->b[k];
+        struct bucket_index *b = &q->b[k];
 
         for (b->size = 1; b->size < b->n; b->size *= 2)
             ;
         b->job = malloc(b->n * sizeof *b->job);
         b->rank = malloc(b->n * sizeof *b->rank);
-        b->tree = malloc(2 * b->size * sizeof *b->tree);
-        if (!b->job || !b->rank || !b->tree)
+        if (!b->job || !b->rank)
             goto fail;
         pfs__huge(b->job, b->n * sizeof *b->job);
         pfs__huge(b->rank, b->n * sizeof *b->rank);
-        pfs__huge(b->tree, 2 * b->size * sizeof *b->tree);
-        for (size_t i = 0; i < 2 * b->size; i++)
-            b->tree[i] = HUGE_VAL;
         b->n = 0;
     }
     for (size_t r = 0; r < n; r++) {
         size_t j = rank_job[r];
-        struct bucket *b = &q->b[q->job_bucket[j]];
+        struct bucket_index *b = &q->b[q->job_bucket[j]];
 
         q->job_leaf[j] = (uint32_t)b->n;
         b->job[b->n] = (uint32_t)j;
@@ -141,6 +143,57 @@ pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int 
 fail:
     free(sizes);
     free(seen);
+    pfs__queue_index_free(q);
+    return PFS_ENOMEM;
+}
+
+void
+pfs__queue_index_free(struct pfs__queue_index *q)
+{
+    if (!q)
+        return;
+    for (size_t k = 0; q->b && k < q->n_buckets; k++) {
+        free(q->b[k].job);
+        free(q->b[k].rank);
+    }
+    free(q->b);
+    free(q->rank_job);
+    free(q->job_rank);
+    free(q->job_bucket);
+    free(q->job_leaf);
+    free(q->dur);
+    free(q);
+}
+
+int
+pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x)
+{
+    struct pfs__queue *q = calloc(1, sizeof *q);
+
+    *out = NULL;
+    if (!q)
+        return PFS_ENOMEM;
+    q->x = x;
+    q->n_words = x->n_jobs / 64 + 1;
+    q->n_summary = q->n_words / 64 + 1;
+    q->word = calloc(q->n_words, sizeof *q->word);
+    q->summary = calloc(q->n_summary, sizeof *q->summary);
+    q->b = calloc(x->n_buckets + 1, sizeof *q->b);
+    if (!q->word || !q->summary || !q->b)
+        goto fail;
+    for (size_t k = 0; k < x->n_buckets; k++) {
+        struct bucket *b = &q->b[k];
+        size_t leaves = 2 * x->b[k].size;
+
+        if (!(b->tree = malloc(leaves * sizeof *b->tree)))
+            goto fail;
+        pfs__huge(b->tree, leaves * sizeof *b->tree);
+        for (size_t i = 0; i < leaves; i++)
+            b->tree[i] = HUGE_VAL;
+    }
+    *out = q;
+    return 0;
+fail:
     pfs__queue_free(q);
     return PFS_ENOMEM;
 }
@@ -150,26 +203,18 @@ pfs__queue_free(struct pfs__queue *q)
 {
     if (!q)
         return;
-    for (size_t k = 0; q->b && k < q->n_buckets; k++) {
-        free(q->b[k].job);
-        free(q->b[k].rank);
+    for (size_t k = 0; q->b && k < q->x->n_buckets; k++)
         free(q->b[k].tree);
-    }
     free(q->b);
-    free(q->rank_job);
-    free(q->job_rank);
-    free(q->job_bucket);
-    free(q->job_leaf);
-    free(q->dur);
     free(q->word);
     free(q->summary);
     free(q);
 }
 
 static void
-tree_set(struct bucket *b, size_t leaf, double v)
+tree_set(struct bucket *b, size_t size, size_t leaf, double v)
 {
-    size_t i = b->size + leaf;
+    size_t i = size + leaf;
 
     b->tree[i] = v;
     for (i /= 2; i >= 1; i /= 2)
@@ -194,23 +239,25 @@ mark(struct pfs__queue *q, size_t r, bool on)
 void
 pfs__queue_push(struct pfs__queue *q, size_t j)
 {
-    struct bucket *b = &q->b[q->job_bucket[j]];
+    const struct pfs__queue_index *x = q->x;
+    size_t k = x->job_bucket[j];
 
-    tree_set(b, q->job_leaf[j], q->dur[j]);
-    b->queued++;
+    tree_set(&q->b[k], x->b[k].size, x->job_leaf[j], x->dur[j]);
+    q->b[k].queued++;
     q->n_queued++;
-    mark(q, q->job_rank[j], true);
+    mark(q, x->job_rank[j], true);
 }
 
 void
 pfs__queue_remove(struct pfs__queue *q, size_t j)
 {
-    struct bucket *b = &q->b[q->job_bucket[j]];
+    const struct pfs__queue_index *x = q->x;
+    size_t k = x->job_bucket[j];
 
-    tree_set(b, q->job_leaf[j], HUGE_VAL);
-    b->queued--;
+    tree_set(&q->b[k], x->b[k].size, x->job_leaf[j], HUGE_VAL);
+    q->b[k].queued--;
     q->n_queued--;
-    mark(q, q->job_rank[j], false);
+    mark(q, x->job_rank[j], false);
 }
 
 size_t
@@ -226,7 +273,7 @@ pfs__queue_head(const struct pfs__queue *q)
         if (q->summary[s]) {
             size_t w = 64 * s + (size_t)__builtin_ctzll(q->summary[s]);
 
-            return q->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
+            return q->x->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
         }
     return SIZE_MAX;
 }
@@ -234,7 +281,7 @@ pfs__queue_head(const struct pfs__queue *q)
 size_t
 pfs__queue_rank(const struct pfs__queue *q, size_t j)
 {
-    return q->job_rank[j];
+    return q->x->job_rank[j];
 }
 
 /* The first leaf >= lo of bucket b whose value is <= x, or SIZE_MAX: descend from the root,
@@ -259,10 +306,10 @@ first_at_most(const struct bucket *b, size_t node, size_t node_lo, size_t node_l
 bool
 pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except)
 {
-    for (size_t k = 0; k < q->n_buckets && q->b[k].n_gpus <= max_gpus; k++) {
+    for (size_t k = 0; k < q->x->n_buckets && q->x->b[k].n_gpus <= max_gpus; k++) {
         size_t others = q->b[k].queued;
 
-        if (except != SIZE_MAX && q->job_bucket[except] == k)
+        if (except != SIZE_MAX && q->x->job_bucket[except] == k)
             others--;
         if (others > 0)
             return true;
@@ -276,11 +323,11 @@ pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_
 {
     size_t best = SIZE_MAX, best_rank = SIZE_MAX;
 
-    for (size_t k = 0; k < q->n_buckets && q->b[k].n_gpus <= max_gpus; k++) {
-        const struct bucket *b = &q->b[k];
+    for (size_t k = 0; k < q->x->n_buckets && q->x->b[k].n_gpus <= max_gpus; k++) {
+        const struct bucket_index *b = &q->x->b[k];
         size_t lo = 0, hi = b->n, leaf;
 
-        if (b->queued == 0)
+        if (q->b[k].queued == 0)
             continue;
         /* The first of its jobs ranked after `after` (ranks ascend along the bucket). */
         while (lo < hi) {
@@ -292,7 +339,7 @@ pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_
                 hi = mid;
         }
         /* (a finite bound: a job not queued holds +inf) */
-        leaf = first_at_most(b, 1, 0, b->size, lo,
+        leaf = first_at_most(&q->b[k], 1, 0, b->size, lo,
                              b->n_gpus <= any_gpus ? DBL_MAX : fmin(max_dur, DBL_MAX));
         if (leaf != SIZE_MAX && leaf < b->n && b->rank[leaf] < best_rank) {
             best_rank = b->rank[leaf];

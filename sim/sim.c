@@ -128,6 +128,14 @@ struct pfs_sim_inputs {
                           * itself on its own GPU, its measured twin on another), SIZE_MAX: it
                           * cannot run there */
     struct nodr *nodr;   /* the run without DR events, when the same for every policy */
+    /* The indexed queue's index (sim/queue.c) in arrival [0] and deadline [1] order: made by
+     * the first run that asks for it, shared by the rest (it depends on the inputs alone) */
+    struct qindex {
+        pthread_mutex_t lock;
+        bool made[2];
+        int rc[2];
+        struct pfs__queue_index *x[2]; /* NULL (rc 0): the order cannot be indexed */
+    } * qx;
     /* facility.variability (issue 19): each curve's DVFS parameters fitted on its own GPU,
      * and each pool's GPUs' efficiencies; NULL when the GPUs are identical */
     struct pfs_dvfs_job *fit;
@@ -624,6 +632,11 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     pthread_mutex_init(&in->nodr->lock, NULL);
+    if (!(in->qx = calloc(1, sizeof *in->qx))) {
+        pfs_sim_inputs_free(in);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    pthread_mutex_init(&in->qx->lock, NULL);
     if ((rc = facility_new(in, sc, diag)))
         goto fail;
     if (strncmp(sc->corpus, "import:", 7) == 0) {
@@ -831,6 +844,12 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
         free(in->eta[p]);
     pthread_mutex_destroy(&in->nodr->lock);
     free(in->nodr);
+    if (in->qx) {
+        pfs__queue_index_free(in->qx->x[0]);
+        pfs__queue_index_free(in->qx->x[1]);
+        pthread_mutex_destroy(&in->qx->lock);
+        free(in->qx);
+    }
     pfs_workload_free(in->wl);
     pfs_predictor_free(in->pred);
     pfs_jobset_free(in->js);
@@ -2501,11 +2520,11 @@ cmp_deadline(const void *a, const void *b)
     return cmp_arrival(a, b);
 }
 
-/* Builds s->iq where the indexed scheduler gives what the scanning one does: one pool, no
- * admission, every job able to run on that pool, and (for the deadline queue) no NaN
- * deadline; otherwise leaves it NULL. Returns 0 or PFS_ENOMEM. */
+/* Makes the queue index for the inputs in arrival order (edf false) or deadline order, or
+ * leaves *out NULL where some job cannot be indexed (one that cannot run on the pool, or a
+ * NaN deadline in deadline order). Returns 0 or PFS_ENOMEM. */
 static int
-indexed_queue(struct sim *s)
+index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
 {
     size_t n = s->n_jobs;
     uint32_t *rank_job = NULL;
@@ -2513,10 +2532,9 @@ indexed_queue(struct sim *s)
     int *gpus = NULL, rc = 0;
     double *dur = NULL;
 
-    if (s->reference || s->in->n_pools != 1 || s->sc->admit_deadlines || n == 0)
-        return 0;
+    *out = NULL;
     for (size_t j = 0; j < n; j++)
-        if (curve_on(s, j, 0) == SIZE_MAX || (s->sc->edf && isnan(s->in->wl->jobs[j].deadline_s)))
+        if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
     if (n >= UINT32_MAX)
         return 0;
@@ -2534,7 +2552,7 @@ indexed_queue(struct sim *s)
         gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
     }
-    if (s->sc->edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
+    if (edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
         if (!(key = malloc(n * sizeof *key))) {
             rc = PFS_ENOMEM;
             goto out;
@@ -2548,8 +2566,8 @@ indexed_queue(struct sim *s)
     } else
         for (size_t r = 0; r < n; r++)
             rank_job[r] = (uint32_t)s->arrival[r].job;
-    rc = pfs__queue_new(&s->iq, n, rank_job, gpus, dur);
-    rank_job = NULL; /* the queue's now */
+    rc = pfs__queue_index_new(out, n, rank_job, gpus, dur);
+    rank_job = NULL; /* the index's now */
     dur = NULL;
 out:
     free(key);
@@ -2557,6 +2575,30 @@ out:
     free(gpus);
     free(dur);
     return rc;
+}
+
+/* Builds s->iq where the indexed scheduler gives what the scanning one does: one pool, no
+ * admission, every job able to run on that pool, and (for the deadline queue) no NaN
+ * deadline; otherwise leaves it NULL. Its index is the inputs', made once. Returns 0 or
+ * PFS_ENOMEM. */
+static int
+indexed_queue(struct sim *s)
+{
+    struct qindex *c = s->in->qx;
+    int e = s->sc->edf ? 1 : 0, rc;
+    const struct pfs__queue_index *x;
+
+    if (s->reference || s->in->n_pools != 1 || s->sc->admit_deadlines || s->n_jobs == 0)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    if (!c->made[e]) {
+        c->rc[e] = index_make(s, e == 1, &c->x[e]);
+        c->made[e] = true;
+    }
+    rc = c->rc[e];
+    x = c->x[e];
+    pthread_mutex_unlock(&c->lock);
+    return rc == 0 && x ? pfs__queue_new(&s->iq, x) : rc;
 }
 
 const struct pfs_policy_ops *

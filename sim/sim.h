@@ -47,11 +47,17 @@ void pfs__heap_fini(struct pfs__heap *h);
  * pfs__queue_any_within says whether a queued job other than `except` (SIZE_MAX: none) has at
  * most max_gpus GPUs; pfs__queue_next is the queued job of lowest rank above `after`
  * (SIZE_MAX: from the start) with at most max_gpus GPUs and either at most any_gpus GPUs or a
- * run time of at most max_dur, SIZE_MAX if none. pfs__queue_new takes rank_job and dur
- * (malloc'd) as its own, freeing them with the queue or on failure; n < UINT32_MAX. */
+ * run time of at most max_dur, SIZE_MAX if none. The index (ranks, buckets, run times) does
+ * not change during a run and is shared by the runs of the same inputs and queue order;
+ * pfs__queue_index_new takes rank_job and dur (malloc'd) as its own, freeing them with the
+ * index or on failure; n < UINT32_MAX. A queue (what is queued now) is a run's own and must
+ * not outlive its index. */
+struct pfs__queue_index;
 struct pfs__queue;
-int pfs__queue_new(struct pfs__queue **out, size_t n, uint32_t *rank_job, const int *n_gpus,
-                   double *dur);
+int pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job,
+                         const int *n_gpus, double *dur);
+void pfs__queue_index_free(struct pfs__queue_index *x);
+int pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x);
 void pfs__queue_free(struct pfs__queue *q);
 void pfs__queue_push(struct pfs__queue *q, size_t j);
 void pfs__queue_remove(struct pfs__queue *q, size_t j);
