@@ -107,6 +107,46 @@ pfs__cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void
+pfs__sort_doubles(double *v, size_t n)
+{
+    size_t count[8][256] = {{0}};
+    uint64_t *a = NULL, *b = NULL, *t;
+    bool radix = n >= 4096;
+
+    for (size_t i = 0; i < n && radix; i++)
+        radix = v[i] >= 0 && !signbit(v[i]); /* (not NaN, negative or -0) */
+    if (radix && (a = malloc(n * sizeof *a)) != NULL && (b = malloc(n * sizeof *b)) != NULL) {
+        memcpy(a, v, n * sizeof *a); /* the bits (memcpy: no aliasing of a double) */
+        for (size_t i = 0; i < n; i++)
+            for (int d = 0; d < 8; d++)
+                count[d][a[i] >> (8 * d) & 0xff]++;
+        /* least significant byte first, each pass stable; a byte all values share is
+         * skipped */
+        for (int d = 0; d < 8; d++) {
+            size_t sum = 0;
+
+            if (count[d][a[0] >> (8 * d) & 0xff] == n)
+                continue;
+            for (int k = 0; k < 256; k++) {
+                size_t c = count[d][k];
+
+                count[d][k] = sum;
+                sum += c;
+            }
+            for (size_t i = 0; i < n; i++)
+                b[count[d][a[i] >> (8 * d) & 0xff]++] = a[i];
+            t = a;
+            a = b;
+            b = t;
+        }
+        memcpy(v, a, n * sizeof *v);
+    } else
+        qsort(v, n, sizeof *v, pfs__cmp_double);
+    free(a);
+    free(b);
+}
+
 bool
 pfs__parse_long(const char *s, long *out)
 {

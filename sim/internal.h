@@ -83,6 +83,12 @@ bool pfs__parse_long(const char *s, long *out);
  * only finite values). */
 int pfs__cmp_double(const void *a, const void *b);
 
+/* Sorts v ascending, to the same bytes as qsort with pfs__cmp_double, in linear time where
+ * every value is a non-negative number other than -0 (their bits then order as they do:
+ * a radix sort); otherwise, or for short arrays, or out of memory, by qsort. A run's
+ * minutes and its jobs' losses are a million values each. */
+void pfs__sort_doubles(double *v, size_t n);
+
 /* traces/csv.c: a strict, line-oriented CSV reader (RFC 4180 quoting, no newlines inside
  * quotes, CRLF accepted). Fields point into the reader's buffer and live until the next
  * call of pfs__csv_next. */

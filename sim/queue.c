@@ -211,14 +211,22 @@ pfs__queue_free(struct pfs__queue *q)
     free(q);
 }
 
+/* Sets a leaf and the minima above it, up to the first that does not change. The values
+ * are run times or +inf, never NaN (index_make), so a comparison is fmin (a call into libm
+ * at -O2, 2% of a year of the Poisson case). */
 static void
 tree_set(struct bucket *b, size_t size, size_t leaf, double v)
 {
     size_t i = size + leaf;
 
     b->tree[i] = v;
-    for (i /= 2; i >= 1; i /= 2)
-        b->tree[i] = fmin(b->tree[2 * i], b->tree[2 * i + 1]);
+    for (i /= 2; i >= 1; i /= 2) {
+        double l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l < r ? l : r;
+
+        if (!(m < b->tree[i]) && !(m > b->tree[i]))
+            break;
+        b->tree[i] = m;
+    }
 }
 
 static void

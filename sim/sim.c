@@ -2473,7 +2473,7 @@ summarise(struct sim *s)
     size_t n = 0;
 
     out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
-    qsort(s->minute_w, s->n_minutes, sizeof *s->minute_w, pfs__cmp_double);
+    pfs__sort_doubles(s->minute_w, s->n_minutes);
     out->peak_facility_w = s->n_minutes ? s->minute_w[s->n_minutes - 1] : (double)NAN;
     out->p99_facility_w = quantile(s->minute_w, s->n_minutes, 0.99);
     for (size_t k = 0; k < s->sc->n_dr; k++) {
@@ -2498,7 +2498,7 @@ summarise(struct sim *s)
     }
     loss = s->loss;
     n = s->n_loss;
-    qsort(loss, n, sizeof *loss, pfs__cmp_double);
+    pfs__sort_doubles(loss, n);
     out->job_loss_mean = 0;
     for (size_t i = 0; i < n; i++)
         out->job_loss_mean += loss[i] / (double)n;
@@ -2551,6 +2551,10 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     for (size_t j = 0; j < n; j++) {
         gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
+        if (isnan(dur[j])) { /* (the index's trees order run times: the scan it is) */
+            rc = 0;
+            goto out;
+        }
     }
     if (edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
         if (!(key = malloc(n * sizeof *key))) {

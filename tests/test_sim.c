@@ -7,6 +7,7 @@
  * draw and energy below follows by hand. The facility: 8 GPUs in one node, 1,000 W of other
  * draw per node, PUE 1.5.
  */
+#include <float.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
@@ -370,6 +371,47 @@ test_sim_indexed_queue(struct test *t)
     }
     CHECK_INT(indexed, 12); /* every case ran the indexed scheduler */
     CHECK(reused > 0);      /* and some decisions were reused, so their reuse was compared */
+    gsl_rng_free(r);
+}
+
+void
+test_sort_doubles(struct test *t)
+{
+    /* The radix sort of a run's minutes and losses against qsort with pfs__cmp_double, byte
+     * for byte: random magnitudes over many binades, zeros, repeated values, +inf, and the
+     * cases it leaves to qsort (a negative, a NaN, -0, short arrays). */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    static const size_t sizes[] = {0, 1, 100, 4095, 4096, 50000};
+
+    gsl_rng_set(r, 7);
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        for (int odd = 0; odd < 4; odd++) {
+            size_t n = sizes[c];
+            double *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
+
+            for (size_t i = 0; i < n; i++) {
+                double u = gsl_rng_uniform(r);
+
+                a[i] = i % 7 == 0    ? 0
+                       : i % 5 == 0  ? a[i / 2] /* a repeat */
+                       : i % 11 == 0 ? HUGE_VAL
+                       : i % 2 == 0  ? ldexp(u, (int)gsl_rng_uniform_int(r, 80) - 40)
+                                     : 1 + (double)gsl_rng_uniform_int(r, 1 << 20) * DBL_EPSILON;
+                /* (the last: values apart in their lowest mantissa bytes only) */
+            }
+            if (n > 2 && odd > 0) /* one value qsort must handle */
+                a[n / 2] = odd == 1 ? -1.5 : odd == 2 ? -0.0 : (double)NAN;
+            memcpy(b, a, n * sizeof *a);
+            pfs__sort_doubles(a, n);
+            qsort(b, n, sizeof *b, pfs__cmp_double);
+            if (memcmp(a, b, n * sizeof *a) != 0)
+                test_fail(t, __FILE__, __LINE__, "n %zu, case %d: not qsort's bytes", n, odd);
+            for (size_t i = 1; i < n && odd == 0; i++)
+                CHECK(a[i - 1] <= a[i]);
+            free(a);
+            free(b);
+        }
+    }
     gsl_rng_free(r);
 }
 
