@@ -2272,7 +2272,10 @@ control(struct sim *s)
          * the budget it is given. A policy that pauses whole jobs leaves some unused; raising
          * k then would only store up power released all at once later. */
         stepped = false;
-        for (size_t r = 0; r < s->n_running; r++) {
+        /* A reused decision is the one made for these jobs in these slots, which decide()
+         * recorded then: each job's would be a no-op now (outside discrete pausing, where an
+         * unchanged pause still schedules), so the pass is skipped. */
+        for (size_t r = 0; (!reuse || s->sc->discrete_pauses) && r < s->n_running; r++) {
             /* Discrete pausing carries a fractional pause out with whole jobs, which save
              * in steps and leave budget unused: such a decision does not commit its budget. */
             stepped |= s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
