@@ -2,9 +2,11 @@
 # bench/scale.sh - issue 16's scaling benchmark (results in docs/benchmarks.md): years of
 # 1k-100k GPUs with unscaled arrivals (the fitted ITP cluster 04 model, and Poisson), with
 # jobs, events, wall time, events per second and peak RSS; time against simulated days on
-# 4,096 GPUs under a 5 MW cap (bench/cap-4k.cfg) with a fitted exponent; and the Python
-# reference (bench/pyref.py) side by side with pfisim on the same facility and window.
-#   sh bench/scale.sh [quick]     quick: skip the 100k-GPU (3 days) and the 8-day Python rows
+# 4,096 GPUs under a 5 MW cap (bench/cap-4k.cfg) with a fitted exponent; a fitted exponent
+# of time against events over the ITP years; and the Python reference (bench/pyref.py) side
+# by side with pfisim on the same facility and window.
+#   sh bench/scale.sh [quick]     quick: the 100k-GPU row 3 days, not a year (8 minutes on
+#                                 2 cores), and no 8-day Python row
 set -eu
 dir=$(dirname "$0")
 bin=$dir/../build/pfisim
@@ -12,24 +14,30 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 quick=${1:-}
 
-row() { # label cfg
+row() { # label cfg [fit]: fit: the row's events and time go into the exponent's fit
     /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$2" > "$tmp/out"
+    fit=${3:-}
     set -- "$1" $(sed -n 1p "$tmp/out" | sed 's/.*, \([0-9]*\) jobs, .*DR events, \([0-9]*\) events simulated.*/\1 \2/') \
         $(cat "$tmp/time")
+    [ -n "$fit" ] && echo "$3 $4" >> "$tmp/efit"
     awk -v l="$1" -v j="$2" -v e="$3" -v s="$4" -v k="$5" 'BEGIN {
         printf "| %s | %d | %d | %.2f | %.2g | %.0f |\n", l, j, e, s, e / (s > 0 ? s : 1e-3), k / 1024 }'
 }
 
 echo "| run | jobs | events | wall s | events/s | peak RSS MiB |"
 echo "|---|---|---|---|---|---|"
+: > "$tmp/efit"
 for g in 1000 4096 10000 100000; do
-    [ "$quick" = quick ] && [ "$g" = 100000 ] && continue
     days=365
-    [ "$g" = 100000 ] && days=3
+    [ "$quick" = quick ] && [ "$g" = 100000 ] && days=3
     sed "s/gpus = 10000;/gpus = $g;/; s/gpu_scale = 20;/gpu_scale = 1;/; s/duration_days = 365.0;/duration_days = $days.0;/" \
         "$dir/year.cfg" > "$tmp/itp.cfg"
-    row "$g GPUs, $days days, fitted ITP 04 unscaled, pfi" "$tmp/itp.cfg"
+    fit=fit
+    [ "$days" = 365 ] || fit= # (the exponent is over years alone)
+    row "$g GPUs, $days days, fitted ITP 04 unscaled, pfi" "$tmp/itp.cfg" $fit
 done
+awk '{ x = log($1); y = log($2 > 0 ? $2 : 1e-3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+     END { if (n > 1) printf "\nfitted exponent over the ITP rows (time ~ events^b): b = %.2f\n\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/efit"
 row "10000 GPUs, 365 days, Poisson 317/h, oracle (bench/poisson-10k.cfg)" "$dir/poisson-10k.cfg"
 echo
 echo "time against simulated days, bench/cap-4k.cfg (4,096 GPUs, 5 MW cap, 10 events, 4 policies):"
