@@ -157,7 +157,6 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
     for (size_t i = 0; i < n && rc == 0; i++)
         out[i].deadline = lost[i];
 out:
-    free(c);
     free(floor);
     free(lost);
     free(paused);

@@ -18,13 +18,12 @@ int
 pfs__tier_floors(const struct pfs_alloc_view *v, const char *policy, double *floor,
                  struct pfs_diag *diag)
 {
-    struct pfs_pwl *c = NULL;
-    int rc = pfs__predicted_curves(v, policy, true, &c, diag);
+    const struct pfs_pwl *c = NULL;
+    int rc = pfs__predicted_readonly(v, policy, true, &c, diag);
 
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
         floor[i] = fmin(fmax(pfs__floor_cap(&c[i], v->jobs[i].max_loss), v->jobs[i].min_w),
                         v->jobs[i].max_w);
-    free(c);
     return rc;
 }
 

@@ -50,7 +50,6 @@ pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
         else if (rc == 0)
             rc = pfs__waterfill("pfi", c ? c : made, v->jobs, v->n_jobs, v->budget_w, NULL, out,
                                 extrapolate ? diag : &first);
-        free(made);
         if (rc != PFS_EINVAL || extrapolate)
             break;
     }

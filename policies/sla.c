@@ -89,7 +89,6 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
         pfs__pwl_clip(&c[i], floor[i]);
     rc = pfs__waterfill("sla", c, v->jobs, n, v->budget_w, paused, out, diag);
 out:
-    free(c);
     free(floor);
     free(paused);
     free(o);

@@ -169,6 +169,8 @@ struct wf_scratch {
     size_t cap_of_cap;
     uint64_t *seen; /* pfs__predicted_kept: the classes met, a bit each */
     size_t seen_cap;
+    struct pfs_pwl *pred; /* pfs__predicted_curves's array */
+    size_t pred_cap;
     double bucket[WF_BUCKETS];
 };
 
@@ -187,6 +189,7 @@ wf_free(void *p)
         free(w->order);
         free(w->cap_of);
         free(w->seen);
+        free(w->pred);
         free(w->s);
         free(w);
     }
@@ -672,6 +675,7 @@ int
 pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
                       struct pfs_pwl **out, struct pfs_diag *diag)
 {
+    struct wf_scratch *w;
     struct pfs_pwl *c;
     int rc = 0;
 
@@ -679,8 +683,10 @@ pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool e
     if (!v->telemetry)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "telemetry",
                              "the %s policy needs each job's telemetry", policy);
-    if (!(c = malloc((v->n_jobs + 1) * sizeof *c)))
+    if (!(w = wf_scratch(0, 0)) ||
+        wf_grow((void **)&w->pred, &w->pred_cap, v->n_jobs + 1, sizeof *w->pred))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    c = w->pred;
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++) {
         const struct pfs_pwl *kept = v->predicted[extrapolate];
 
@@ -689,10 +695,22 @@ pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool e
         else
             rc = pfs__predicted_curve(v, i, extrapolate, &c[i], diag);
     }
-    if (rc)
-        free(c);
-    else
+    if (rc == 0)
         *out = c;
+    return rc;
+}
+
+int
+pfs__predicted_readonly(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
+                        const struct pfs_pwl **out, struct pfs_diag *diag)
+{
+    struct pfs_pwl *made = NULL;
+    int rc;
+
+    if ((*out = pfs__predicted_kept(v, extrapolate)) != NULL)
+        return 0;
+    rc = pfs__predicted_curves(v, policy, extrapolate, &made, diag);
+    *out = made;
     return rc;
 }
 

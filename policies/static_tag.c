@@ -16,13 +16,13 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
                     struct pfs_diag *diag)
 {
     size_t n = v->n_jobs;
-    struct pfs_pwl *c = NULL;
+    const struct pfs_pwl *c = NULL;
     double *p30 = NULL, *sorted = NULL, *lo = NULL, *hi = NULL, median;
     struct pfs_diag phase1 = {0};
     int rc;
 
     (void)state;
-    if ((rc = pfs__predicted_curves(v, "static-tag", true, &c, diag)) != 0)
+    if ((rc = pfs__predicted_readonly(v, "static-tag", true, &c, diag)) != 0)
         return rc;
     p30 = malloc((n + 1) * sizeof *p30);
     sorted = malloc((n + 1) * sizeof *sorted);
@@ -59,7 +59,6 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
         rc = pfs__level("static-tag", v->jobs, n, lo, hi, v->budget_w, out, diag);
     }
 out:
-    free(c);
     free(p30);
     free(sorted);
     free(lo);
