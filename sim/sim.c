@@ -71,26 +71,8 @@ struct nodr {
     double tokens, energy_j, deadline_misses;
 };
 
-/* Queue order, for the indexed queue: arrival order is the order of the arrival events,
- * by time and then job index (the event heap's order for events pushed in job order);
- * control.queue = "deadline" sorts by deadline, ties in arrival order. */
-struct order_key {
-    double deadline;
-    int64_t t_us;
-    size_t job;
-};
-
-static int
-cmp_arrival(const void *a, const void *b)
-{
-    const struct order_key *x = a, *y = b;
-
-    if (x->t_us != y->t_us)
-        return x->t_us < y->t_us ? -1 : 1;
-    return (x->job > y->job) - (x->job < y->job);
-}
-
-/* A job's arrival, for the inputs' arrival order (16 bytes a job where order_key is 24). */
+/* A job's arrival: the inputs' arrival order is the order of the arrival events, by time
+ * and then job index (the event heap's order for events pushed in job order). */
 struct arrival_key {
     int64_t t_us;
     uint32_t job;
@@ -105,6 +87,13 @@ cmp_arrival_key(const void *a, const void *b)
         return x->t_us < y->t_us ? -1 : 1;
     return (x->job > y->job) - (x->job < y->job);
 }
+
+/* Deadline order, for control.queue = "deadline": by deadline, ties in arrival order (the
+ * arrival key's time then being the job's place in arrival order). */
+struct order_key {
+    double deadline;
+    struct arrival_key a;
+};
 
 struct pfs_sim_inputs {
     struct arrival_key *arrival; /* the jobs in order of arrival, for every run (sorted once) */
@@ -2527,7 +2516,7 @@ cmp_deadline(const void *a, const void *b)
 
     if (x->deadline < y->deadline || x->deadline > y->deadline)
         return x->deadline < y->deadline ? -1 : 1;
-    return cmp_arrival(a, b);
+    return cmp_arrival_key(&x->a, &y->a);
 }
 
 /* Makes the queue index for the inputs in arrival order (edf false) or deadline order, or
@@ -2572,11 +2561,11 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
             goto out;
         }
         for (size_t r = 0; r < n; r++) /* in arrival order */
-            key[r] = (struct order_key){s->in->wl->jobs[s->arrival[r].job].deadline_s, (int64_t)r,
-                                        s->arrival[r].job};
+            key[r] = (struct order_key){s->in->wl->jobs[s->arrival[r].job].deadline_s,
+                                        {(int64_t)r, s->arrival[r].job}};
         qsort(key, n, sizeof *key, cmp_deadline);
         for (size_t r = 0; r < n; r++)
-            rank_job[r] = (uint32_t)key[r].job;
+            rank_job[r] = key[r].a.job;
     } else
         for (size_t r = 0; r < n; r++)
             rank_job[r] = (uint32_t)s->arrival[r].job;
