@@ -56,14 +56,14 @@ int pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, cons
 int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
                          struct pfs_pwl *out, struct pfs_diag *diag);
 
+/* The view's kept predicted curves (struct pfs_alloc_view.predicted), when it has one for
+ * every job made with its predictor: for a policy that only reads them; NULL otherwise. */
+const struct pfs_pwl *pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate);
 /* Predicted curves of every job of the view, into *out: the calling thread's own array,
  * which the caller may change and must not free, valid until its next call of this (at 20,000
  * jobs a fresh array was 20 MB from the kernel at every decision). A policy that only reads
  * them takes the kept ones first (pfs__predicted_readonly). Returns 0, PFS_EINVAL (naming the
  * policy when there is no telemetry), PFS_ENOMEM. */
-/* The view's kept predicted curves (struct pfs_alloc_view.predicted), when it has one for
- * every job made with its predictor: for a policy that only reads them; NULL otherwise. */
-const struct pfs_pwl *pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate);
 int pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool extrapolate,
                           struct pfs_pwl **out, struct pfs_diag *diag);
 /* The view's kept curves when it has them (pfs__predicted_kept), else

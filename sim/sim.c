@@ -2535,9 +2535,7 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
-    if (n >= UINT32_MAX)
-        return 0;
-    rank_job = malloc(n * sizeof *rank_job);
+    rank_job = malloc(n * sizeof *rank_job); /* (n < UINT32_MAX: the inputs' arrival order) */
     gpus = malloc(n * sizeof *gpus);
     dur = malloc(n * sizeof *dur);
     if (!rank_job || !gpus || !dur) {
@@ -2550,10 +2548,8 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     for (size_t j = 0; j < n; j++) {
         gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
-        if (isnan(dur[j])) { /* (the index's trees order run times: the scan it is) */
-            rc = 0;
+        if (isnan(dur[j])) /* (the index's trees order run times: the scan it is) */
             goto out;
-        }
     }
     if (edf) { /* ties in deadline keep arrival order: sort by (deadline, arrival) */
         if (!(key = malloc(n * sizeof *key))) {
@@ -2568,7 +2564,7 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
             rank_job[r] = key[r].a.job;
     } else
         for (size_t r = 0; r < n; r++)
-            rank_job[r] = (uint32_t)s->arrival[r].job;
+            rank_job[r] = s->arrival[r].job;
     rc = pfs__queue_index_new(out, n, rank_job, gpus, dur);
     rank_job = NULL; /* the index's now */
     dur = NULL;
@@ -2744,8 +2740,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
     if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0 ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
-        rc = rc ? rc : PFS_ENOMEM;
-        rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+        rc = pfs__diag_set(diag, rc ? rc : PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     out->indexed_queue = s.iq != NULL;
