@@ -47,6 +47,18 @@ oracle_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_de
     return rc;
 }
 
+int
+pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs,
+                    struct pfs__class_answer *a, struct pfs_diag *diag)
+{
+    if (!v->truth || v->truth->n_jobs != v->n_jobs || !v->truth->cls)
+        return 1;
+    a->curves = v->truth->hull;
+    a->decision = decode;
+    return pfs__waterfill_counted("oracle", v->truth->hull, v->jobs, cs, v->budget_w, a->cap,
+                                  a->tied, &a->left_w, diag);
+}
+
 const struct pfs_policy_ops pfs_policy_oracle = {
     .name = "oracle",
     .summary = "the exact optimum of total throughput on the true curves",

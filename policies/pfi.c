@@ -56,6 +56,33 @@ pfi_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
     return rc;
 }
 
+int
+pfs__pfi_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs,
+                 struct pfs__class_answer *a, struct pfs_diag *diag)
+{
+    int rc = 1;
+
+    /* As pfi_allocate on the kept curves, which every class must have (else allocate says
+     * why, or predicts them itself). */
+    for (int extrapolate = 0; extrapolate < 2; extrapolate++) {
+        const struct pfs_pwl *c = v->predicted[extrapolate];
+        struct pfs_diag first = {0};
+
+        if (!c || v->predicted_by != v->predictor || !v->telemetry)
+            return 1;
+        for (uint32_t u = 0; u < cs->n_present; u++)
+            if (c[cs->rep[cs->present[u]]].n == 0)
+                return 1;
+        a->curves = c;
+        a->decision = NULL;
+        rc = pfs__waterfill_counted("pfi", c, v->jobs, cs, v->budget_w, a->cap, a->tied, &a->left_w,
+                                    extrapolate ? diag : &first);
+        if (rc != PFS_EINVAL)
+            break;
+    }
+    return rc;
+}
+
 static void
 pfi_fini(void *state)
 {

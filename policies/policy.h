@@ -41,6 +41,63 @@ int pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
                            uint32_t n_classes, double budget_w, struct pfs_alloc_decision *out,
                            struct pfs_diag *diag);
 
+/* ----- Decisions by class: the engine's at scale (sim/sim.c, issue 16) -----
+ *
+ * The simulator keeps its running jobs by class (the view's classes) and asks pfi and the
+ * oracle for one cap per class: a decision costs the classes' segments, not a pass over
+ * 20,000 running jobs. The answer is the one the policy's allocate gives, tied jobs included:
+ * the budget left at the price goes to the tied classes' jobs in the view's job order. */
+struct pfs__class_answer {
+    double *cap;   /* per class: its jobs' per-GPU cap (a tied job's before its share) */
+    bool *tied;    /* per class: its jobs share left_w, in job order */
+    double left_w; /* the budget left at the price */
+    const struct pfs_pwl *curves; /* per job of the view: the curves answered on */
+    /* the oracle's: a power on the envelope as a decision (NULL: a cap) */
+    struct pfs_alloc_decision (*decision)(const struct pfs_pwl *h, const struct pfs_alloc_job *j,
+                                          double x);
+};
+
+/* The classes an engine keeps its running jobs by: the n_present classes present[] (in
+ * that order), class c (c < n_classes) with count[c] jobs, one of them job rep[c]. */
+struct pfs__class_set {
+    const uint32_t *present;
+    uint32_t n_present, n_classes;
+    const uint32_t *count, *rep;
+};
+
+/* pfs__waterfill_classes's price and class caps for the jobs of the classes cs. Sets
+ * cap_of[c] and tied[c] for each present class c, and *left_w, the budget left at the price
+ * for the tied jobs (pfs__waterfill_tie, one job at a time in job order). The minimum caps
+ * are summed class by class (rounding aside, the same total). Returns 0, PFS_EINVAL
+ * (infeasible), PFS_ENOMEM. */
+int pfs__waterfill_counted(const char *who, const struct pfs_pwl *curves,
+                           const struct pfs_alloc_job *jobs, const struct pfs__class_set *cs,
+                           double budget_w, double *cap_of, bool *tied, double *left_w,
+                           struct pfs_diag *diag);
+/* The next tied job of class c, in job order, takes its share of *left_w into *cap (its
+ * class's cap before), as pfs__waterfill_classes gives it: this thread's last
+ * pfs__waterfill_counted's price. */
+void pfs__waterfill_tie(uint32_t c, double *left_w, double *cap);
+
+/* policies/pfi.c, policies/oracle.c: their answers for the view's jobs by class (cs).
+ * Return 0, 1 where there is no answer by class (pfi without a kept curve for some class:
+ * ask allocate), PFS_EINVAL, PFS_ENOMEM. */
+int pfs__pfi_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs,
+                     struct pfs__class_answer *a, struct pfs_diag *diag);
+int pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs,
+                        struct pfs__class_answer *a, struct pfs_diag *diag);
+/* policies/registry.c: whether ops answers by class (pfi, the oracle), and its answer
+ * (1 for every other policy). */
+bool pfs__policy_by_class(const struct pfs_policy_ops *ops);
+int pfs__policy_classes(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
+                        const struct pfs__class_set *cs, struct pfs__class_answer *a,
+                        struct pfs_diag *diag);
+/* The decision for one job of class c (job rep is one of its class), the next in job order:
+ * with left_w (non-NULL) it takes its share of the budget left where its class is tied. */
+struct pfs_alloc_decision pfs__class_decision(const struct pfs_alloc_view *v,
+                                              const struct pfs__class_answer *a, uint32_t c,
+                                              size_t rep, double *left_w);
+
 /* The same per-GPU level for every job, clamped to each job's [lo_i, hi_i]: the level L with
  * sum n_i clamp(L, lo_i, hi_i) = budget (hi when it all fits). Writes out[i].cap_w.
  * Returns 0 or PFS_EINVAL (sum n_i lo_i > budget). */

@@ -139,6 +139,24 @@ pfs_policy_summary(const struct pfs_policy_ops *ops)
 }
 
 bool
+pfs__policy_by_class(const struct pfs_policy_ops *ops)
+{
+    return ops == &pfs_policy_pfi || ops == &pfs_policy_oracle;
+}
+
+int
+pfs__policy_classes(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
+                    const struct pfs__class_set *cs, struct pfs__class_answer *a,
+                    struct pfs_diag *diag)
+{
+    if (ops == &pfs_policy_pfi)
+        return pfs__pfi_classes(v, cs, a, diag);
+    if (ops == &pfs_policy_oracle)
+        return pfs__oracle_classes(v, cs, a, diag);
+    return 1;
+}
+
+bool
 pfs_policy_memoryless(const struct pfs_policy_ops *ops)
 {
     return ops->memoryless;

@@ -171,6 +171,10 @@ struct wf_scratch {
     size_t seen_cap;
     struct pfs_pwl *pred; /* pfs__predicted_curves's array */
     size_t pred_cap;
+    /* pfs__waterfill_counted's last answer, for pfs__waterfill_tie */
+    const struct pfs_pwl *tie_curves;
+    const struct pfs_alloc_job *tie_jobs;
+    double tie_mu;
     double bucket[WF_BUCKETS];
 };
 
@@ -417,20 +421,78 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
  * segments, the segments taken, whether a segment is at exactly the price. */
 enum { WC_REP, WC_COUNT, WC_FIRST, WC_NSEG, WC_TAKEN, WC_TIES, WC_WORDS };
 
+/* The classes' half of the water-filling: the classes w->order[0..n_used), each with its
+ * words' WC_REP and WC_COUNT set, share R (the budget over their lowest points). Prices
+ * their segments, sets each one's WC_TAKEN, WC_TIES and its cap in w->cap_of, and returns
+ * the price (NAN: out of memory) with the budget left at it in *R. */
+static double
+wf_classes_price(struct wf_scratch **wp, const struct pfs_pwl *curves,
+                 const struct pfs_alloc_job *jobs, size_t n_used, size_t n_seg, double *R)
+{
+    struct wf_scratch *w;
+    double mu, lo = HUGE_VAL, hi = -HUGE_VAL, *slope, *need;
+    size_t m = 0, *cw;
+
+    if (!(w = *wp = wf_scratch(n_seg, 0)))
+        return NAN;
+    cw = w->cls;
+    slope = w->seg;
+    need = w->seg + w->seg_cap;
+    for (size_t u = 0; u < n_used; u++) {
+        size_t *k = cw + (size_t)w->order[u] * WC_WORDS, i = k[WC_REP];
+
+        k[WC_FIRST] = m;
+        m = wf_segments(&curves[i], jobs[i].n_gpus, (double)k[WC_COUNT], slope, need, m, &lo, &hi);
+        k[WC_NSEG] = m - k[WC_FIRST];
+    }
+    mu = wf_price(w, m, *R, lo, hi);
+    if (isnan(mu))
+        return NAN;
+    for (size_t u = 0; u < n_used; u++) {
+        size_t *k = cw + (size_t)w->order[u] * WC_WORDS;
+
+        k[WC_TAKEN] = k[WC_TIES] = 0;
+        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG]; q++) {
+            if (mu < 0 || slope[q] > mu) {
+                k[WC_TAKEN]++;
+                *R -= need[q];
+            } else if (!(slope[q] < mu)) {
+                k[WC_TIES] = 1;
+            }
+        }
+        w->cap_of[w->order[u]] = curves[k[WC_REP]].x[k[WC_TAKEN]];
+    }
+    w->tie_curves = curves;
+    w->tie_jobs = jobs;
+    w->tie_mu = mu;
+    return mu;
+}
+
+/* Room for n_classes classes' words, order and caps in this thread's scratch. */
+static struct wf_scratch *
+wf_classes_scratch(uint32_t n_classes)
+{
+    struct wf_scratch *w = wf_scratch(0, 0);
+
+    if (!w ||
+        wf_grow((void **)&w->cls, &w->cls_cap, (size_t)n_classes * WC_WORDS + 1, sizeof *w->cls) ||
+        wf_grow((void **)&w->order, &w->order_cap, (size_t)n_classes + 1, sizeof *w->order) ||
+        wf_grow((void **)&w->cap_of, &w->cap_of_cap, (size_t)n_classes + 1, sizeof *w->cap_of))
+        return NULL;
+    return w;
+}
+
 int
 pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
                        const struct pfs_alloc_job *jobs, size_t n, const uint32_t *cls,
                        uint32_t n_classes, double budget_w, struct pfs_alloc_decision *out,
                        struct pfs_diag *diag)
 {
-    size_t n_seg = 0, m = 0, n_used = 0, *cw;
+    size_t n_seg = 0, n_used = 0, *cw;
     struct wf_scratch *w;
-    double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL, *slope, *need;
+    double used = 0, R, mu, *slope;
 
-    if (!(w = wf_scratch(0, 0)) ||
-        wf_grow((void **)&w->cls, &w->cls_cap, (size_t)n_classes * WC_WORDS + 1, sizeof *w->cls) ||
-        wf_grow((void **)&w->order, &w->order_cap, (size_t)n_classes + 1, sizeof *w->order) ||
-        wf_grow((void **)&w->cap_of, &w->cap_of_cap, (size_t)n_classes + 1, sizeof *w->cap_of))
+    if (!(w = wf_classes_scratch(n_classes)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     cw = w->cls;
     for (uint32_t c = 0; c < n_classes; c++)
@@ -455,34 +517,11 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
     if (used > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
     R = budget_w - used;
-    if (!(w = wf_scratch(n_seg, 0)))
-        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    slope = w->seg;
-    need = w->seg + w->seg_cap;
-    for (size_t u = 0; u < n_used; u++) {
-        size_t *k = cw + (size_t)w->order[u] * WC_WORDS, i = k[WC_REP];
-
-        k[WC_FIRST] = m;
-        m = wf_segments(&curves[i], jobs[i].n_gpus, (double)k[WC_COUNT], slope, need, m, &lo, &hi);
-        k[WC_NSEG] = m - k[WC_FIRST];
-    }
-    mu = wf_price(w, m, R, lo, hi);
+    mu = wf_classes_price(&w, curves, jobs, n_used, n_seg, &R);
     if (isnan(mu))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    for (size_t u = 0; u < n_used; u++) {
-        size_t *k = cw + (size_t)w->order[u] * WC_WORDS;
-
-        k[WC_TAKEN] = k[WC_TIES] = 0;
-        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG]; q++) {
-            if (mu < 0 || slope[q] > mu) {
-                k[WC_TAKEN]++;
-                R -= need[q];
-            } else if (!(slope[q] < mu)) {
-                k[WC_TIES] = 1;
-            }
-        }
-        w->cap_of[w->order[u]] = curves[k[WC_REP]].x[k[WC_TAKEN]];
-    }
+    cw = w->cls;
+    slope = w->seg;
     for (size_t i = 0; i < n; i++) /* the class's cap: one read a job */
         out[i].cap_w = w->cap_of[cls[i]];
     /* The budget left goes to segments at exactly mu, job by job in job order (only jobs of
@@ -495,6 +534,69 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
                    &R, &out[i].cap_w);
     }
     return 0;
+}
+
+int
+pfs__waterfill_counted(const char *who, const struct pfs_pwl *curves,
+                       const struct pfs_alloc_job *jobs, const struct pfs__class_set *cs,
+                       double budget_w, double *cap_of, bool *tied, double *left_w,
+                       struct pfs_diag *diag)
+{
+    size_t n_seg = 0, *cw;
+    struct wf_scratch *w;
+    double used = 0, R, mu;
+
+    if (!(w = wf_classes_scratch(cs->n_classes)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    cw = w->cls;
+    for (uint32_t u = 0; u < cs->n_present; u++) {
+        uint32_t c = cs->present[u], i = cs->rep[c];
+        size_t *k = cw + (size_t)c * WC_WORDS;
+
+        k[WC_REP] = i;
+        k[WC_COUNT] = cs->count[c];
+        w->order[u] = c;
+        n_seg += curves[i].n - 1;
+        used += (double)cs->count[c] * (jobs[i].n_gpus * curves[i].x[0]);
+    }
+    if (used > budget_w * (1 + 1e-12))
+        return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
+    R = budget_w - used;
+    mu = wf_classes_price(&w, curves, jobs, cs->n_present, n_seg, &R);
+    if (isnan(mu))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (uint32_t u = 0; u < cs->n_present; u++) {
+        uint32_t c = cs->present[u];
+
+        tied[c] = mu >= 0 && w->cls[(size_t)c * WC_WORDS + WC_TIES];
+        cap_of[c] = w->cap_of[c];
+    }
+    *left_w = R;
+    return 0;
+}
+
+void
+pfs__waterfill_tie(uint32_t c, double *left_w, double *cap)
+{
+    struct wf_scratch *w = pthread_getspecific(wf_key);
+    const size_t *k = w->cls + (size_t)c * WC_WORDS;
+
+    if (*left_w > 0 && k[WC_TIES] && w->tie_mu >= 0)
+        wf_tie(&w->tie_curves[k[WC_REP]], w->tie_jobs[k[WC_REP]].n_gpus, w->seg, k[WC_FIRST],
+               k[WC_NSEG], w->tie_mu, left_w, cap);
+}
+
+struct pfs_alloc_decision
+pfs__class_decision(const struct pfs_alloc_view *v, const struct pfs__class_answer *a, uint32_t c,
+                    size_t rep, double *left_w)
+{
+    double cap = a->cap[c];
+
+    if (left_w && a->tied[c])
+        pfs__waterfill_tie(c, left_w, &cap);
+    if (a->decision)
+        return a->decision(&a->curves[rep], &v->jobs[rep], cap);
+    return (struct pfs_alloc_decision){.cap_w = cap, .pause_frac = 0};
 }
 
 int

@@ -1186,6 +1186,7 @@ struct pfs_run_result {
     char gap_note[96];       /* why gap_recovered is NAN, "" when it is defined */
     bool indexed_queue;      /* the indexed scheduler ran (else the scan: docs/simulator.md) */
     size_t policy_decisions; /* times the policy was asked (a limit bound) */
+    size_t class_decisions;  /* of those, answered by class (pfi, the oracle: docs/simulator.md) */
 };
 
 /* One row per simulated minute. */

@@ -306,6 +306,26 @@ struct sim {
     uint64_t *cls_key;
     uint32_t *cls_id;
     size_t cls_cap;
+    /* Decisions by class (decide_by_class): a policy that answers by class (pfi, the
+     * oracle) is asked for a cap per class, and only the classes whose answer moved are
+     * gone through, job by job. While a limit binds (groups_on) every running job is in its
+     * class's group, by slot; a group's cap_w and pause are what the last decision by class
+     * gave all of its jobs where uniform; fresh holds the jobs started since it. */
+    bool by_class, groups_on;
+    struct group {
+        uint32_t *slot; /* its running jobs' slots, ascending */
+        uint32_t n, cap;
+        double cap_w, pause;
+        bool uniform;
+    } * group;
+    uint32_t n_groups;
+    uint32_t *fresh;
+    size_t n_fresh, fresh_cap;
+    uint32_t *g_count, *g_rep, *g_tied, *g_at; /* per class: the policy's input, the merge's */
+    uint32_t *present, n_present; /* the classes with running jobs, ascending: the classes of
+                                   * a year are thousands, those running at once a few hundred */
+    double *g_cap;
+    bool *g_tie;
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
@@ -1379,6 +1399,123 @@ view_move(struct sim *s, size_t from, size_t to)
         s->cls[to] = s->cls[from];
 }
 
+/* ----- the running jobs by class (decide_by_class) ----- */
+
+/* Room for every class's group and per-class arrays. Returns 0 or PFS_ENOMEM. */
+static int
+groups_reserve(struct sim *s)
+{
+    uint32_t n = s->n_groups;
+    struct group *g;
+
+    if (s->n_classes <= n)
+        return 0;
+    n = s->n_classes > 2 * n ? s->n_classes : 2 * n;
+    n = n > 64 ? n : 64;
+    if (!(g = realloc(s->group, n * sizeof *g)))
+        return PFS_ENOMEM;
+    memset(g + s->n_groups, 0, (n - s->n_groups) * sizeof *g);
+    s->group = g;
+    s->n_groups = n;
+#define REGROW(a)                                                                                  \
+    do {                                                                                           \
+        void *p_ = realloc((a), n * sizeof *(a));                                                  \
+        if (!p_)                                                                                   \
+            return PFS_ENOMEM;                                                                     \
+        (a) = p_;                                                                                  \
+    } while (0)
+    REGROW(s->g_count);
+    REGROW(s->g_rep);
+    REGROW(s->g_tied);
+    REGROW(s->g_at);
+    REGROW(s->g_cap);
+    REGROW(s->g_tie);
+    REGROW(s->present);
+#undef REGROW
+    return 0;
+}
+
+/* Puts slot into class k's group, in order (at the end, for a job just started). Returns
+ * 0 or PFS_ENOMEM. */
+static int
+group_put(struct sim *s, uint32_t k, size_t slot)
+{
+    struct group *g = &s->group[k];
+    uint32_t lo = 0, hi = g->n;
+
+    if (g->n == g->cap) {
+        uint32_t cap = g->cap ? 2 * g->cap : 16;
+        uint32_t *v = realloc(g->slot, cap * sizeof *v);
+
+        if (!v)
+            return PFS_ENOMEM;
+        g->slot = v;
+        g->cap = cap;
+    }
+    if (g->n == 0) { /* the class is present again: into the list, in order */
+        uint32_t at = s->n_present;
+
+        for (; at > 0 && s->present[at - 1] > k; at--)
+            s->present[at] = s->present[at - 1];
+        s->present[at] = k;
+        s->n_present++;
+    }
+    if (hi == 0 || g->slot[hi - 1] < slot) {
+        lo = hi; /* at the end */
+    } else {
+        while (lo < hi) { /* the first slot above */
+            uint32_t mid = lo + (hi - lo) / 2;
+
+            if (g->slot[mid] > slot)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        memmove(g->slot + lo + 1, g->slot + lo, (g->n - lo) * sizeof *g->slot);
+    }
+    g->slot[lo] = (uint32_t)slot;
+    g->n++;
+    return 0;
+}
+
+/* Takes slot out of class k's group. */
+static void
+group_take(struct sim *s, uint32_t k, size_t slot)
+{
+    struct group *g = &s->group[k];
+    uint32_t lo = 0, hi = g->n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (g->slot[mid] < slot)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    assert(lo < g->n && g->slot[lo] == slot);
+    memmove(g->slot + lo, g->slot + lo + 1, (g->n - lo - 1) * sizeof *g->slot);
+    if (--g->n == 0) { /* out of the classes present */
+        uint32_t at = 0;
+
+        while (s->present[at] != k)
+            at++;
+        memmove(s->present + at, s->present + at + 1, (s->n_present - at - 1) * sizeof *s->present);
+        s->n_present--;
+    }
+}
+
+/* No limit binds: the groups are emptied, and built again when one does. */
+static void
+groups_off(struct sim *s)
+{
+    for (uint32_t k = 0; k < s->n_groups; k++)
+        s->group[k].n = 0;
+    s->groups_on = false;
+    s->n_fresh = 0;
+    s->n_present = 0;
+}
+
 /* facility.variability: job j, starting on pool p, takes its GPUs (the longest free first)
  * and gets its own curve on them: its corpus curve with every step waiting for the slowest
  * of its GPUs, power shifted within it under "+sync-shift" (docs/model.md section 6). */
@@ -1499,6 +1636,17 @@ start_job(struct sim *s, size_t j, size_t p)
         jb->dur_s, s->in->wl->jobs[j].tokens, jb->done, jb->cap_w, 0, jb->active};
     s->epoch++;
     s->view_ok[jb->slot] = false; /* built when a policy is asked (control) */
+    if (s->groups_on) { /* in its class's group, its view and decision at the next decision */
+        uint32_t k = class_of(s, jb->curve, s->in->wl->jobs[j].n_gpus);
+        uint32_t *f;
+
+        if (k == UINT32_MAX || groups_reserve(s) || group_put(s, k, jb->slot) ||
+            !(f = pfs__grow(s->fresh, &s->fresh_cap, s->n_fresh, sizeof *s->fresh, 256)))
+            return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        s->fresh = f;
+        s->fresh[s->n_fresh++] = (uint32_t)j;
+        s->cls[jb->slot] = k;
+    }
     s->full_gpu_w += full_draw_w(s, j);
     s->floor_gpu_w += floor_draw_w(s, j);
     s->free_gpus[p] -= s->in->wl->jobs[j].n_gpus;
@@ -2108,11 +2256,188 @@ actuate(struct sim *s, uint32_t round)
     return rc;
 }
 
+/* check()'s rules (policies/registry.c) for one answer of a decision by class: its cap
+ * within the job's limits, its pause in [0, 1] and only where the policy may pause. */
+static int
+class_answer_ok(const struct sim *s, const struct pfs_alloc_job *j,
+                const struct pfs_alloc_decision *d)
+{
+    if (!(d->pause_frac >= 0 && d->pause_frac <= 1) ||
+        (!pfs_policy_may_pause(s->policy) && d->pause_frac > 0) ||
+        !(d->cap_w >= j->min_w * (1 - 1e-12) && d->cap_w <= j->max_w * (1 + 1e-12)))
+        return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "policy %s gave job '%s' cap %g W, pause %g: outside its limits "
+                             "[%g, %g] W, or a pause it may not make (a bug)",
+                             pfs_policy_name(s->policy), j->job_id, d->cap_w, d->pause_frac,
+                             j->min_w, j->max_w);
+    return 0;
+}
+
+/* A decision by class, for a policy that answers so (pfs__policy_by_class): the same
+ * decision as its allocate's over every running job, at the cost of the classes and of the
+ * jobs whose cap moves. Every class is priced once; a class given the same as at the last
+ * decision by class is not gone through, only its jobs started since (fresh); the tied
+ * classes' jobs (the price's) take the budget left in order of slot, as the view's job
+ * order has it. Sets *committed (pfs_alloc_power_w summed, by class). Returns 0, 1 where
+ * the policy must be asked job by job this time (no answer by class, or an infeasible
+ * budget, which control() handles), or an error. */
+static int
+decide_by_class(struct sim *s, double gpu_budget, double *committed)
+{
+    struct pfs__class_answer a = {0};
+    struct pfs__class_set cs;
+    struct pfs_alloc_view v;
+    struct pfs_diag d = {0};
+    double total = 0, left;
+    uint32_t n_tied = 0;
+    int rc;
+
+    if (!s->groups_on) { /* a limit binds again: every running job's view, by class */
+        for (size_t r = 0; r < s->n_running; r++) {
+            if (!s->view_ok[r]) {
+                view_fill(s, r);
+                s->view_ok[r] = true;
+            }
+        }
+        s->views_any = true;
+        if (!s->cls) { /* no memory for the classes (view_fill): job by job from now on */
+            s->by_class = false;
+            return 1;
+        }
+        if (groups_reserve(s))
+            return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        for (size_t r = 0; r < s->n_running; r++)
+            if (group_put(s, s->cls[r], r))
+                return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        for (uint32_t k = 0; k < s->n_classes; k++)
+            s->group[k].uniform = false;
+        s->groups_on = true;
+        s->n_fresh = 0;
+    } else {
+        for (size_t q = 0; q < s->n_fresh; q++) {
+            size_t j = s->fresh[q], r;
+
+            if (job_state(s, j) != RUNNING)
+                continue;
+            r = job_rec(s, j)->slot;
+            if (!s->view_ok[r]) {
+                view_fill(s, r);
+                s->view_ok[r] = true;
+            }
+        }
+        if (!s->cls) {
+            groups_off(s);
+            s->by_class = false;
+            return 1;
+        }
+    }
+    for (uint32_t u = 0; u < s->n_present; u++) {
+        uint32_t k = s->present[u];
+
+        s->g_count[k] = s->group[k].n;
+        s->g_rep[k] = s->group[k].slot[0];
+    }
+    s->truth.n_jobs = s->n_running;
+    s->truth.cls = s->cls;
+    s->truth.n_classes = s->n_classes;
+    v = (struct pfs_alloc_view){gpu_budget,
+                                s->n_running,
+                                s->aj,
+                                s->at,
+                                s->needs_truth ? &s->truth : NULL,
+                                NULL,
+                                {s->pred[0], s->pred[1]},
+                                NULL,
+                                s->cls,
+                                s->n_classes};
+    a.cap = s->g_cap;
+    a.tied = s->g_tie;
+    cs = (struct pfs__class_set){s->present, s->n_present, s->n_classes, s->g_count, s->g_rep};
+    rc = pfs__policy_classes(s->policy, &v, &cs, &a, &d);
+    if (rc == 1 || rc == PFS_EINVAL)
+        return 1;
+    if (rc)
+        return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+    s->res->policy_decisions++;
+    s->res->class_decisions++;
+    /* The classes not tied: one answer for all of a class's jobs. */
+    for (uint32_t u = 0; u < s->n_present; u++) {
+        uint32_t k = s->present[u];
+        struct group *g = &s->group[k];
+        const struct pfs_alloc_job *rep = &s->aj[s->g_rep[k]];
+        struct pfs_alloc_decision dk;
+
+        if (a.tied[k]) {
+            s->g_tied[n_tied] = k;
+            s->g_at[n_tied++] = 0;
+            g->uniform = false;
+            continue;
+        }
+        dk = pfs__class_decision(&v, &a, k, s->g_rep[k], NULL);
+        if ((rc = class_answer_ok(s, rep, &dk)))
+            return rc;
+        total += (double)g->n * pfs_alloc_power_w(rep, &dk);
+        if (g->uniform && !(dk.cap_w < g->cap_w) && !(dk.cap_w > g->cap_w) &&
+            !(dk.pause_frac < g->pause) && !(dk.pause_frac > g->pause))
+            continue; /* as its jobs have it, all but the fresh ones */
+        for (uint32_t i = 0; i < g->n; i++)
+            if ((rc = decide(s, g->slot[i], dk.cap_w, dk.pause_frac,
+                             pfs_alloc_active_gpus(rep, &dk))))
+                return rc;
+        g->uniform = true;
+        g->cap_w = dk.cap_w;
+        g->pause = dk.pause_frac;
+    }
+    for (size_t q = 0; q < s->n_fresh; q++) {
+        size_t j = s->fresh[q], r;
+        const struct group *g;
+
+        if (job_state(s, j) != RUNNING)
+            continue;
+        r = job_rec(s, j)->slot;
+        g = &s->group[s->cls[r]];
+        if (g->uniform && (rc = decide(s, r, g->cap_w, g->pause, s->aj[r].n_gpus)))
+            return rc;
+    }
+    s->n_fresh = 0;
+    /* The tied classes' jobs, merged in order of slot: each takes its share of what is
+     * left at the price until nothing is. */
+    left = a.left_w;
+    for (;;) {
+        uint32_t best = UINT32_MAX, r = UINT32_MAX;
+        struct pfs_alloc_decision dj;
+
+        for (uint32_t t = 0; t < n_tied; t++) {
+            const struct group *g = &s->group[s->g_tied[t]];
+
+            if (s->g_at[t] < g->n && g->slot[s->g_at[t]] < r) {
+                r = g->slot[s->g_at[t]];
+                best = t;
+            }
+        }
+        if (best == UINT32_MAX)
+            break;
+        s->g_at[best]++;
+        dj = pfs__class_decision(&v, &a, s->g_tied[best], r, &left);
+        if ((rc = class_answer_ok(s, &s->aj[r], &dj)))
+            return rc;
+        total += pfs_alloc_power_w(&s->aj[r], &dj);
+        if ((rc = decide(s, r, dj.cap_w, dj.pause_frac, pfs_alloc_active_gpus(&s->aj[r], &dj))))
+            return rc;
+    }
+    *committed = total;
+    if (total > gpu_budget * (1 + 1e-9))
+        return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "policy %s committed %.3f W of a %.3f W budget (a bug)",
+                             pfs_policy_name(s->policy), total, gpu_budget);
+    return 0;
+}
+
 static int
 control(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
-    bool reuse, stepped;
+    bool reuse, stepped, by_class;
     size_t from;
     int rc;
 
@@ -2150,6 +2475,7 @@ control(struct sim *s)
         if (s->views_any) { /* no policy until a limit binds again: stop moving views */
             memset(s->view_ok, 0, s->n_running * sizeof *s->view_ok);
             s->views_any = false;
+            groups_off(s);
         }
         if (s->n_reduced == 0)
             return 0;
@@ -2195,98 +2521,117 @@ control(struct sim *s)
         }
         s->planned_w[0] = fac;
         s->planned_round = s->round;
-        for (size_t r = 0; r < s->n_running; r++) {
-            if (!s->view_ok[r]) {
-                view_fill(s, r);
-                s->view_ok[r] = true;
-            }
-        }
-        s->views_any = true;
         ev_len = event_length(s, t);
         reuse = !s->reference && s->memo_ok && pfs_policy_memoryless(s->policy) &&
                 s->memo_epoch == s->epoch && !(s->memo_budget < gpu_budget) &&
                 !(s->memo_budget > gpu_budget) && !(s->memo_ev_len < ev_len) &&
                 !(s->memo_ev_len > ev_len);
-        for (size_t r = 0; !reuse && r < s->n_running; r++) {
-            double loss = pfs_tier_max_loss(s->aj[r].tier);
-
-            /* A Flex job's tolerance is an average over its whole run: during an event of
-             * length E it may lose up to L x (its run / E), as the Emerald pseudocode has it. */
-            if (ev_len > 0 && loss > 0) { /* fmin and fmax: calls into libm */
-                double f = s->si[r].dur_s / ev_len;
-
-                loss *= f > 1 ? f : 1;
-                loss = loss < 0.95 ? loss : 0.95;
-            }
-            s->aj[r].max_loss = loss;
-            s->aj[r].remaining_tokens = s->si[r].tokens - s->si[r].done;
-            s->aj[r].now_s = t;
-            s->aj[r].limit_until_s = until;
-        }
-        s->truth.n_jobs = s->n_running;
-        s->truth.cls = s->reference ? NULL : s->cls; /* the reference: job by job */
-        s->truth.n_classes = s->n_classes;
-        v = (struct pfs_alloc_view){
-            gpu_budget,
-            s->n_running,
-            s->aj,
-            s->at,
-            s->needs_truth ? &s->truth : NULL,
-            NULL,
-            {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
-            NULL,
-            s->reference ? NULL : s->cls,
-            s->n_classes};
-        /* What the decision commits (pfs_alloc_power_w over the jobs, in order): the
-         * policy's check adds it up; a reused decision's is the one it was made with. */
+        /* What the decision commits (pfs_alloc_power_w over the jobs): the policy's check
+         * adds it up; a reused decision's is the one it was made with. */
         committed = s->memo_committed;
-        if (!reuse) {
-            s->res->policy_decisions++;
-            rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
-        }
-        if (rc == PFS_EINVAL) {
-            /* The budget cannot be met with this policy: everyone at the minimum cap; the
-             * overrun shows in DR compliance. */
-            committed = 0;
-            for (size_t r = 0; r < s->n_running; r++) {
-                s->ad[r] =
-                    (struct pfs_alloc_decision){.cap_w = job_gpu(s, s->running[r])->min_limit_w};
-                committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
+        stepped = false;
+        by_class = false;
+        if (!reuse && s->by_class) {
+            rc = decide_by_class(s, gpu_budget, &committed);
+            if (rc < 0) {
+                s->memo_ok = false;
+                return rc;
             }
-            rc = 0;
+            by_class = rc == 0;
         }
-        if (rc) {
-            s->memo_ok = false;
-            return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+        if (!by_class) {
+            for (size_t r = 0; r < s->n_running; r++) {
+                if (!s->view_ok[r]) {
+                    view_fill(s, r);
+                    s->view_ok[r] = true;
+                }
+            }
+            s->views_any = true;
+            for (size_t r = 0; !reuse && r < s->n_running; r++) {
+                double loss = pfs_tier_max_loss(s->aj[r].tier);
+
+                /* A Flex job's tolerance is an average over its whole run: during an event
+                 * of length E it may lose up to L x (its run / E), as the Emerald pseudocode
+                 * has it. */
+                if (ev_len > 0 && loss > 0) { /* fmin and fmax: calls into libm */
+                    double f = s->si[r].dur_s / ev_len;
+
+                    loss *= f > 1 ? f : 1;
+                    loss = loss < 0.95 ? loss : 0.95;
+                }
+                s->aj[r].max_loss = loss;
+                s->aj[r].remaining_tokens = s->si[r].tokens - s->si[r].done;
+                s->aj[r].now_s = t;
+                s->aj[r].limit_until_s = until;
+            }
+            s->truth.n_jobs = s->n_running;
+            s->truth.cls = s->reference ? NULL : s->cls; /* the reference: job by job */
+            s->truth.n_classes = s->n_classes;
+            v = (struct pfs_alloc_view){
+                gpu_budget,
+                s->n_running,
+                s->aj,
+                s->at,
+                s->needs_truth ? &s->truth : NULL,
+                NULL,
+                {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
+                NULL,
+                s->reference ? NULL : s->cls,
+                s->n_classes};
+            if (!reuse) {
+                s->res->policy_decisions++;
+                rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
+            }
+            if (rc == PFS_EINVAL) {
+                /* The budget cannot be met with this policy: everyone at the minimum cap;
+                 * the overrun shows in DR compliance. */
+                committed = 0;
+                for (size_t r = 0; r < s->n_running; r++) {
+                    s->ad[r] = (struct pfs_alloc_decision){
+                        .cap_w = job_gpu(s, s->running[r])->min_limit_w};
+                    committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
+                }
+                rc = 0;
+            }
+            if (rc) {
+                s->memo_ok = false;
+                return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "%s", d.message);
+            }
+            /* A reused decision is the one made for these jobs in these slots, which
+             * decide() recorded then: each job's would be a no-op now (outside discrete
+             * pausing, where an unchanged pause still schedules), so the pass is skipped.
+             * Conditional integration (anti-windup): k may grow only while the policy
+             * commits the budget it is given. A policy that pauses whole jobs leaves some
+             * unused; raising k then would only store up power released all at once later. */
+            for (size_t r = 0; (!reuse || s->sc->discrete_pauses) && r < s->n_running; r++) {
+                /* Discrete pausing carries a fractional pause out with whole jobs, which
+                 * save in steps and leave budget unused: such a decision does not commit
+                 * its budget. */
+                stepped |=
+                    s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
+                if (s->ad[r].deadline == PFS_DEADLINE_BUDGET) { /* (its record: a cache miss) */
+                    struct job *jb = job_rec(s, s->running[r]);
+
+                    if (!jb->given_up) {
+                        jb->given_up = true;
+                        s->res->deadlines_given_up++;
+                    }
+                }
+                if ((rc = decide(s, r, s->ad[r].cap_w, s->ad[r].pause_frac,
+                                 pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]))))
+                    return rc;
+            }
+            if (!reuse && s->groups_on) { /* decided job by job: no group's answer holds */
+                for (uint32_t k = 0; k < s->n_classes; k++)
+                    s->group[k].uniform = false;
+                s->n_fresh = 0;
+            }
         }
         s->memo_ok = true;
         s->memo_epoch = s->epoch;
         s->memo_budget = gpu_budget;
         s->memo_ev_len = ev_len;
         s->memo_committed = committed;
-        /* Conditional integration (anti-windup): k may grow only while the policy commits
-         * the budget it is given. A policy that pauses whole jobs leaves some unused; raising
-         * k then would only store up power released all at once later. */
-        stepped = false;
-        /* A reused decision is the one made for these jobs in these slots, which decide()
-         * recorded then: each job's would be a no-op now (outside discrete pausing, where an
-         * unchanged pause still schedules), so the pass is skipped. */
-        for (size_t r = 0; (!reuse || s->sc->discrete_pauses) && r < s->n_running; r++) {
-            /* Discrete pausing carries a fractional pause out with whole jobs, which save
-             * in steps and leave budget unused: such a decision does not commit its budget. */
-            stepped |= s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
-            if (s->ad[r].deadline == PFS_DEADLINE_BUDGET) { /* (its record: a cache miss) */
-                struct job *jb = job_rec(s, s->running[r]);
-
-                if (!jb->given_up) {
-                    jb->given_up = true;
-                    s->res->deadlines_given_up++;
-                }
-            }
-            if ((rc = decide(s, r, s->ad[r].cap_w, s->ad[r].pause_frac,
-                             pfs_alloc_active_gpus(&s->aj[r], &s->ad[r]))))
-                return rc;
-        }
         s->planned_tight[0] = !stepped && committed >= 0.99 * gpu_budget;
     }
     if ((rc = batch_close(s, from)))
@@ -2422,12 +2767,23 @@ finish(struct sim *s, size_t j)
     job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
     s->epoch++;
+    if (s->groups_on) /* (before view_move writes over its class) */
+        group_take(s, s->cls[slot], slot);
     if (slot != s->n_running) {
         if (s->view_ok[s->n_running])
             view_move(s, s->n_running, slot);
         s->view_ok[slot] = s->view_ok[s->n_running];
     }
     s->view_ok[s->n_running] = false;
+    if (s->groups_on) { /* the last slot's job moved into this one */
+        if (slot != s->n_running) {
+            uint32_t k = s->cls[s->n_running];
+
+            group_take(s, k, s->n_running);
+            (void)group_put(s, k, slot); /* no memory needed: one was just taken */
+            s->cls[slot] = k;
+        }
+    }
     s->free_gpus[jb->pool] += w->n_gpus;
     s->res->jobs_finished++;
     s->res->pool[jb->pool].jobs_finished++;
@@ -2738,6 +3094,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
 
         s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
     }
+    s.by_class = !s.reference && !sc->discrete_pauses && s.cls && pfs__policy_by_class(s.policy);
     if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0 ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
         rc = pfs__diag_set(diag, rc ? rc : PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -2921,6 +3278,17 @@ out:
     free(s.cls);
     free(s.cls_key);
     free(s.cls_id);
+    for (uint32_t k = 0; k < s.n_groups; k++)
+        free(s.group[k].slot);
+    free(s.group);
+    free(s.fresh);
+    free(s.g_count);
+    free(s.g_rep);
+    free(s.g_tied);
+    free(s.g_at);
+    free(s.g_cap);
+    free(s.g_tie);
+    free(s.present);
     free(s.pred[0]);
     free(s.pred[1]);
     for (size_t k = 0; s.own && k < most; k++)

@@ -531,6 +531,138 @@ test_waterfill_classes(struct test *t)
     gsl_rng_free(r);
 }
 
+/* The engine's decisions by class (pfs__waterfill_counted, then the tied jobs one by one
+ * in job order: pfs__class_decision) against pfs__waterfill_classes over the same jobs in a
+ * random order. Curves with whole numbers of watts and tokens, and a whole-watt budget, add
+ * up exactly in any order: there every job's cap must be the same bits. Classes share a
+ * curve scaled by their GPU counts, so that their slopes are the same bits and several
+ * classes are tied at the price at once, their jobs interleaved. Elsewhere (fractional
+ * throughputs) the caps may differ by the rounding of the sums only. Then pfi's answer by
+ * class (pfs__pfi_classes, on the kept curves of a view) against its allocate. */
+void
+test_waterfill_counted(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    int tied_several = 0, tied_any = 0;
+
+    gsl_rng_set(r, 93);
+    for (int inst = 0; inst < 400 && t->failures < 10; inst++) {
+        bool exact = inst % 2 == 0;
+        size_t n = 1 + gsl_rng_uniform_int(r, 300), n_cls = 1 + gsl_rng_uniform_int(r, 10);
+        size_t n_base = 1 + gsl_rng_uniform_int(r, 3);
+        struct pfs_pwl *base = calloc(n_base, sizeof *base), *c = calloc(n, sizeof *c);
+        struct pfs_alloc_job *jobs = calloc(n, sizeof *jobs);
+        struct pfs_alloc_decision *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+        uint32_t *cls = calloc(n, sizeof *cls), *count = calloc(n_cls, sizeof *count);
+        uint32_t *rep = calloc(n_cls, sizeof *rep), *present = calloc(n_cls, sizeof *present);
+        uint32_t n_present = 0;
+        struct pfs__class_set cs;
+        int *gpus = calloc(n_cls, sizeof *gpus);
+        size_t *of = calloc(n_cls, sizeof *of);
+        double *cap = calloc(n_cls, sizeof *cap);
+        bool *tied = calloc(n_cls, sizeof *tied);
+        double lo = 0, hi = 0, budget, left;
+        struct pfs__class_answer ans = {cap, tied, 0, c, NULL};
+        struct pfs_diag d = {0};
+        size_t differ = 0, n_tied = 0;
+
+        for (size_t q = 0; q < n_base; q++) {
+            base[q].n = 2 + gsl_rng_uniform_int(r, 8);
+            for (size_t p = 0; p < base[q].n; p++) {
+                double u = gsl_rng_uniform_pos(r);
+
+                base[q].x[p] = 200 + 50.0 * (double)p;
+                base[q].y[p] = p == 0 ? floor(100 * u) : base[q].y[p - 1] + floor(60 * u) + 1;
+                if (!exact)
+                    base[q].y[p] += u;
+            }
+            pfs_pwl_hull(&base[q]);
+        }
+        for (size_t k = 0; k < n_cls; k++) {
+            gpus[k] = 1 << gsl_rng_uniform_int(r, 4);
+            of[k] = gsl_rng_uniform_int(r, n_base);
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t k = gsl_rng_uniform_int(r, n_cls);
+
+            cls[i] = (uint32_t)k;
+            c[i] = base[of[k]];
+            for (size_t p = 0; p < c[i].n; p++)
+                c[i].y[p] *= gpus[k];
+            jobs[i].n_gpus = gpus[k];
+            jobs[i].min_w = 200;
+            jobs[i].max_w = c[i].x[c[i].n - 1];
+            if (count[k]++ == 0)
+                rep[k] = (uint32_t)i;
+            lo += jobs[i].n_gpus * c[i].x[0];
+            hi += jobs[i].n_gpus * c[i].x[c[i].n - 1];
+        }
+        budget = floor(lo + (hi - lo) * 1.1 * gsl_rng_uniform(r));
+        if (budget < lo)
+            budget = lo;
+        CHECK_INT(pfs__waterfill_classes("test", c, jobs, n, cls, (uint32_t)n_cls, budget, a, &d),
+                  0);
+        for (size_t k = 0; k < n_cls; k++)
+            if (count[k] > 0)
+                present[n_present++] = (uint32_t)k;
+        cs = (struct pfs__class_set){present, n_present, (uint32_t)n_cls, count, rep};
+        CHECK_INT(pfs__waterfill_counted("test", c, jobs, &cs, budget, cap, tied, &ans.left_w, &d),
+                  0);
+        left = ans.left_w;
+        for (size_t i = 0; i < n; i++) /* the engine's walk: each job in job order */
+            b[i] = pfs__class_decision(NULL, &ans, cls[i], i, &left);
+        for (size_t k = 0; k < n_cls; k++)
+            n_tied += count[k] > 0 && tied[k];
+        tied_any += n_tied > 0;
+        tied_several += n_tied > 1;
+        for (size_t i = 0; i < n; i++)
+            differ += exact ? memcmp(&a[i].cap_w, &b[i].cap_w, sizeof a[i].cap_w) != 0
+                            : fabs(a[i].cap_w - b[i].cap_w) > 1e-6;
+        if (differ)
+            test_fail(t, __FILE__, __LINE__, "instance %d (%s): %zu of %zu jobs' caps differ", inst,
+                      exact ? "exact" : "rounded", differ, n);
+        if (exact) { /* pfi by class, on the view's kept curves, against its allocate */
+            struct pfs_telemetry *tl = calloc(n, sizeof *tl);
+            struct pfs_alloc_view v = {.budget_w = budget,
+                                       .n_jobs = n,
+                                       .jobs = jobs,
+                                       .telemetry = tl,
+                                       .predicted = {c, c},
+                                       .classes = cls,
+                                       .n_classes = (uint32_t)n_cls};
+
+            CHECK_INT(pfs_policy_allocate(pfs_policy_find("pfi"), &v, a, &d), 0);
+            CHECK_INT(pfs__policy_classes(pfs_policy_find("pfi"), &v, &cs, &ans, &d), 0);
+            CHECK_INT(pfs__policy_classes(pfs_policy_find("equal"), &v, &cs, &ans, &d), 1);
+            left = ans.left_w;
+            for (size_t i = 0; i < n; i++) {
+                b[i] = pfs__class_decision(&v, &ans, cls[i], i, &left);
+                if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
+                    test_fail(t, __FILE__, __LINE__, "instance %d: pfi's job %zu differs", inst, i);
+                    break;
+                }
+            }
+            free(tl);
+        }
+        free(base);
+        free(c);
+        free(jobs);
+        free(a);
+        free(b);
+        free(cls);
+        free(count);
+        free(rep);
+        free(present);
+        free(gpus);
+        free(of);
+        free(cap);
+        free(tied);
+    }
+    CHECK(tied_any > 100);    /* the tie walk was exercised */
+    CHECK(tied_several > 10); /* with several classes tied at once */
+    gsl_rng_free(r);
+}
+
 /* Water-filling with the budget exactly at a breakpoint: the minimum caps plus the segments
  * steeper than some price, summed in another order than the solver sums them, so that what
  * is left after taking them is a rounding crumb of either sign. A solver that takes the crumb
