@@ -4,8 +4,8 @@
  * Time is integer microseconds. Between two events every job's rate and every GPU's draw is
  * constant, so tokens and energy are integrated exactly at each event, never stepped.
  *
- * Events (sim/sim.h): arrivals; finishes (rescheduled whenever a rate changes, stale ones
- * dropped by a version number); control ticks (every cadence_s, every event_cadence_s while a
+ * Events (sim/sim.h): arrivals; finishes (one per running job, moved whenever its rate
+ * changes: sim/heap.c's pfs__fheap); control ticks (every cadence_s, every event_cadence_s while a
  * DR event is on, and after every arrival and finish); actuation (a decision takes effect
  * actuation_s after it is made); DR starts and kinks (ramp ends, steps; an event's baseline
  * is taken when a decision first plans for it, by its rule: the power then, the mean over a
@@ -140,15 +140,14 @@ struct job {
     uint32_t pend_round; /* the control round of the pending decision, 0: none */
     int64_t last_us, start_us, finish_us, resume_until_us, ckpt_until_us;
     double ckpt_gpu_w; /* the job's draw while it checkpoints (its draw before the pause) */
-    uint32_t version;
-    size_t slot;   /* index in the running list */
-    bool reduced;  /* below full power or paused */
-    int pool;      /* where it runs (set at its start) */
-    size_t curve;  /* the curve it runs there */
-    double dur_s;  /* its uncapped run time there, s */
-    bool given_up; /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
-    uint32_t own;  /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
-                    * corpus curve (here, in the hole before the int64s: no larger a job) */
+    size_t slot;       /* index in the running list */
+    bool reduced;      /* below full power or paused */
+    int pool;          /* where it runs (set at its start) */
+    size_t curve;      /* the curve it runs there */
+    double dur_s;      /* its uncapped run time there, s */
+    bool given_up;     /* the policy gave up its deadline (PFS_DEADLINE_BUDGET) at some decision */
+    uint32_t own;      /* facility.variability: its curve on its own GPUs, sim.own[own - 1]; 0: the
+                        * corpus curve (here, in the hole before the int64s: no larger a job) */
     /* Discrete pausing: while paused, when its allowance runs out (0: not paused); while
      * not, the allowance it has left, us; the lift of the limit that allowance is for. */
     int64_t dpause_left_us, dpause_until_us;
@@ -195,6 +194,7 @@ struct sim {
     const struct pfs_sim_inputs *in;
     const struct pfs_policy_ops *policy;
     struct pfs__heap heap;
+    struct pfs__fheap fh; /* the running jobs' finish events, one each */
     /* Job state is kept per live job, not per job of the workload (a year on 100,000 GPUs
      * is 20 M jobs, a few thousand running at once): live[live_of[j] - 1] is running job j's
      * record, taken from the free list at its start and given back at its finish. live_of[j]
@@ -203,9 +203,10 @@ struct sim {
     uint32_t *live_of, *live_free;
     size_t n_live_free;
     size_t n_jobs;
-    /* the finished jobs' throughput loss (summarise), recorded as each finishes */
+    /* the finished jobs' throughput loss (summarise), recorded as each finishes: those
+     * above zero kept, the zeros (most jobs, outside events) counted */
     double *loss;
-    size_t n_loss, loss_cap;
+    size_t n_loss, loss_cap, n_loss_zero;
     struct pfs_job_result *per_job;    /* the caller's, or NULL */
     size_t *queue, q_head, q_len;      /* queued job indices, FIFO (the scanning scheduler) */
     struct pfs__queue *iq;             /* the indexed queue, or NULL: scan (indexed_queue) */
@@ -1226,15 +1227,15 @@ set_rate(struct sim *s, size_t j)
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    jb->version++;
     if (pfs__order_insert(s->ord, jb->pool, j, finish_key(s, j), w->n_gpus) != 0)
         return PFS_ENOMEM;
-    if (rate > 0) {
+    if (rate > 0) { /* its finish event, moved (the sequence number a new one would get) */
         double left = fmax(0, w->tokens - jb->done);
         int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
 
-        return pfs__heap_push(&s->heap, t, PFS__EV_FINISH, (uint32_t)j, jb->version);
-    }
+        pfs__fheap_set(&s->fh, s->live_of[j] - 1, (uint32_t)j, t, s->heap.next_seq++);
+    } else
+        pfs__fheap_del(&s->fh, s->live_of[j] - 1);
     return 0;
 }
 
@@ -2733,11 +2734,16 @@ record_loss(struct sim *s, size_t j)
 
     if (!(until > from))
         return 0;
+    loss = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
+    loss = fabs(loss) < 1e-9 ? 0 : fmax(0, loss); /* rounding, not loss */
+    if (!(loss > 0)) {                            /* most jobs: counted, not kept */
+        s->n_loss_zero++;
+        return 0;
+    }
     if (!(g = pfs__grow(s->loss, &s->loss_cap, s->n_loss, sizeof *s->loss, 4096)))
         return PFS_ENOMEM;
     s->loss = g;
-    loss = 1 - jb->done / (s->in->wl->jobs[j].tokens / jb->dur_s * (until - from));
-    s->loss[s->n_loss++] = fabs(loss) < 1e-9 ? 0 : fmax(0, loss); /* rounding, not loss */
+    s->loss[s->n_loss++] = loss;
     return 0;
 }
 
@@ -2762,7 +2768,7 @@ finish(struct sim *s, size_t j)
     jb->state = DONE;
     mark(s, j);
     jb->finish_us = s->now_us;
-    jb->version++;
+    pfs__fheap_del(&s->fh, s->live_of[j] - 1); /* (taken when it came out) */
     s->running[slot] = s->running[--s->n_running];
     job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
@@ -2804,17 +2810,21 @@ finish(struct sim *s, size_t j)
 
 /* ----- the run ----- */
 
-/* The q-quantile of n sorted values (linear between order statistics, as GSL's
- * gsl_stats_quantile_from_sorted_data). */
+/* The q-quantile of `zeros` zeros followed by the n sorted values v (linear between order
+ * statistics, as GSL's gsl_stats_quantile_from_sorted_data over all of them). */
 static double
-quantile(const double *v, size_t n, double q)
+quantile(const double *v, size_t zeros, size_t n, double q)
 {
-    double h = (double)(n - 1) * q;
+    double h = (double)(zeros + n - 1) * q, a, b;
     size_t i = (size_t)floor(h);
 
-    if (n == 0)
+    if (zeros + n == 0)
         return NAN;
-    return i + 1 < n ? v[i] + (h - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+    a = i < zeros ? 0 : v[i - zeros];
+    if (i + 1 >= zeros + n)
+        return a;
+    b = i + 1 < zeros ? 0 : v[i + 1 - zeros];
+    return a + (h - (double)i) * (b - a);
 }
 
 /* The planner's summary of a finished run (docs/results.md): peak and p99 facility draw,
@@ -2825,12 +2835,12 @@ summarise(struct sim *s)
 {
     struct pfs_run_result *out = s->res;
     double end_s = (double)s->end_us / US, *loss;
-    size_t n = 0;
+    size_t n = 0, zeros;
 
     out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
     pfs__sort_doubles(s->minute_w, s->n_minutes);
     out->peak_facility_w = s->n_minutes ? s->minute_w[s->n_minutes - 1] : (double)NAN;
-    out->p99_facility_w = quantile(s->minute_w, s->n_minutes, 0.99);
+    out->p99_facility_w = quantile(s->minute_w, 0, s->n_minutes, 0.99);
     for (size_t k = 0; k < s->sc->n_dr; k++) {
         if (!(s->sc->dr[k].start_s < end_s))
             continue;
@@ -2851,17 +2861,19 @@ summarise(struct sim *s)
         if (rc)
             return rc;
     }
+    /* In order: the zeros first (each adds nothing to the mean), then the losses kept. */
     loss = s->loss;
     n = s->n_loss;
+    zeros = s->n_loss_zero;
     pfs__sort_doubles(loss, n);
     out->job_loss_mean = 0;
     for (size_t i = 0; i < n; i++)
-        out->job_loss_mean += loss[i] / (double)n;
-    if (n == 0)
+        out->job_loss_mean += loss[i] / (double)(zeros + n);
+    if (zeros + n == 0)
         out->job_loss_mean = NAN;
-    out->job_loss_p50 = quantile(loss, n, 0.5);
-    out->job_loss_p95 = quantile(loss, n, 0.95);
-    out->job_loss_max = n ? loss[n - 1] : (double)NAN;
+    out->job_loss_p50 = quantile(loss, zeros, n, 0.5);
+    out->job_loss_p95 = quantile(loss, zeros, n, 0.95);
+    out->job_loss_max = n ? loss[n - 1] : zeros ? 0 : (double)NAN;
     return 0;
 }
 
@@ -3009,6 +3021,21 @@ own_curves_new(struct sim *s, size_t most)
     return 0;
 }
 
+/* The next event: the earlier of the event heap's first and the first finish. */
+static bool
+next_event(struct sim *s, struct pfs__event *ev)
+{
+    const struct pfs__fevent *f = &s->fh.v[0];
+
+    if (s->fh.n > 0 && (s->heap.n == 0 || f->t_us < s->heap.v[0].t_us ||
+                        (f->t_us == s->heap.v[0].t_us && f->seq < s->heap.v[0].seq))) {
+        *ev = (struct pfs__event){f->t_us, f->seq, PFS__EV_FINISH, f->job, 0};
+        pfs__fheap_del(&s->fh, f->rec);
+        return true;
+    }
+    return pfs__heap_pop(&s->heap, ev);
+}
+
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
@@ -3096,6 +3123,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
     s.by_class = !s.reference && !sc->discrete_pauses && s.cls && pfs__policy_by_class(s.policy);
     if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0 ||
+        (rc = pfs__fheap_init(&s.fh, most)) != 0 ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
         rc = pfs__diag_set(diag, rc ? rc : PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
@@ -3137,12 +3165,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         rc = pfs__heap_push(&s.heap, 0, PFS__EV_CONTROL, 0, 0);
     if (rc == 0)
         rc = pfs__heap_push(&s.heap, s.end_us, PFS__EV_END, 0, 0);
-    while (rc == 0 && pfs__heap_pop(&s.heap, &ev)) {
+    while (rc == 0 && next_event(&s, &ev)) {
         if (ev.t_us > s.end_us)
             break;
-        if (ev.type == PFS__EV_FINISH &&
-            (job_state(&s, ev.job) != RUNNING || ev.version != job_rec(&s, ev.job)->version))
-            continue; /* stale: the job's rate changed since */
         advance(&s, ev.t_us);
         out->events++;
         while (s.dr_live < sc->n_dr &&
@@ -3257,6 +3282,7 @@ out:
     free(s.ev_floor_over);
     free(s.dr_by_start);
     pfs__heap_fini(&s.heap);
+    pfs__fheap_fini(&s.fh);
     free(s.dq);
     free(s.bq);
     free(s.land);

@@ -41,6 +41,25 @@ int pfs__heap_push_seq(struct pfs__heap *h, int64_t t_us, int type, uint32_t job
 bool pfs__heap_pop(struct pfs__heap *h, struct pfs__event *out);
 void pfs__heap_fini(struct pfs__heap *h);
 
+/* The running jobs' finish events: at most one per live record rec (< the n_rec it was made
+ * for), keyed (time, sequence number) as the events are; pos[rec] is its index + 1 (0:
+ * none). set schedules rec's (job's) finish, or moves it; del drops it; the first is v[0]
+ * when n > 0. */
+struct pfs__fevent {
+    int64_t t_us;
+    uint64_t seq;
+    uint32_t job, rec;
+};
+struct pfs__fheap {
+    struct pfs__fevent *v;
+    uint32_t *pos;
+    size_t n;
+};
+int pfs__fheap_init(struct pfs__fheap *h, size_t n_rec);
+void pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq);
+void pfs__fheap_del(struct pfs__fheap *h, uint32_t rec);
+void pfs__fheap_fini(struct pfs__fheap *h);
+
 /* sim/queue.c: the scheduler's queue indexed for EASY backfill. Job j (of n) has the fixed
  * rank job_rank[j] in queue order (rank_job is its inverse), n_gpus[j] GPUs and the run time
  * dur[j]. pfs__queue_head is the queued job of lowest rank (SIZE_MAX: none);
