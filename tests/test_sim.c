@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "sim.h"
 #include "test.h"
 
 static const char jobs_header[] =
@@ -387,6 +388,61 @@ test_sim_indexed_queue(struct test *t)
     CHECK_INT(indexed, 16); /* every case ran the indexed scheduler */
     CHECK(reused > 0);      /* and some decisions were reused, so their reuse was compared */
     CHECK(by_class > 0);
+    gsl_rng_free(r);
+}
+
+/* The finish events' heap (sim/heap.c, pfs__fheap) against a plain scan: random schedules,
+ * moves and drops over 64 records, with many equal times (the sequence numbers decide), and
+ * the first event checked after every step. */
+void
+test_fheap(struct test *t)
+{
+    enum { N_REC = 64 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs__fheap h = {0};
+    int64_t at[N_REC];
+    uint64_t seq[N_REC], next = 1;
+    bool on[N_REC] = {false};
+    size_t popped = 0;
+
+    gsl_rng_set(r, 5);
+    CHECK_INT(pfs__fheap_init(&h, N_REC), 0);
+    for (int step = 0; step < 200000 && t->failures < 5; step++) {
+        uint32_t k = (uint32_t)gsl_rng_uniform_int(r, N_REC), first = UINT32_MAX;
+        double u = gsl_rng_uniform(r);
+        size_t n = 0;
+
+        if (u < 0.6) { /* schedule or move */
+            at[k] = (int64_t)gsl_rng_uniform_int(r, 50);
+            seq[k] = next++;
+            on[k] = true;
+            pfs__fheap_set(&h, k, 1000 + k, at[k], seq[k]);
+        } else if (u < 0.8) {
+            on[k] = false;
+            pfs__fheap_del(&h, k);
+        } else if (h.n > 0) { /* the first comes out */
+            uint32_t got = h.v[0].rec;
+
+            CHECK_INT(h.v[0].job, 1000 + got);
+            on[got] = false;
+            pfs__fheap_del(&h, got);
+            popped++;
+        }
+        for (uint32_t q = 0; q < N_REC; q++) {
+            if (!on[q])
+                continue;
+            n++;
+            if (first == UINT32_MAX || at[q] < at[first] ||
+                (at[q] == at[first] && seq[q] < seq[first]))
+                first = q;
+        }
+        CHECK_INT(h.n, n);
+        if (n > 0 && (h.v[0].rec != first || h.v[0].t_us != at[first] || h.v[0].seq != seq[first]))
+            test_fail(t, __FILE__, __LINE__, "step %d: first is record %u, should be %u", step,
+                      h.v[0].rec, first);
+    }
+    CHECK(popped > 10000);
+    pfs__fheap_fini(&h);
     gsl_rng_free(r);
 }
 
