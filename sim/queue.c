@@ -50,6 +50,8 @@ struct pfs__queue {
     uint64_t *word;    /* queued ranks, one bit each */
     uint64_t *summary; /* bit w: word w is not zero */
     size_t n_words, n_summary;
+    size_t low;       /* no summary word below it is set: where the head's search starts (a year's
+                       * 20 M ranks are 4,900 summary words, almost all behind the head) */
     struct bucket *b; /* [x->n_buckets] */
 };
 
@@ -238,9 +240,10 @@ mark(struct pfs__queue *q, size_t r, bool on)
         q->word[w] |= (uint64_t)1 << (r % 64);
     else
         q->word[w] &= ~((uint64_t)1 << (r % 64));
-    if (q->word[w])
+    if (q->word[w]) {
         q->summary[w / 64] |= (uint64_t)1 << (w % 64);
-    else
+        q->low = w / 64 < q->low ? w / 64 : q->low;
+    } else
         q->summary[w / 64] &= ~((uint64_t)1 << (w % 64));
 }
 
@@ -275,15 +278,16 @@ pfs__queue_len(const struct pfs__queue *q)
 }
 
 size_t
-pfs__queue_head(const struct pfs__queue *q)
+pfs__queue_head(struct pfs__queue *q)
 {
-    for (size_t s = 0; s < q->n_summary; s++)
-        if (q->summary[s]) {
-            size_t w = 64 * s + (size_t)__builtin_ctzll(q->summary[s]);
+    size_t w;
 
-            return q->x->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
-        }
-    return SIZE_MAX;
+    while (q->low < q->n_summary && !q->summary[q->low])
+        q->low++;
+    if (q->low == q->n_summary)
+        return SIZE_MAX;
+    w = 64 * q->low + (size_t)__builtin_ctzll(q->summary[q->low]);
+    return q->x->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
 }
 
 size_t

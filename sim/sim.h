@@ -81,7 +81,7 @@ void pfs__queue_free(struct pfs__queue *q);
 void pfs__queue_push(struct pfs__queue *q, size_t j);
 void pfs__queue_remove(struct pfs__queue *q, size_t j);
 size_t pfs__queue_len(const struct pfs__queue *q);
-size_t pfs__queue_head(const struct pfs__queue *q);
+size_t pfs__queue_head(struct pfs__queue *q);
 size_t pfs__queue_rank(const struct pfs__queue *q, size_t j);
 bool pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except);
 size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
