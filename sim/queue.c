@@ -282,10 +282,11 @@ pfs__queue_head(struct pfs__queue *q)
 {
     size_t w;
 
-    while (q->low < q->n_summary && !q->summary[q->low])
-        q->low++;
-    if (q->low == q->n_summary)
+    if (q->n_queued == 0) /* (not a walk to the last word: the queue is empty most of the time
+                           * on a facility that seldom queues, and its next push moves low) */
         return SIZE_MAX;
+    while (!q->summary[q->low])
+        q->low++;
     w = 64 * q->low + (size_t)__builtin_ctzll(q->summary[q->low]);
     return q->x->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
 }
