@@ -42,6 +42,14 @@ struct pfs__queue_index {
 struct bucket {
     size_t queued; /* its jobs queued now */
     double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
+    /* pfs__queue_next's last answer here, kept while the bucket is unchanged: the first leaf
+     * after rank c_after (SIZE_MAX: from the first) with a run time of at most c_bound,
+     * c_leaf (SIZE_MAX: none). A backfill pass asks again after every job it takes, and
+     * only that job's bucket has changed (issue 16: a binary search and a descent in every
+     * bucket at every question were 15% of a Poisson year). */
+    bool c_ok;
+    size_t c_after, c_leaf;
+    double c_bound;
 };
 
 struct pfs__queue {
@@ -254,6 +262,7 @@ pfs__queue_push(struct pfs__queue *q, size_t j)
     size_t k = x->job_bucket[j];
 
     tree_set(&q->b[k], x->b[k].size, x->job_leaf[j], x->dur[j]);
+    q->b[k].c_ok = false;
     q->b[k].queued++;
     q->n_queued++;
     mark(q, x->job_rank[j], true);
@@ -266,6 +275,7 @@ pfs__queue_remove(struct pfs__queue *q, size_t j)
     size_t k = x->job_bucket[j];
 
     tree_set(&q->b[k], x->b[k].size, x->job_leaf[j], HUGE_VAL);
+    q->b[k].c_ok = false;
     q->b[k].queued--;
     q->n_queued--;
     mark(q, x->job_rank[j], false);
@@ -330,30 +340,50 @@ pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except)
     return false;
 }
 
+/* Ranks as the questions order them: "after SIZE_MAX" is before every rank. */
+static size_t
+after_key(size_t after)
+{
+    return after == SIZE_MAX ? 0 : after + 1;
+}
+
 size_t
-pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
-                double max_dur)
+pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, double max_dur)
 {
     size_t best = SIZE_MAX, best_rank = SIZE_MAX;
 
     for (size_t k = 0; k < q->x->n_buckets && q->x->b[k].n_gpus <= max_gpus; k++) {
         const struct bucket_index *b = &q->x->b[k];
+        struct bucket *c = &q->b[k];
         size_t lo = 0, hi = b->n, leaf;
-
-        if (q->b[k].queued == 0)
-            continue;
-        /* The first of its jobs ranked after `after` (ranks ascend along the bucket). */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-
-            if (after != SIZE_MAX && b->rank[mid] <= after)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
         /* (a finite bound: a job not queued holds +inf) */
-        leaf = first_at_most(&q->b[k], 1, 0, b->size, lo,
-                             b->n_gpus <= any_gpus ? DBL_MAX : fmin(max_dur, DBL_MAX));
+        double bound = b->n_gpus <= any_gpus ? DBL_MAX : fmin(max_dur, DBL_MAX);
+
+        if (c->queued == 0)
+            continue;
+        /* The last answer stands for a later rank it is still after, under the same bound:
+         * no leaf between the two ranks qualified then, and none has changed since. */
+        if (c->c_ok && !(bound < c->c_bound) && !(bound > c->c_bound) &&
+            after_key(after) >= after_key(c->c_after) &&
+            (c->c_leaf == SIZE_MAX ||
+             (c->c_leaf < b->n && b->rank[c->c_leaf] >= after_key(after)))) {
+            leaf = c->c_leaf;
+        } else {
+            /* The first of its jobs ranked after `after` (ranks ascend along the bucket). */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (after != SIZE_MAX && b->rank[mid] <= after)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            leaf = first_at_most(c, 1, 0, b->size, lo, bound);
+            c->c_ok = true;
+            c->c_after = after;
+            c->c_bound = bound;
+            c->c_leaf = leaf;
+        }
         if (leaf != SIZE_MAX && leaf < b->n && b->rank[leaf] < best_rank) {
             best_rank = b->rank[leaf];
             best = b->job[leaf];

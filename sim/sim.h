@@ -84,7 +84,7 @@ size_t pfs__queue_len(const struct pfs__queue *q);
 size_t pfs__queue_head(struct pfs__queue *q);
 size_t pfs__queue_rank(const struct pfs__queue *q, size_t j);
 bool pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except);
-size_t pfs__queue_next(const struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
+size_t pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
                        double max_dur);
 
 /* sim/order.c: the running jobs of each pool in order of (key, job index), key the
