@@ -599,6 +599,15 @@ pfs__class_decision(const struct pfs_alloc_view *v, const struct pfs__class_answ
     return (struct pfs_alloc_decision){.cap_w = cap, .pause_frac = 0};
 }
 
+/* fmin(fmax(x, lo), hi) for numbers (no NaN), without two calls into libm: at 20,000 jobs
+ * and some 40 bisection steps a decision, the calls were a third of equal's time. */
+static inline double
+clamp(double x, double lo, double hi)
+{
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+
 int
 pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
            const double *hi, double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag)
@@ -608,8 +617,8 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
     for (size_t i = 0; i < n; i++) {
         need_lo += jobs[i].n_gpus * lo[i];
         need_hi += jobs[i].n_gpus * hi[i];
-        a = fmin(a, lo[i]);
-        b = fmax(b, hi[i]);
+        a = lo[i] < a ? lo[i] : a;
+        b = hi[i] > b ? hi[i] : b;
     }
     if (need_lo > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, need_lo, "the minimum caps");
@@ -624,7 +633,7 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
         double mid = 0.5 * (a + b), tot = 0;
 
         for (size_t i = 0; i < n; i++)
-            tot += jobs[i].n_gpus * fmin(fmax(mid, lo[i]), hi[i]);
+            tot += jobs[i].n_gpus * clamp(mid, lo[i], hi[i]);
         if (tot <= budget_w)
             a = mid;
         else
@@ -648,7 +657,7 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
             a = level;
     }
     for (size_t i = 0; i < n; i++)
-        out[i].cap_w = fmin(fmax(a, lo[i]), hi[i]);
+        out[i].cap_w = clamp(a, lo[i], hi[i]);
     return 0;
 }
 
