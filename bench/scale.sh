@@ -5,7 +5,7 @@
 # 4,096 GPUs under a 5 MW cap (bench/cap-4k.cfg) with a fitted exponent; a fitted exponent
 # of time against events over the ITP years; and the Python reference (bench/pyref.py) side
 # by side with pfisim on the same facility and window.
-#   sh bench/scale.sh [quick]     quick: the 100k-GPU row 3 days, not a year (8 minutes on
+#   sh bench/scale.sh [quick]     quick: the 100k-GPU row 3 days, not a year (5 minutes on
 #                                 2 cores), and no 8-day Python row
 set -eu
 dir=$(dirname "$0")
@@ -40,17 +40,32 @@ awk '{ x = log($1); y = log($2 > 0 ? $2 : 1e-3); n++; sx += x; sy += y; sxx += x
      END { if (n > 1) printf "\nfitted exponent over the ITP rows (time ~ events^b): b = %.2f\n\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/efit"
 row "10000 GPUs, 365 days, Poisson 317/h, oracle (bench/poisson-10k.cfg)" "$dir/poisson-10k.cfg"
 echo
-echo "time against simulated days, bench/cap-4k.cfg (4,096 GPUs, 5 MW cap, 10 events, 4 policies):"
+echo "time against simulated days, bench/cap-4k.cfg (4,096 GPUs, 5 MW cap, 10 events, 4 policies;"
+echo "each the best of three runs, the days in turn: this machine's speed moves by a third):"
 : > "$tmp/fit"
 for d in 7 28 91 182 365; do
-    sed "s/duration_days = 365.0;/duration_days = $d.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
-    /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$tmp/cap.cfg" > /dev/null
-    set -- $(cat "$tmp/time")
-    echo "$d $1" >> "$tmp/fit"
-    awk -v d="$d" -v s="$1" -v k="$2" 'BEGIN { printf "   %3d days: %6.2f s (%.4f s a day), %.0f MiB\n", d, s, s / d, k / 1024 }'
+    echo "$d 1e9 0" > "$tmp/best.$d"
 done
-awk '{ x = log($1); y = log($2 > 0 ? $2 : 1e-3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-     END { printf "   fitted exponent (time ~ days^b, 7-365 days): b = %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/fit"
+for round in 1 2 3; do
+    for d in 7 28 91 182 365; do
+        sed "s/duration_days = 365.0;/duration_days = $d.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
+        /usr/bin/time -f "%e %M" -o "$tmp/time" "$bin" run "$tmp/cap.cfg" > /dev/null
+        set -- $(cat "$tmp/time") $(cat "$tmp/best.$d")
+        awk -v s="$1" -v k="$2" -v d="$3" -v b="$4" -v bk="$5" \
+            'BEGIN { if (s < b) print d, s, k; else print d, b, bk }' > "$tmp/best.$d"
+    done
+done
+for d in 7 28 91 182 365; do
+    set -- $(cat "$tmp/best.$d")
+    echo "$1 $2" >> "$tmp/fit"
+    awk -v d="$1" -v s="$2" -v k="$3" 'BEGIN { printf "   %3d days: %6.2f s (%.4f s a day), %.0f MiB\n", d, s, s / d, k / 1024 }'
+done
+awk '{ x = log($1); y = log($2 > 0 ? $2 : 1e-3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y
+       rate[n] = $2 / $1; day[n] = $1 }
+     END { printf "   fitted exponent (time ~ days^b, 7-365 days): b = %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx)
+           worst = 0
+           for (i = 1; i <= n; i++) { dev = rate[i] / rate[n] - 1; if (dev < 0 ? -dev > worst : dev > worst) { worst = dev < 0 ? -dev : dev; at = day[i] } }
+           printf "   per day against the year'"'"'s rate: at most %.0f%% apart (at %d days)\n", 100 * worst, at }' "$tmp/fit"
 echo
 echo "pfisim against the Python reference (bench/pyref.py), 10,000 GPUs, Poisson 317/h, 50 events:"
 for days in 2 8; do
