@@ -578,10 +578,14 @@ pfs__waterfill_counted(const char *who, const struct pfs_pwl *curves,
 void
 pfs__waterfill_tie(uint32_t c, double *left_w, double *cap)
 {
-    struct wf_scratch *w = pthread_getspecific(wf_key);
-    const size_t *k = w->cls + (size_t)c * WC_WORDS;
+    struct wf_scratch *w;
+    const size_t *k;
 
-    if (*left_w > 0 && k[WC_TIES] && w->tie_mu >= 0)
+    if (!(*left_w > 0)) /* (most tied jobs: the budget at the price is given out) */
+        return;
+    w = pthread_getspecific(wf_key);
+    k = w->cls + (size_t)c * WC_WORDS;
+    if (k[WC_TIES] && w->tie_mu >= 0)
         wf_tie(&w->tie_curves[k[WC_REP]], w->tie_jobs[k[WC_REP]].n_gpus, w->seg, k[WC_FIRST],
                k[WC_NSEG], w->tie_mu, left_w, cap);
 }

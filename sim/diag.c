@@ -124,6 +124,8 @@ pfs__sort_doubles(double *v, size_t n)
     uint64_t *t;
     bool radix = n >= 4096, in_t = false;
 
+    if (n < 2) /* (sorted; v may be NULL: no job lost anything) */
+        return;
     for (size_t i = 0; i < n && radix; i++)
         radix = v[i] >= 0 && !signbit(v[i]); /* (not NaN, negative or -0) */
     /* one array beside v, not two: the losses of a 100,000-GPU year are 20 M values */

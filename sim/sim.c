@@ -1453,13 +1453,30 @@ groups_reserve(struct sim *s)
     return 0;
 }
 
+/* The first of group g's slots at or above slot (g->n: none). */
+static uint32_t
+group_find(const struct group *g, size_t slot)
+{
+    uint32_t lo = 0, hi = g->n;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+
+        if (g->slot[mid] < slot)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Puts slot into class k's group, in order (at the end, for a job just started). Returns
  * 0 or PFS_ENOMEM. */
 static int
 group_put(struct sim *s, uint32_t k, size_t slot)
 {
     struct group *g = &s->group[k];
-    uint32_t lo = 0, hi = g->n;
+    uint32_t at;
 
     if (g->n == g->cap) {
         uint32_t cap = g->cap ? 2 * g->cap : 16;
@@ -1471,27 +1488,16 @@ group_put(struct sim *s, uint32_t k, size_t slot)
         g->cap = cap;
     }
     if (g->n == 0) { /* the class is present again: into the list, in order */
-        uint32_t at = s->n_present;
+        uint32_t p = s->n_present;
 
-        for (; at > 0 && s->present[at - 1] > k; at--)
-            s->present[at] = s->present[at - 1];
-        s->present[at] = k;
+        for (; p > 0 && s->present[p - 1] > k; p--)
+            s->present[p] = s->present[p - 1];
+        s->present[p] = k;
         s->n_present++;
     }
-    if (hi == 0 || g->slot[hi - 1] < slot) {
-        lo = hi; /* at the end */
-    } else {
-        while (lo < hi) { /* the first slot above */
-            uint32_t mid = lo + (hi - lo) / 2;
-
-            if (g->slot[mid] > slot)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        memmove(g->slot + lo + 1, g->slot + lo, (g->n - lo) * sizeof *g->slot);
-    }
-    g->slot[lo] = (uint32_t)slot;
+    at = g->n == 0 || g->slot[g->n - 1] < slot ? g->n : group_find(g, slot); /* (the end) */
+    memmove(g->slot + at + 1, g->slot + at, (g->n - at) * sizeof *g->slot);
+    g->slot[at] = (uint32_t)slot;
     g->n++;
     return 0;
 }
@@ -1501,24 +1507,16 @@ static void
 group_take(struct sim *s, uint32_t k, size_t slot)
 {
     struct group *g = &s->group[k];
-    uint32_t lo = 0, hi = g->n;
+    uint32_t at = group_find(g, slot);
 
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-
-        if (g->slot[mid] < slot)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    assert(lo < g->n && g->slot[lo] == slot);
-    memmove(g->slot + lo, g->slot + lo + 1, (g->n - lo - 1) * sizeof *g->slot);
+    assert(at < g->n && g->slot[at] == slot);
+    memmove(g->slot + at, g->slot + at + 1, (g->n - at - 1) * sizeof *g->slot);
     if (--g->n == 0) { /* out of the classes present */
-        uint32_t at = 0;
+        uint32_t p = 0;
 
-        while (s->present[at] != k)
-            at++;
-        memmove(s->present + at, s->present + at + 1, (s->n_present - at - 1) * sizeof *s->present);
+        while (s->present[p] != k)
+            p++;
+        memmove(s->present + p, s->present + p + 1, (s->n_present - p - 1) * sizeof *s->present);
         s->n_present--;
     }
 }

@@ -456,6 +456,7 @@ test_sort_doubles(struct test *t)
     static const size_t sizes[] = {0, 1, 100, 4095, 4096, 50000};
 
     gsl_rng_set(r, 7);
+    pfs__sort_doubles(NULL, 0); /* a run where no job lost anything keeps no losses at all */
     for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
         for (int odd = 0; odd < 4; odd++) {
             size_t n = sizes[c];
