@@ -2323,6 +2323,7 @@ static int
 decide_by_class(struct sim *s, double gpu_budget, double *committed)
 {
     struct pfs__class_answer a = {0};
+    struct pfs_alloc_decision ok = {0};
     struct pfs__class_set cs;
     struct pfs_alloc_view v;
     struct pfs_diag d = {0};
@@ -2441,7 +2442,7 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
     /* The tied classes' jobs, merged in order of slot: each takes its share of what is
      * left at the price until nothing is. */
     left = a.left_w;
-    for (;;) {
+    for (uint32_t ok_k = UINT32_MAX;;) {
         uint32_t best = UINT32_MAX, r = UINT32_MAX;
         struct pfs_alloc_decision dj;
 
@@ -2457,8 +2458,13 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
             break;
         s->g_at[best]++;
         dj = pfs__class_decision(&v, &a, s->g_tied[best], r, &left);
-        if ((rc = class_answer_ok(s, &s->aj[r], &dj)))
-            return rc;
+        /* (checked once per answer and class: most of a tied class's jobs get one of two) */
+        if (ok_k != s->g_tied[best] || memcmp(&dj, &ok, sizeof dj) != 0) {
+            if ((rc = class_answer_ok(s, &s->aj[r], &dj)))
+                return rc;
+            ok_k = s->g_tied[best];
+            ok = dj;
+        }
         total += pfs_alloc_power_w(&s->aj[r], &dj);
         if ((rc = decide(s, r, dj.cap_w, dj.pause_frac, pfs_alloc_active_gpus(&s->aj[r], &dj))))
             return rc;
