@@ -168,6 +168,21 @@ pfs_policy_may_pause(const struct pfs_policy_ops *ops)
     return ops->may_pause;
 }
 
+int
+pfs__policy_answer_ok(const struct pfs_policy_ops *ops, const struct pfs_alloc_job *j,
+                      const struct pfs_alloc_decision *d, struct pfs_diag *diag)
+{
+    if (!(d->pause_frac >= 0 && d->pause_frac <= 1) ||
+        (!ops->may_pause && (d->pause_frac > 0 || pfs_alloc_active_gpus(j, d) < j->n_gpus)) ||
+        d->n_gpus < 0 ||
+        !(d->cap_w >= j->min_w * (1 - 1e-12) && d->cap_w <= j->max_w * (1 + 1e-12)))
+        return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "policy %s gave job '%s' cap %g W, pause %g: outside its limits "
+                             "[%g, %g] W, or a pause it may not make (a bug)",
+                             ops->name, j->job_id, d->cap_w, d->pause_frac, j->min_w, j->max_w);
+    return 0;
+}
+
 static int
 check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
       const struct pfs_alloc_decision *d, double *committed, struct pfs_diag *diag)
@@ -175,19 +190,11 @@ check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
     double total = 0;
 
     for (size_t i = 0; i < v->n_jobs; i++) {
-        const struct pfs_alloc_job *j = &v->jobs[i];
+        int rc = pfs__policy_answer_ok(ops, &v->jobs[i], &d[i], diag);
 
-        if (!(d[i].pause_frac >= 0 && d[i].pause_frac <= 1) ||
-            (!ops->may_pause &&
-             (d[i].pause_frac > 0 || pfs_alloc_active_gpus(j, &d[i]) < j->n_gpus)) ||
-            d[i].n_gpus < 0 ||
-            !(d[i].cap_w >= j->min_w * (1 - 1e-12) && d[i].cap_w <= j->max_w * (1 + 1e-12)))
-            return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
-                                 "policy %s gave job '%s' cap %g W, pause %g: outside its "
-                                 "limits [%g, %g] W, or a pause it may not make (a bug)",
-                                 ops->name, j->job_id, d[i].cap_w, d[i].pause_frac, j->min_w,
-                                 j->max_w);
-        total += pfs_alloc_power_w(j, &d[i]);
+        if (rc)
+            return rc;
+        total += pfs_alloc_power_w(&v->jobs[i], &d[i]);
     }
     *committed = total;
     if (total > v->budget_w * (1 + 1e-9))

@@ -20,7 +20,7 @@
 static bool
 before(const struct pfs__event *a, const struct pfs__event *b)
 {
-    return a->t_us < b->t_us || (a->t_us == b->t_us && a->seq < b->seq);
+    return pfs__event_before(a->t_us, a->seq, b->t_us, b->seq);
 }
 
 int
@@ -96,7 +96,7 @@ pfs__heap_fini(struct pfs__heap *h)
 static bool
 fbefore(const struct pfs__fevent *a, const struct pfs__fevent *b)
 {
-    return a->t_us < b->t_us || (a->t_us == b->t_us && a->seq < b->seq);
+    return pfs__event_before(a->t_us, a->seq, b->t_us, b->seq);
 }
 
 /* Puts e at index i and records it there. */

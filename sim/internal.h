@@ -144,6 +144,11 @@ int pfs__policy_add(const struct pfs_policy_ops *const *ops, size_t n, const cha
  * wrong (for pfs_policy_conformance, which reports what is wrong). */
 int pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
+/* The dispatcher's check of one answer d for job j (a bug of the policy if it fails): a cap
+ * within j's limits, a pause in [0, 1], no pause or resize from a policy that may not.
+ * Returns 0 or PFS_ENUMERIC, naming the policy and the job. */
+int pfs__policy_answer_ok(const struct pfs_policy_ops *ops, const struct pfs_alloc_job *j,
+                          const struct pfs_alloc_decision *d, struct pfs_diag *diag);
 /* pfs_policy_allocate that also gives the power its answer commits (pfs_alloc_power_w summed
  * in job order), which its check adds up anyway: the simulator's decisions read it. */
 int pfs__policy_decide(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,

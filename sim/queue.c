@@ -351,13 +351,14 @@ size_t
 pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, double max_dur)
 {
     size_t best = SIZE_MAX, best_rank = SIZE_MAX;
+    /* (a finite bound: a job not queued holds +inf; NaN is no bound, as fmin has it) */
+    double dur_bound = max_dur < DBL_MAX ? max_dur : DBL_MAX;
 
     for (size_t k = 0; k < q->x->n_buckets && q->x->b[k].n_gpus <= max_gpus; k++) {
         const struct bucket_index *b = &q->x->b[k];
         struct bucket *c = &q->b[k];
         size_t lo = 0, hi = b->n, leaf;
-        /* (a finite bound: a job not queued holds +inf) */
-        double bound = b->n_gpus <= any_gpus ? DBL_MAX : fmin(max_dur, DBL_MAX);
+        double bound = b->n_gpus <= any_gpus ? DBL_MAX : dur_bound;
 
         if (c->queued == 0)
             continue;

@@ -332,7 +332,7 @@ struct sim {
     uint32_t n_groups;
     uint32_t *fresh;
     size_t n_fresh, fresh_cap;
-    uint32_t *g_count, *g_rep, *g_tied, *g_at; /* per class: the policy's input, the merge's */
+    uint32_t *g_count, *g_rep, *tie_class, *tie_at; /* per class: the policy's input, the merge's */
     uint32_t *present, n_present; /* the classes with running jobs, ascending: the classes of
                                    * a year are thousands, those running at once a few hundred */
     double *g_cap;
@@ -1444,8 +1444,8 @@ groups_reserve(struct sim *s)
     } while (0)
     REGROW(s->g_count);
     REGROW(s->g_rep);
-    REGROW(s->g_tied);
-    REGROW(s->g_at);
+    REGROW(s->tie_class);
+    REGROW(s->tie_at);
     REGROW(s->g_cap);
     REGROW(s->g_tie);
     REGROW(s->present);
@@ -1697,12 +1697,6 @@ cmp_fin(const void *a, const void *b)
     return (x->job > y->job) - (x->job < y->job);
 }
 
-/* The head job's reservation: the pool where enough GPUs come free soonest, that time (the
- * shadow time), and the GPUs it leaves over then. The running jobs are taken in order of
- * their estimated finish (ties by job index); the shadow time is the estimated finish of the
- * job that brings the free GPUs to the head's need. The straightforward way sorts them at
- * every pass (the reference scheduler); otherwise sim/order.c keeps them in that order as
- * they start, change rate and finish, and finds that job in O(log n). */
 /* Puts the jobs whose key changed into the finish order, at their latest keys: the order
  * is then what moving each one at every change would have made (a treap's order is its
  * keys', whatever the order of the moves). Returns 0 or PFS_ENOMEM. */
@@ -1722,6 +1716,12 @@ order_flush(struct sim *s)
     return 0;
 }
 
+/* The head job's reservation: the pool where enough GPUs come free soonest, that time (the
+ * shadow time), and the GPUs it leaves over then. The running jobs are taken in order of
+ * their estimated finish (ties by job index); the shadow time is the estimated finish of the
+ * job that brings the free GPUs to the head's need. The straightforward way sorts them at
+ * every pass (the reference scheduler); otherwise sim/order.c keeps them in that order (the
+ * jobs whose key changed put in first: order_flush) and finds that job in O(log n). */
 static int
 reserve(struct sim *s, size_t head, int *pool, double *shadow, int *extra)
 {
@@ -2294,21 +2294,38 @@ actuate(struct sim *s, uint32_t round)
     return rc;
 }
 
-/* check()'s rules (policies/registry.c) for one answer of a decision by class: its cap
- * within the job's limits, its pause in [0, 1] and only where the policy may pause. */
-static int
-class_answer_ok(const struct sim *s, const struct pfs_alloc_job *j,
-                const struct pfs_alloc_decision *d)
+/* Every running job's view, built where it is not yet (view_fill). */
+static void
+views_fill(struct sim *s)
 {
-    if (!(d->pause_frac >= 0 && d->pause_frac <= 1) ||
-        (!pfs_policy_may_pause(s->policy) && d->pause_frac > 0) ||
-        !(d->cap_w >= j->min_w * (1 - 1e-12) && d->cap_w <= j->max_w * (1 + 1e-12)))
-        return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
-                             "policy %s gave job '%s' cap %g W, pause %g: outside its limits "
-                             "[%g, %g] W, or a pause it may not make (a bug)",
-                             pfs_policy_name(s->policy), j->job_id, d->cap_w, d->pause_frac,
-                             j->min_w, j->max_w);
-    return 0;
+    for (size_t r = 0; r < s->n_running; r++) {
+        if (!s->view_ok[r]) {
+            view_fill(s, r);
+            s->view_ok[r] = true;
+        }
+    }
+    s->views_any = true;
+}
+
+/* The policy's view of the running jobs under gpu_budget: the reference's without classes
+ * or kept curves (job by job). */
+static struct pfs_alloc_view
+alloc_view(struct sim *s, double gpu_budget)
+{
+    s->truth.n_jobs = s->n_running;
+    s->truth.cls = s->reference ? NULL : s->cls;
+    s->truth.n_classes = s->n_classes;
+    return (struct pfs_alloc_view){
+        gpu_budget,
+        s->n_running,
+        s->aj,
+        s->at,
+        s->needs_truth ? &s->truth : NULL,
+        NULL,
+        {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
+        NULL,
+        s->reference ? NULL : s->cls,
+        s->n_classes};
 }
 
 /* A decision by class, for a policy that answers so (pfs__policy_by_class): the same
@@ -2332,13 +2349,7 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
     int rc;
 
     if (!s->groups_on) { /* a limit binds again: every running job's view, by class */
-        for (size_t r = 0; r < s->n_running; r++) {
-            if (!s->view_ok[r]) {
-                view_fill(s, r);
-                s->view_ok[r] = true;
-            }
-        }
-        s->views_any = true;
+        views_fill(s);
         if (!s->cls) { /* no memory for the classes (view_fill): job by job from now on */
             s->by_class = false;
             return 1;
@@ -2376,19 +2387,7 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
         s->g_count[k] = s->group[k].n;
         s->g_rep[k] = s->group[k].slot[0];
     }
-    s->truth.n_jobs = s->n_running;
-    s->truth.cls = s->cls;
-    s->truth.n_classes = s->n_classes;
-    v = (struct pfs_alloc_view){gpu_budget,
-                                s->n_running,
-                                s->aj,
-                                s->at,
-                                s->needs_truth ? &s->truth : NULL,
-                                NULL,
-                                {s->pred[0], s->pred[1]},
-                                NULL,
-                                s->cls,
-                                s->n_classes};
+    v = alloc_view(s, gpu_budget);
     a.cap = s->g_cap;
     a.tied = s->g_tie;
     cs = (struct pfs__class_set){s->present, s->n_present, s->n_classes, s->g_count, s->g_rep};
@@ -2407,13 +2406,13 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
         struct pfs_alloc_decision dk;
 
         if (a.tied[k]) {
-            s->g_tied[n_tied] = k;
-            s->g_at[n_tied++] = 0;
+            s->tie_class[n_tied] = k;
+            s->tie_at[n_tied++] = 0;
             g->uniform = false;
             continue;
         }
         dk = pfs__class_decision(&v, &a, k, s->g_rep[k], NULL);
-        if ((rc = class_answer_ok(s, rep, &dk)))
+        if ((rc = pfs__policy_answer_ok(s->policy, rep, &dk, s->diag)))
             return rc;
         total += (double)g->n * pfs_alloc_power_w(rep, &dk);
         if (g->uniform && !(dk.cap_w < g->cap_w) && !(dk.cap_w > g->cap_w) &&
@@ -2447,22 +2446,22 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
         struct pfs_alloc_decision dj;
 
         for (uint32_t t = 0; t < n_tied; t++) {
-            const struct group *g = &s->group[s->g_tied[t]];
+            const struct group *g = &s->group[s->tie_class[t]];
 
-            if (s->g_at[t] < g->n && g->slot[s->g_at[t]] < r) {
-                r = g->slot[s->g_at[t]];
+            if (s->tie_at[t] < g->n && g->slot[s->tie_at[t]] < r) {
+                r = g->slot[s->tie_at[t]];
                 best = t;
             }
         }
         if (best == UINT32_MAX)
             break;
-        s->g_at[best]++;
-        dj = pfs__class_decision(&v, &a, s->g_tied[best], r, &left);
+        s->tie_at[best]++;
+        dj = pfs__class_decision(&v, &a, s->tie_class[best], r, &left);
         /* (checked once per answer and class: most of a tied class's jobs get one of two) */
-        if (ok_k != s->g_tied[best] || memcmp(&dj, &ok, sizeof dj) != 0) {
-            if ((rc = class_answer_ok(s, &s->aj[r], &dj)))
+        if (ok_k != s->tie_class[best] || memcmp(&dj, &ok, sizeof dj) != 0) {
+            if ((rc = pfs__policy_answer_ok(s->policy, &s->aj[r], &dj, s->diag)))
                 return rc;
-            ok_k = s->g_tied[best];
+            ok_k = s->tie_class[best];
             ok = dj;
         }
         total += pfs_alloc_power_w(&s->aj[r], &dj);
@@ -2584,13 +2583,7 @@ control(struct sim *s)
             by_class = rc == 0;
         }
         if (!by_class) {
-            for (size_t r = 0; r < s->n_running; r++) {
-                if (!s->view_ok[r]) {
-                    view_fill(s, r);
-                    s->view_ok[r] = true;
-                }
-            }
-            s->views_any = true;
+            views_fill(s);
             for (size_t r = 0; !reuse && r < s->n_running; r++) {
                 double loss = pfs_tier_max_loss(s->aj[r].tier);
 
@@ -2608,20 +2601,7 @@ control(struct sim *s)
                 s->aj[r].now_s = t;
                 s->aj[r].limit_until_s = until;
             }
-            s->truth.n_jobs = s->n_running;
-            s->truth.cls = s->reference ? NULL : s->cls; /* the reference: job by job */
-            s->truth.n_classes = s->n_classes;
-            v = (struct pfs_alloc_view){
-                gpu_budget,
-                s->n_running,
-                s->aj,
-                s->at,
-                s->needs_truth ? &s->truth : NULL,
-                NULL,
-                {s->reference ? NULL : s->pred[0], s->reference ? NULL : s->pred[1]},
-                NULL,
-                s->reference ? NULL : s->cls,
-                s->n_classes};
+            v = alloc_view(s, gpu_budget);
             if (!reuse) {
                 s->res->policy_decisions++;
                 rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
@@ -2831,14 +2811,12 @@ finish(struct sim *s, size_t j)
         s->view_ok[slot] = s->view_ok[s->n_running];
     }
     s->view_ok[s->n_running] = false;
-    if (s->groups_on) { /* the last slot's job moved into this one */
-        if (slot != s->n_running) {
-            uint32_t k = s->cls[s->n_running];
+    if (s->groups_on && slot != s->n_running) { /* the last slot's job moved into this one */
+        uint32_t k = s->cls[s->n_running];
 
-            group_take(s, k, s->n_running);
-            (void)group_put(s, k, slot); /* no memory needed: one was just taken */
-            s->cls[slot] = k;
-        }
+        group_take(s, k, s->n_running);
+        (void)group_put(s, k, slot); /* no memory needed: one was just taken */
+        s->cls[slot] = k;
     }
     s->free_gpus[jb->pool] += w->n_gpus;
     s->res->jobs_finished++;
@@ -3077,8 +3055,8 @@ next_event(struct sim *s, struct pfs__event *ev)
 {
     const struct pfs__fevent *f = &s->fh.v[0];
 
-    if (s->fh.n > 0 && (s->heap.n == 0 || f->t_us < s->heap.v[0].t_us ||
-                        (f->t_us == s->heap.v[0].t_us && f->seq < s->heap.v[0].seq))) {
+    if (s->fh.n > 0 && (s->heap.n == 0 ||
+                        pfs__event_before(f->t_us, f->seq, s->heap.v[0].t_us, s->heap.v[0].seq))) {
         *ev = (struct pfs__event){f->t_us, f->seq, PFS__EV_FINISH, f->job, 0};
         pfs__fheap_del(&s->fh, f->rec);
         return true;
@@ -3361,8 +3339,8 @@ out:
     free(s.fresh);
     free(s.g_count);
     free(s.g_rep);
-    free(s.g_tied);
-    free(s.g_at);
+    free(s.tie_class);
+    free(s.tie_at);
     free(s.g_cap);
     free(s.g_tie);
     free(s.present);

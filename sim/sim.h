@@ -17,6 +17,13 @@ enum pfs__event_type {
     PFS__EV_END,     /* the end of the simulated time */
 };
 
+/* The order of events, and of finish events among them: by time, then sequence number. */
+static inline bool
+pfs__event_before(int64_t t_a, uint64_t seq_a, int64_t t_b, uint64_t seq_b)
+{
+    return t_a < t_b || (t_a == t_b && seq_a < seq_b);
+}
+
 /* Events at equal times come out in the order they were pushed (seq). */
 struct pfs__event {
     int64_t t_us;
