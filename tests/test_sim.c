@@ -8,6 +8,7 @@
  * draw per node, PUE 1.5.
  */
 #include <float.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
@@ -388,6 +389,127 @@ test_sim_indexed_queue(struct test *t)
     CHECK_INT(indexed, 16); /* every case ran the indexed scheduler */
     CHECK(reused > 0);      /* and some decisions were reused, so their reuse was compared */
     CHECK(by_class > 0);
+    gsl_rng_free(r);
+}
+
+/* The indexed queue (sim/queue.c) against a scan of what is queued: 20,000 jobs in a
+ * shuffled queue order (more ranks than one summary word covers, so the head's search
+ * start moves both ways), random arrivals anywhere in that order and removals, and
+ * backfill passes as the scheduler makes them (the questions after ever later ranks, the
+ * jobs taken or passed over, the bound tightening) whose every answer is checked. Passes
+ * follow one another with nothing changed in some buckets, where a remembered answer must
+ * not stand for an earlier rank. */
+static size_t
+queue_scan_next(const bool *queued, const uint32_t *rank_of, const int *gpus, const double *dur,
+                size_t n, size_t after, int max_gpus, int any_gpus, double max_dur)
+{
+    size_t best = SIZE_MAX;
+
+    for (size_t j = 0; j < n; j++) {
+        if (!queued[j] || (after != SIZE_MAX && rank_of[j] <= after) || gpus[j] > max_gpus ||
+            !(gpus[j] <= any_gpus || dur[j] <= max_dur))
+            continue;
+        if (best == SIZE_MAX || rank_of[j] < rank_of[best])
+            best = j;
+    }
+    return best;
+}
+
+void
+test_queue_index(struct test *t)
+{
+    enum { N = 20000 };
+    static const int sizes[] = {1, 2, 4, 8, 16, 64};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    uint32_t *rank_job = malloc(N * sizeof *rank_job), *rank_of = malloc(N * sizeof *rank_of);
+    double *dur = malloc(N * sizeof *dur), *dur_copy = malloc(N * sizeof *dur_copy);
+    int *gpus = malloc(N * sizeof *gpus);
+    bool *queued = calloc(N, sizeof *queued);
+    struct pfs__queue_index *x = NULL;
+    struct pfs__queue *q = NULL;
+    size_t n_queued = 0, answers = 0;
+
+    gsl_rng_set(r, 11);
+    for (size_t j = 0; j < N; j++) {
+        rank_job[j] = (uint32_t)j;
+        gpus[j] = sizes[gsl_rng_uniform_int(r, sizeof sizes / sizeof sizes[0])];
+        dur[j] = dur_copy[j] = 60 + floor(36000 * gsl_rng_uniform(r));
+    }
+    gsl_ran_shuffle(r, rank_job, N, sizeof *rank_job);
+    for (size_t k = 0; k < N; k++)
+        rank_of[rank_job[k]] = (uint32_t)k;
+    CHECK_INT(pfs__queue_index_new(&x, N, rank_job, gpus, dur_copy), 0); /* (its arrays now) */
+    CHECK_INT(pfs__queue_new(&q, x), 0);
+    for (int step = 0; step < 3000 && q && t->failures < 5; step++) {
+        size_t head = SIZE_MAX;
+
+        if (step % 50 == 0) { /* the first three quarters drained: the head's search moves on */
+            for (size_t j = 0; j < N; j++)
+                if (queued[j] && rank_of[j] < 3 * N / 4) {
+                    pfs__queue_remove(q, j);
+                    queued[j] = false;
+                    n_queued--;
+                }
+            for (size_t j = 0; j < N; j++)
+                if (queued[j] && (head == SIZE_MAX || rank_of[j] < rank_of[head]))
+                    head = j;
+            CHECK_INT(pfs__queue_head(q), head);
+            head = SIZE_MAX;
+        }
+        for (int k = 0; k < 20; k++) { /* arrivals and departures anywhere in queue order */
+            size_t j = gsl_rng_uniform_int(r, N);
+
+            if (!queued[j] && gsl_rng_uniform(r) < 0.6) {
+                pfs__queue_push(q, j);
+                queued[j] = true;
+                n_queued++;
+            } else if (queued[j]) {
+                pfs__queue_remove(q, j);
+                queued[j] = false;
+                n_queued--;
+            }
+        }
+        for (size_t j = 0; j < N; j++)
+            if (queued[j] && (head == SIZE_MAX || rank_of[j] < rank_of[head]))
+                head = j;
+        CHECK_INT(pfs__queue_len(q), n_queued);
+        CHECK_INT(pfs__queue_head(q), head);
+        { /* a backfill pass from the head */
+            size_t after = head == SIZE_MAX ? SIZE_MAX : rank_of[head], got, want;
+            int free_gpus = (int)gsl_rng_uniform_int(r, 80),
+                extra = (int)gsl_rng_uniform_int(r, 20);
+            double max_dur = step % 7 == 0 ? HUGE_VAL : 60 + 20000 * gsl_rng_uniform(r);
+
+            do {
+                want = queue_scan_next(queued, rank_of, gpus, dur, N, after, free_gpus, extra,
+                                       max_dur);
+                got = pfs__queue_next(q, after, free_gpus, extra, max_dur);
+                answers++;
+                if (got != want) {
+                    test_fail(t, __FILE__, __LINE__, "step %d: next after %zu is %zu, not %zu",
+                              step, after, got, want);
+                    break;
+                }
+                if (got == SIZE_MAX)
+                    break;
+                after = rank_of[got];
+                if (gsl_rng_uniform(r) < 0.5) { /* taken: it leaves the queue */
+                    pfs__queue_remove(q, got);
+                    queued[got] = false;
+                    n_queued--;
+                    free_gpus -= gpus[got];
+                    extra = extra > gpus[got] ? extra - gpus[got] : 0;
+                }
+            } while (free_gpus > 0);
+        }
+    }
+    CHECK(answers > 10000);
+    pfs__queue_free(q);
+    pfs__queue_index_free(x);
+    free(rank_of);
+    free(dur);
+    free(gpus);
+    free(queued);
     gsl_rng_free(r);
 }
 
