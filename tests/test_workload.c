@@ -228,6 +228,17 @@ test_workload_synthetic_sources(struct test *t)
         CHECK_NEAR(quantile(gap, w->n_jobs - 1, 0.5), 180.0 * log(2), 18.0);
         for (size_t i = 0; i < w->n_jobs; i++)
             tiers[w->jobs[i].tier]++;
+        /* The jobs' names, w000001 on, as printf's "w%06zu" writes them. */
+        for (size_t i = 0; i < w->n_jobs; i++) {
+            char want[32];
+
+            snprintf(want, sizeof want, "w%06zu", i + 1);
+            if (strcmp(w->jobs[i].job_id, want) != 0) {
+                test_fail(t, __FILE__, __LINE__, "job %zu is named %s, not %s", i,
+                          w->jobs[i].job_id, want);
+                break;
+            }
+        }
         /* Tier mix 0.4/0.2/0.2/0.2, binomial sd about 0.01 at this size. */
         CHECK_NEAR((double)tiers[PFS_TIER_FIRM] / (double)w->n_jobs, 0.4, 0.04);
         CHECK_NEAR((double)tiers[PFS_TIER_FLEX3] / (double)w->n_jobs, 0.2, 0.04);

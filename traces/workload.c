@@ -106,6 +106,43 @@ text_add(struct pfs_workload *w, const char *s)
     return p;
 }
 
+/* Room for n arrivals in a at once (a year of Poisson arrivals doubled its way to 67 MB, a
+ * copy at each step: a tenth of the workload's making). */
+static int
+reserve_arrivals(struct arrivals *a, size_t n)
+{
+    struct arrival *v;
+
+    if (n <= a->cap)
+        return 0;
+    if (n > SIZE_MAX / sizeof *v || !(v = realloc(a->v, n * sizeof *v)))
+        return PFS_ENOMEM;
+    pfs__huge(v, n * sizeof *v);
+    a->v = v;
+    a->cap = n;
+    return 0;
+}
+
+/* "w" and i in at least six digits, as "w%06zu" (snprintf per job was half of making a
+ * workload of 2.8 M jobs). */
+static void
+job_id(char out[32], size_t i)
+{
+    char digits[24];
+    size_t n = 0, k = 0;
+
+    do {
+        digits[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i > 0);
+    out[k++] = 'w';
+    for (size_t pad = n; pad < 6; pad++)
+        out[k++] = '0';
+    while (n > 0)
+        out[k++] = digits[--n];
+    out[k] = '\0';
+}
+
 static int
 add(struct arrivals *a, double submit_s, double duration_s, int n_gpus)
 {
@@ -341,7 +378,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
     qsort(pool.v, pool.n, sizeof *pool.v, cmp_size);
 
     if (strncmp(o->arrivals, "poisson:", 8) == 0) {
-        double rate;
+        double rate, expect;
 
         if (!pfs__parse_double(o->arrivals + 8, &rate) || !(rate > 0) || rate > 1e6) {
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "arrivals",
@@ -349,6 +386,10 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
                                o->arrivals + 8);
             goto out;
         }
+        /* Room for the expected count and 10 standard deviations (add grows past it). */
+        expect = rate * window_s / 3600.0;
+        if (expect < 1e9)
+            rc = reserve_arrivals(&a, (size_t)(expect + 10 * sqrt(expect)) + 256);
         for (double t = gsl_ran_exponential(r, 3600.0 / rate); t < window_s && rc == 0;
              t += gsl_ran_exponential(r, 3600.0 / rate))
             rc = add(&a, t, 6 * 3600.0 * exp(gsl_ran_gaussian(r, 1.0)),
@@ -424,7 +465,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
             char id[32];
             size_t k = (size_t)(c - corpus->jobs);
 
-            snprintf(id, sizeof id, "w%06zu", i + 1);
+            job_id(id, i + 1);
             if (!curve_id[k])
                 curve_id[k] = text_add(w, c->job_id);
             if (!(j->job_id = text_add(w, id)) || !curve_id[k]) {
