@@ -55,8 +55,8 @@ pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_set 
         return 1;
     a->curves = v->truth->hull;
     a->decision = decode;
-    return pfs__waterfill_counted("oracle", v->truth->hull, v->jobs, cs, v->budget_w, a->cap,
-                                  a->tied, &a->left_w, diag);
+    return pfs__waterfill_counted("oracle", v->truth->hull, v->jobs, cs, cs->cache[0], v->budget_w,
+                                  a->cap, a->tied, &a->left_w, diag);
 }
 
 const struct pfs_policy_ops pfs_policy_oracle = {

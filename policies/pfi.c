@@ -75,8 +75,8 @@ pfs__pfi_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs
                 return 1;
         a->curves = c;
         a->decision = NULL;
-        rc = pfs__waterfill_counted("pfi", c, v->jobs, cs, v->budget_w, a->cap, a->tied, &a->left_w,
-                                    extrapolate ? diag : &first);
+        rc = pfs__waterfill_counted("pfi", c, v->jobs, cs, cs->cache[extrapolate], v->budget_w,
+                                    a->cap, a->tied, &a->left_w, extrapolate ? diag : &first);
         if (rc != PFS_EINVAL)
             break;
     }

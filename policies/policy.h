@@ -63,7 +63,15 @@ struct pfs__class_set {
     const uint32_t *present;
     uint32_t n_present, n_classes;
     const uint32_t *count, *rep;
+    /* the classes' segments kept between decisions, per family of curves a policy answers
+     * on (pfi: within the predictions, extrapolated; the oracle: [0]); NULL: none. A run's
+     * own: within it a class's curve in a family never changes. */
+    struct pfs__class_cache *cache[2];
 };
+
+/* A run's cache of its classes' segments for pfs__waterfill_counted (NULL without memory). */
+struct pfs__class_cache *pfs__class_cache_new(void);
+void pfs__class_cache_free(struct pfs__class_cache *cc);
 
 /* pfs__waterfill_classes's price and class caps for the jobs of the classes cs. Sets
  * cap_of[c] and tied[c] for each present class c, and *left_w, the budget left at the price
@@ -72,8 +80,8 @@ struct pfs__class_set {
  * (infeasible), PFS_ENOMEM. */
 int pfs__waterfill_counted(const char *who, const struct pfs_pwl *curves,
                            const struct pfs_alloc_job *jobs, const struct pfs__class_set *cs,
-                           double budget_w, double *cap_of, bool *tied, double *left_w,
-                           struct pfs_diag *diag);
+                           struct pfs__class_cache *cc, double budget_w, double *cap_of, bool *tied,
+                           double *left_w, struct pfs_diag *diag);
 /* The next tied job of class c, in job order, takes its share of *left_w into *cap (its
  * class's cap before), as pfs__waterfill_classes gives it: this thread's last
  * pfs__waterfill_counted's price. */

@@ -337,6 +337,7 @@ struct sim {
                                    * a year are thousands, those running at once a few hundred */
     double *g_cap;
     bool *g_tie;
+    struct pfs__class_cache *ccache[2]; /* the classes' segments, per family of curves */
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
@@ -2390,7 +2391,8 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
     v = alloc_view(s, gpu_budget);
     a.cap = s->g_cap;
     a.tied = s->g_tie;
-    cs = (struct pfs__class_set){s->present, s->n_present, s->n_classes, s->g_count, s->g_rep};
+    cs = (struct pfs__class_set){s->present, s->n_present, s->n_classes,
+                                 s->g_count, s->g_rep,     {s->ccache[0], s->ccache[1]}};
     rc = pfs__policy_classes(s->policy, &v, &cs, &a, &d);
     if (rc == 1 || rc == PFS_EINVAL)
         return 1;
@@ -3150,6 +3152,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
     }
     s.by_class = !s.reference && !sc->discrete_pauses && s.cls && pfs__policy_by_class(s.policy);
+    if (s.by_class) /* (without memory: the price found afresh at each decision) */
+        for (int f = 0; f < 2; f++)
+            s.ccache[f] = pfs__class_cache_new();
     if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0 ||
         (rc = pfs__fheap_init(&s.fh, most)) != 0 ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
@@ -3331,6 +3336,8 @@ out:
     free(s.truth.hull);
     free(s.truth.power);
     free(s.cls);
+    pfs__class_cache_free(s.ccache[0]);
+    pfs__class_cache_free(s.ccache[1]);
     free(s.cls_key);
     free(s.cls_id);
     for (uint32_t k = 0; k < s.n_groups; k++)

@@ -605,9 +605,10 @@ test_waterfill_counted(struct test *t)
         for (size_t k = 0; k < n_cls; k++)
             if (count[k] > 0)
                 present[n_present++] = (uint32_t)k;
-        cs = (struct pfs__class_set){present, n_present, (uint32_t)n_cls, count, rep};
-        CHECK_INT(pfs__waterfill_counted("test", c, jobs, &cs, budget, cap, tied, &ans.left_w, &d),
-                  0);
+        cs = (struct pfs__class_set){present, n_present, (uint32_t)n_cls, count, rep, {NULL, NULL}};
+        CHECK_INT(
+            pfs__waterfill_counted("test", c, jobs, &cs, NULL, budget, cap, tied, &ans.left_w, &d),
+            0);
         left = ans.left_w;
         for (size_t i = 0; i < n; i++) /* the engine's walk: each job in job order */
             b[i] = pfs__class_decision(NULL, &ans, cls[i], i, &left);
@@ -660,6 +661,156 @@ test_waterfill_counted(struct test *t)
     }
     CHECK(tied_any > 100);    /* the tie walk was exercised */
     CHECK(tied_several > 10); /* with several classes tied at once */
+    gsl_rng_free(r);
+}
+
+/* pfs__waterfill_counted with a run's cache of its classes' segments (sim/sim.c keeps one per
+ * run) over a sequence of decisions: classes come, go and change in number from one to the
+ * next, as jobs start and finish. Every decision must be the job-by-job water-filling's
+ * (pfs__waterfill_classes), bit for bit where the arithmetic is exact (integer throughputs,
+ * caps 50 W apart, GPUs a power of two), and the same as without the cache, budget left
+ * included. A third of the budgets sit exactly on a breakpoint. */
+void
+test_waterfill_cached(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    int came_back = 0, tied_any = 0;
+
+    gsl_rng_set(r, 2026);
+    for (int inst = 0; inst < 40 && t->failures < 10; inst++) {
+        bool exact = inst % 4 != 3;
+        size_t n_cls = 1 + gsl_rng_uniform_int(r, 60), n_max = 5 * n_cls;
+        struct pfs__class_cache *cc = pfs__class_cache_new();
+        struct pfs_pwl *cls_curve = calloc(n_cls, sizeof *cls_curve), *c = calloc(n_max, sizeof *c);
+        int *gpus = calloc(n_cls, sizeof *gpus);
+        struct pfs_alloc_job *jobs = calloc(n_max, sizeof *jobs);
+        struct pfs_alloc_decision *a = calloc(n_max, sizeof *a), *b = calloc(n_max, sizeof *b);
+        uint32_t *cls = calloc(n_max, sizeof *cls), *count = calloc(n_cls, sizeof *count);
+        uint32_t *rep = calloc(n_cls, sizeof *rep), *present = calloc(n_cls, sizeof *present);
+        double *cap = calloc(n_cls, sizeof *cap), *cap2 = calloc(n_cls, sizeof *cap2);
+        bool *tied = calloc(n_cls, sizeof *tied), *tied2 = calloc(n_cls, sizeof *tied2);
+        bool *was = calloc(n_cls, sizeof *was);
+
+        for (size_t k = 0; k < n_cls; k++) {
+            gpus[k] = 1 << gsl_rng_uniform_int(r, 4);
+            cls_curve[k].n = 2 + gsl_rng_uniform_int(r, 10);
+            for (size_t p = 0; p < cls_curve[k].n; p++) {
+                double u = gsl_rng_uniform_pos(r);
+
+                cls_curve[k].x[p] = 200 + 50.0 * (double)p;
+                cls_curve[k].y[p] =
+                    (p == 0 ? floor(100 * u) : cls_curve[k].y[p - 1] + floor(60 * u) + 1) * gpus[k];
+                if (!exact)
+                    cls_curve[k].y[p] += u;
+            }
+            pfs_pwl_hull(&cls_curve[k]);
+        }
+        for (int round = 0; round < 30 && t->failures < 10; round++) {
+            size_t n = 0;
+            uint32_t n_present = 0;
+            double lo = 0, hi = 0, budget, left, left2;
+            struct pfs__class_answer ans = {cap, tied, 0, c, NULL};
+            struct pfs__class_set cs;
+            struct pfs_diag d = {0};
+            size_t differ = 0;
+
+            for (size_t k = 0; k < n_cls; k++) { /* about a third of the classes absent */
+                count[k] = gsl_rng_uniform(r) < 0.35 ? 0 : (uint32_t)gsl_rng_uniform_int(r, 5);
+                came_back += count[k] > 0 && !was[k] && round > 0;
+                was[k] = count[k] > 0;
+            }
+            for (size_t k = 0; k < n_cls; k++)
+                for (uint32_t q = 0; q < count[k]; q++)
+                    cls[n++] = (uint32_t)k;
+            if (n == 0)
+                continue;
+            for (size_t i = n; i > 1; i--) { /* classes interleaved in job order */
+                size_t j = gsl_rng_uniform_int(r, i);
+                uint32_t tmp = cls[i - 1];
+
+                cls[i - 1] = cls[j];
+                cls[j] = tmp;
+            }
+            for (size_t k = 0; k < n_cls; k++)
+                rep[k] = UINT32_MAX;
+            for (size_t i = 0; i < n; i++) {
+                size_t k = cls[i];
+
+                c[i] = cls_curve[k];
+                jobs[i] = (struct pfs_alloc_job){
+                    .n_gpus = gpus[k], .min_w = 200, .max_w = c[i].x[c[i].n - 1]};
+                rep[k] = rep[k] == UINT32_MAX ? (uint32_t)i : rep[k];
+                lo += gpus[k] * c[i].x[0];
+                hi += gpus[k] * c[i].x[c[i].n - 1];
+            }
+            for (size_t i = 0; i < n; i++) /* present in order of their first job */
+                if (rep[cls[i]] == i)
+                    present[n_present++] = cls[i];
+            budget = floor(lo + (hi - lo) * 1.1 * gsl_rng_uniform(r));
+            if (round % 3 == 0) { /* on a breakpoint: every segment steeper than one's */
+                size_t i0 = gsl_rng_uniform_int(r, n), s0 = gsl_rng_uniform_int(r, c[i0].n - 1);
+                double mu0 = (c[i0].y[s0 + 1] - c[i0].y[s0]) /
+                             (jobs[i0].n_gpus * (c[i0].x[s0 + 1] - c[i0].x[s0]));
+
+                budget = lo;
+                for (size_t i = 0; i < n; i++)
+                    for (size_t p = 0; p + 1 < c[i].n; p++)
+                        if ((c[i].y[p + 1] - c[i].y[p]) /
+                                (jobs[i].n_gpus * (c[i].x[p + 1] - c[i].x[p])) >
+                            mu0)
+                            budget += jobs[i].n_gpus * (c[i].x[p + 1] - c[i].x[p]);
+            }
+            budget = budget < lo ? lo : budget;
+            CHECK_INT(
+                pfs__waterfill_classes("test", c, jobs, n, cls, (uint32_t)n_cls, budget, a, &d), 0);
+            cs = (struct pfs__class_set){present, n_present, (uint32_t)n_cls,
+                                         count,   rep,       {cc, NULL}};
+            CHECK_INT(
+                pfs__waterfill_counted("test", c, jobs, &cs, NULL, budget, cap2, tied2, &left2, &d),
+                0);
+            CHECK_INT(pfs__waterfill_counted("test", c, jobs, &cs, cc, budget, cap, tied,
+                                             &ans.left_w, &d),
+                      0);
+            left = ans.left_w;
+            for (size_t i = 0; i < n; i++)
+                b[i] = pfs__class_decision(NULL, &ans, cls[i], i, &left);
+            for (uint32_t u = 0; u < n_present; u++) {
+                uint32_t k = present[u];
+
+                tied_any += tied[k];
+                if (exact && (memcmp(&cap[k], &cap2[k], sizeof cap[k]) != 0 || tied[k] != tied2[k]))
+                    differ++;
+            }
+            if (exact && memcmp(&ans.left_w, &left2, sizeof left2) != 0)
+                differ++;
+            for (size_t i = 0; i < n; i++)
+                differ += exact ? memcmp(&a[i].cap_w, &b[i].cap_w, sizeof a[i].cap_w) != 0
+                                : fabs(a[i].cap_w - b[i].cap_w) > 1e-6;
+            if (differ)
+                test_fail(t, __FILE__, __LINE__,
+                          "instance %d round %d (%s): %zu caps differ from the job-by-job or the "
+                          "uncached answer",
+                          inst, round, exact ? "exact" : "rounded", differ);
+        }
+        pfs__class_cache_free(cc);
+        free(cls_curve);
+        free(c);
+        free(gpus);
+        free(jobs);
+        free(a);
+        free(b);
+        free(cls);
+        free(count);
+        free(rep);
+        free(present);
+        free(cap);
+        free(cap2);
+        free(tied);
+        free(tied2);
+        free(was);
+    }
+    CHECK(came_back > 100); /* classes left the cache's list and joined it again */
+    CHECK(tied_any > 50);
     gsl_rng_free(r);
 }
 
