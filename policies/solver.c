@@ -482,6 +482,11 @@ struct cseg {
     uint32_t c, k;    /* class, its k-th segment */
 };
 
+/* The list's blocks: runs of whole groups of equal slope, about CC_BLOCK segments each. A
+ * block's sum of needs is kept until a class of its segments changes in number: a decision
+ * adds up the blocks to the one that reaches the budget and walks only that one. */
+#define CC_BLOCK 16
+
 struct pfs__class_cache {
     uint32_t n_cap;     /* classes with room in the arrays below */
     uint32_t *first;    /* per class: its first segment in slope[] and nd[]; UINT32_MAX: not made */
@@ -494,6 +499,13 @@ struct pfs__class_cache {
     size_t n_segs, segs_cap;
     struct cseg *list, *tmp, *add; /* the listed segments, steepest first; merge space */
     size_t n_list, list_cap, tmp_cap, n_add, add_cap;
+    uint32_t *block_of;  /* per segment (as slope[]): its block while listed */
+    size_t block_of_cap; /* (room in block_of) */
+    double *used;        /* per class: the count its blocks' sums were made with */
+    uint32_t *bstart;    /* [n_blocks + 1] each block's first entry in list[] */
+    double *bsum;        /* per block: its segments' needs at their classes' counts */
+    bool *bdirty;        /* per block: bsum is to be made again */
+    size_t n_blocks, blocks_cap;
     uint64_t decision;
 };
 
@@ -518,6 +530,11 @@ pfs__class_cache_free(struct pfs__class_cache *cc)
     free(cc->list);
     free(cc->tmp);
     free(cc->add);
+    free(cc->block_of);
+    free(cc->used);
+    free(cc->bstart);
+    free(cc->bsum);
+    free(cc->bdirty);
     free(cc);
 }
 
@@ -533,12 +550,14 @@ cc_reserve(struct pfs__class_cache *cc, uint32_t n)
         (cap = cc->n_cap, wf_grow((void **)&cc->n_seg, &cap, n, sizeof *cc->n_seg)) ||
         (cap = cc->n_cap, wf_grow((void **)&cc->stamp, &cap, n, sizeof *cc->stamp)) ||
         (cap = cc->n_cap, wf_grow((void **)&cc->count, &cap, n, sizeof *cc->count)) ||
+        (cap = cc->n_cap, wf_grow((void **)&cc->used, &cap, n, sizeof *cc->used)) ||
         (cap = cc->n_cap, wf_grow((void **)&cc->listed, &cap, n, sizeof *cc->listed)))
         return -1;
     for (size_t c = cc->n_cap; c < cap; c++) {
         cc->first[c] = UINT32_MAX;
         cc->n_seg[c] = 0;
         cc->stamp[c] = 0;
+        cc->used[c] = -1;
         cc->listed[c] = false;
     }
     cc->n_cap = (uint32_t)cap;
@@ -578,14 +597,47 @@ cmp_cseg(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
+/* The blocks of the list as it is now: whole groups of equal slope, at least CC_BLOCK
+ * segments a block but the last; every sum to be made. -1 without memory. */
+static int
+cc_blocks(struct pfs__class_cache *cc)
+{
+    size_t nb = 0, cap = cc->blocks_cap;
+
+    if (wf_grow((void **)&cc->block_of, &cc->block_of_cap, cc->n_segs + 1, sizeof *cc->block_of) ||
+        wf_grow((void **)&cc->bstart, &cap, cc->n_list + 2, sizeof *cc->bstart) ||
+        (cap = cc->blocks_cap,
+         wf_grow((void **)&cc->bsum, &cap, cc->n_list + 2, sizeof *cc->bsum)) ||
+        (cap = cc->blocks_cap,
+         wf_grow((void **)&cc->bdirty, &cap, cc->n_list + 2, sizeof *cc->bdirty)))
+        return -1;
+    cc->blocks_cap = cap;
+    for (size_t i = 0; i < cc->n_list; i++) {
+        const struct cseg *e = &cc->list[i];
+
+        /* a new block where a group starts and the block has its size */
+        if (i == 0 || (i - cc->bstart[nb - 1] >= CC_BLOCK && e->slope < cc->list[i - 1].slope)) {
+            cc->bstart[nb] = (uint32_t)i;
+            cc->bdirty[nb++] = true;
+        }
+        cc->block_of[cc->first[e->c] + e->k] = (uint32_t)(nb - 1);
+    }
+    cc->bstart[nb] = (uint32_t)cc->n_list;
+    cc->n_blocks = nb;
+    return 0;
+}
+
 /* wf_classes_price with the run's cache: the same price (threshold()'s definition, its sums
- * made steepest first) and the same words, caps and budget left. */
+ * made by blocks steepest first), words and caps; the budget left at the price is R less the
+ * blocks' and groups' needs steeper than it, where wf_classes_price subtracts them one by one
+ * in class order (the same but for rounding: a few units in the last place of R). */
 static double
 wf_classes_price_cached(struct wf_scratch *w, struct pfs__class_cache *cc,
                         const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
                         size_t n_used, uint32_t n_classes, double *R)
 {
-    size_t *cw = w->cls, n = 0, i = 0, still = 0; /* still: present classes already listed */
+    size_t *cw = w->cls, n = 0, still = 0; /* still: present classes already listed */
+    bool changed = false;
     double mu = -1, gt = 0;
     uint64_t now = ++cc->decision;
 
@@ -614,6 +666,7 @@ wf_classes_price_cached(struct wf_scratch *w, struct pfs__class_cache *cc,
             }
         }
         cc->n_list = n;
+        changed = true;
     }
     cc->n_add = 0;
     for (size_t u = 0; still < n_used && u < n_used; u++) {
@@ -648,39 +701,70 @@ wf_classes_price_cached(struct wf_scratch *w, struct pfs__class_cache *cc,
         cc->list_cap = cc->tmp_cap;
         cc->tmp_cap = a;
         cc->n_list = o;
+        changed = true;
     }
-    /* The price: down the slopes, a group of equal ones at a time, to the one that reaches R
-     * (-1: everything fits; +inf: no budget to give). */
+    if ((changed && cc_blocks(cc)))
+        return NAN;
+    for (size_t u = 0; u < n_used; u++) { /* a class changed in number: its blocks' sums */
+        uint32_t c = w->order[u];
+
+        if (cc->used[c] < cc->count[c] || cc->used[c] > cc->count[c]) {
+            for (uint32_t k = 0; k < cc->n_seg[c]; k++)
+                cc->bdirty[cc->block_of[cc->first[c] + k]] = true;
+            cc->used[c] = cc->count[c];
+        }
+    }
+    for (size_t b = 0; b < cc->n_blocks; b++) {
+        if (cc->bdirty[b]) {
+            double sum = 0;
+
+            for (size_t q = cc->bstart[b]; q < cc->bstart[b + 1]; q++)
+                sum += cc->list[q].nd * cc->count[cc->list[q].c];
+            cc->bsum[b] = sum;
+            cc->bdirty[b] = false;
+        }
+    }
+    /* The price: the first group of equal slopes, steepest first, at whose end the needs
+     * reach R; gt, the needs before it (-1 and all of them: everything fits; +inf: no budget
+     * to give). By blocks to the one that reaches R, then its groups. */
     if (!(*R > 0)) {
         mu = HUGE_VAL;
     } else {
-        while (i < cc->n_list) {
-            double p = cc->list[i].slope, eq = 0;
+        size_t b = 0;
 
-            for (; i < cc->n_list && !(cc->list[i].slope < p); i++)
-                eq += cc->list[i].nd * cc->count[cc->list[i].c];
-            if (gt + eq >= *R) {
-                mu = p;
-                break;
+        while (b < cc->n_blocks && gt + cc->bsum[b] < *R)
+            gt += cc->bsum[b++];
+        if (b < cc->n_blocks) {
+            double acc = gt;
+
+            for (size_t q = cc->bstart[b]; q < cc->bstart[b + 1]; q++) {
+                acc += cc->list[q].nd * cc->count[cc->list[q].c];
+                if (q + 1 == cc->bstart[b + 1] || cc->list[q + 1].slope < cc->list[q].slope) {
+                    mu = cc->list[q].slope; /* (the block's last group, if rounding says
+                                             * none of them: the block reaches R) */
+                    if (acc >= *R)
+                        break;
+                    gt = acc;
+                }
             }
-            gt += eq;
         }
     }
+    /* What is left at the price: R less every need steeper than it. Each class takes its
+     * segments steeper than the price (its slopes fall: most classes take all of theirs). */
+    *R = mu < HUGE_VAL ? *R - gt : *R;
     for (size_t u = 0; u < n_used; u++) {
         uint32_t c = w->order[u];
-        size_t *k = cw + (size_t)c * WC_WORDS;
-        double count = (double)k[WC_COUNT];
+        size_t *k = cw + (size_t)c * WC_WORDS, ns = k[WC_NSEG], taken = 0;
+        const double *sl = cc->slope + k[WC_FIRST];
 
-        k[WC_TAKEN] = k[WC_TIES] = 0;
-        for (size_t q = k[WC_FIRST]; q < k[WC_FIRST] + k[WC_NSEG]; q++) {
-            if (mu < 0 || cc->slope[q] > mu) {
-                k[WC_TAKEN]++;
-                *R -= cc->nd[q] * count;
-            } else if (!(cc->slope[q] < mu)) {
-                k[WC_TIES] = 1;
-            }
-        }
-        w->cap_of[c] = curves[k[WC_REP]].x[k[WC_TAKEN]];
+        if (mu < 0 || (ns > 0 && sl[ns - 1] > mu))
+            taken = ns;
+        else
+            while (taken < ns && sl[taken] > mu)
+                taken++;
+        k[WC_TAKEN] = taken;
+        k[WC_TIES] = taken < ns && !(sl[taken] < mu);
+        w->cap_of[c] = curves[k[WC_REP]].x[taken];
     }
     w->tie_curves = curves;
     w->tie_jobs = jobs;

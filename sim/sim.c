@@ -2585,7 +2585,10 @@ control(struct sim *s)
             by_class = rc == 0;
         }
         if (!by_class) {
-            views_fill(s);
+            /* (a reused decision needs no view, outside discrete pausing: no job came since
+             * it was made, and none is gone through again) */
+            if (!reuse || s->sc->discrete_pauses)
+                views_fill(s);
             for (size_t r = 0; !reuse && r < s->n_running; r++) {
                 double loss = pfs_tier_max_loss(s->aj[r].tier);
 

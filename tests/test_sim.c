@@ -8,6 +8,7 @@
  * draw per node, PUE 1.5.
  */
 #include <float.h>
+#include <stddef.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
@@ -309,6 +310,48 @@ test_sim_backfill(struct test *t)
     CHECK_INT(r.jobs_finished, 5);
 }
 
+/* b's measures of power and throughput take a's where they are within rel of them: what
+ * sums made in another order may differ by (the counts, times and events never may). */
+static void
+near_run_result(const struct pfs_run_result *a, struct pfs_run_result *b, double rel)
+{
+    static const size_t at[] = {
+        offsetof(struct pfs_run_result, tokens),
+        offsetof(struct pfs_run_result, mean_tps),
+        offsetof(struct pfs_run_result, energy_j),
+        offsetof(struct pfs_run_result, tokens_per_j),
+        offsetof(struct pfs_run_result, dr_worst_excess_w),
+        offsetof(struct pfs_run_result, dr_energy_over_j),
+        offsetof(struct pfs_run_result, peak_facility_w),
+        offsetof(struct pfs_run_result, p99_facility_w),
+        offsetof(struct pfs_run_result, dr_floor_excess_w),
+        offsetof(struct pfs_run_result, job_loss_mean),
+        offsetof(struct pfs_run_result, job_loss_p50),
+        offsetof(struct pfs_run_result, job_loss_p95),
+        offsetof(struct pfs_run_result, job_loss_max),
+        offsetof(struct pfs_run_result, dr_cost_tokens),
+        offsetof(struct pfs_run_result, dr_cost_frac),
+        offsetof(struct pfs_run_result, dr_cost_per_event),
+        offsetof(struct pfs_run_result, dr_energy_shed_j),
+        offsetof(struct pfs_run_result, dr_cost_per_mwh),
+    };
+
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        double x, y;
+
+        memcpy(&x, (const char *)a + at[i], sizeof x);
+        memcpy(&y, (const char *)b + at[i], sizeof y);
+        if (fabs(y - x) <= rel * fabs(x))
+            memcpy((char *)b + at[i], &x, sizeof x);
+    }
+    for (size_t p = 0; p < a->n_pools && p < PFS_MAX_POOLS; p++) {
+        if (fabs(b->pool[p].tokens - a->pool[p].tokens) <= rel * fabs(a->pool[p].tokens))
+            b->pool[p].tokens = a->pool[p].tokens;
+        if (fabs(b->pool[p].energy_j - a->pool[p].energy_j) <= rel * fabs(a->pool[p].energy_j))
+            b->pool[p].energy_j = a->pool[p].energy_j;
+    }
+}
+
 void
 test_sim_indexed_queue(struct test *t)
 {
@@ -318,7 +361,8 @@ test_sim_indexed_queue(struct test *t)
      * whole and applied job by job, water-filling job by job), run for run:
      * random small facilities over the default corpus, overloaded so that queues build up
      * (Poisson and fitted arrivals, FIFO and deadline queues, three policies, a DR event),
-     * must give the same bytes in every result and every job's. */
+     * must give the same bytes in every result and every job's (under a binding cap, up to
+     * the last bits of sums made in another order: below). */
     static const char *const policy[] = {"equal", "pfi", "oracle"};
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     int indexed = 0;
@@ -374,10 +418,15 @@ test_sim_indexed_queue(struct test *t)
         if (!(a.jobs_started > 0 && a.jobs_started < a.jobs_submitted))
             test_fail(t, __FILE__, __LINE__, "case %d: %zu of %zu jobs started", k, a.jobs_started,
                       a.jobs_submitted);
+        /* Under the binding cap the two sum in other orders: the minimum caps (the engine
+         * class by class, the reference job by job) and the budget left at the price (the
+         * engine's cache of classes by slope, the reference class by class in job order).
+         * Power and tokens may differ in their last bits (case 13: a minute's p99 facility
+         * draw by one unit in the last place; one job, 1.2e-7 of 4.3e8 tokens), the counts,
+         * a job's start and its finish not. */
+        if (k >= 12)
+            near_run_result(&a, &b, 1e-12);
         CHECK(memcmp(&a, &b, sizeof a) == 0);
-        /* Under the binding cap the two sum the minimum caps in other orders (the engine
-         * class by class, the reference job by job): a job's tokens may differ in their
-         * last bits (case 13: one job, 1.2e-7 of 4.3e8 tokens), its start and finish not. */
         for (size_t i = 0; k >= 12 && i < n; i++)
             if (fabs(jb[i].tokens_done - ja[i].tokens_done) <= 1e-12 * fabs(ja[i].tokens_done))
                 jb[i].tokens_done = ja[i].tokens_done;
