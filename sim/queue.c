@@ -38,18 +38,28 @@ struct pfs__queue_index {
     size_t n_buckets;
 };
 
+/* One of pfs__queue_next's answers in a bucket, kept while it holds: the first leaf from lo
+ * on (the first ranked after rank `after`, SIZE_MAX: from the first) with a run time of at
+ * most bound is leaf (SIZE_MAX: none); gone: that leaf has left the queue since, and the
+ * answer is the first such leaf after it. It holds for a later rank it is still after; under
+ * a tighter bound, from it on (no leaf before it qualified under the looser one); under a
+ * looser bound, from lo. */
+struct answer {
+    bool ok, gone;
+    size_t after, lo, leaf;
+    double bound;
+};
+
 /* A run's queue: which jobs are queued now. */
 struct bucket {
     size_t queued; /* its jobs queued now */
     double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
-    /* pfs__queue_next's last answer here, kept while the bucket is unchanged: the first leaf
-     * after rank c_after (SIZE_MAX: from the first) with a run time of at most c_bound,
-     * c_leaf (SIZE_MAX: none). A backfill pass asks again after every job it takes, and
-     * only that job's bucket has changed (issue 16: a binary search and a descent in every
-     * bucket at every question were 15% of a Poisson year). */
-    bool c_ok;
-    size_t c_after, c_leaf;
-    double c_bound;
+    /* the last answers to a backfill pass's first question (after the head's rank) and to
+     * its others: a pass asks again after every job it takes, and a bucket it did not take
+     * from has not changed; the next pass asks after the same head with a bound tightened by
+     * the time gone by (issue 16: a binary search and a descent in every bucket at every
+     * question were 15% of a Poisson year) */
+    struct answer c[2];
 };
 
 struct pfs__queue {
@@ -270,12 +280,18 @@ pfs__queue_push(struct pfs__queue *q, size_t j)
     struct bucket *c = &q->b[k];
 
     tree_set(c, x->b[k].size, leaf, x->dur[j]);
-    /* The bucket's last answer stays, or becomes this job: the first after c_after within
-     * c_bound is now it where it qualifies and comes before (an arrival, last in queue order,
-     * seldom does; a reset at every arrival cost the next question a search). */
-    if (c->c_ok && x->dur[j] <= c->c_bound && x->b[k].rank[leaf] >= after_key(c->c_after) &&
-        (c->c_leaf == SIZE_MAX || leaf < c->c_leaf))
-        c->c_leaf = leaf;
+    /* The bucket's answers stay, or become this job: the first after their rank within
+     * their bound is now it where it qualifies and comes before (an arrival, last in queue
+     * order, seldom does; a reset at every arrival cost the next question a search). */
+    for (int a = 0; a < 2; a++) {
+        struct answer *e = &c->c[a];
+
+        if (e->ok && x->dur[j] <= e->bound && x->b[k].rank[leaf] >= after_key(e->after) &&
+            (e->leaf == SIZE_MAX || leaf < e->leaf || (e->gone && leaf == e->leaf))) {
+            e->leaf = leaf;
+            e->gone = false;
+        }
+    }
     c->queued++;
     q->n_queued++;
     mark(q, x->job_rank[j], true);
@@ -288,8 +304,9 @@ pfs__queue_remove(struct pfs__queue *q, size_t j)
     size_t k = x->job_bucket[j];
 
     tree_set(&q->b[k], x->b[k].size, x->job_leaf[j], HUGE_VAL);
-    if (q->b[k].c_leaf == x->job_leaf[j]) /* (any other answer stays the first) */
-        q->b[k].c_ok = false;
+    for (int a = 0; a < 2; a++) /* (any other answer stays the first) */
+        if (q->b[k].c[a].leaf == x->job_leaf[j])
+            q->b[k].c[a].gone = true;
     q->b[k].queued--;
     q->n_queued--;
     mark(q, x->job_rank[j], false);
@@ -361,29 +378,57 @@ pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except)
     return false;
 }
 
+/* The answer in bucket b (its run's c) after `after` within bound from the kept answer e,
+ * into *leaf, and e made that answer's; false where e cannot tell it. */
+static bool
+reuse(const struct bucket_index *b, struct bucket *c, struct answer *e, size_t after, double bound,
+      size_t *leaf)
+{
+    size_t key = after_key(after);
+
+    if (!e->ok || key < after_key(e->after))
+        return false;
+    if (bound > e->bound) { /* looser: from lo, for the same rank only */
+        if (after != e->after)
+            return false;
+        *leaf = first_at_most(c->tree, b->size, e->lo, bound);
+    } else if (e->leaf == SIZE_MAX) { /* none then, none now (a push would have said) */
+        *leaf = SIZE_MAX;
+        return true;
+    } else if (!e->gone && b->rank[e->leaf] >= key) {
+        if (c->tree[b->size + e->leaf] <= bound)
+            return *leaf = e->leaf, true; /* (its bound stays the looser one) */
+        *leaf = first_at_most(c->tree, b->size, e->leaf + 1, bound);
+    } else if (e->gone && b->rank[e->leaf] + 1 >= key) { /* (after it, or its rank) */
+        *leaf = first_at_most(c->tree, b->size, e->leaf + 1, bound);
+    } else {
+        return false;
+    }
+    e->leaf = *leaf;
+    e->gone = false;
+    e->bound = bound;
+    return true;
+}
+
 size_t
-pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, double max_dur)
+pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, double max_dur,
+                unsigned slot)
 {
     size_t best = SIZE_MAX, best_rank = SIZE_MAX;
     /* (a finite bound: a job not queued holds +inf; NaN is no bound, as fmin has it) */
     double dur_bound = max_dur < DBL_MAX ? max_dur : DBL_MAX;
 
+    slot = slot > 0;
     for (size_t k = 0; k < q->x->n_buckets && q->x->b[k].n_gpus <= max_gpus; k++) {
         const struct bucket_index *b = &q->x->b[k];
         struct bucket *c = &q->b[k];
-        size_t lo = 0, hi = b->n, leaf;
+        struct answer *e = &c->c[slot];
+        size_t lo = 0, hi = b->n, leaf = SIZE_MAX;
         double bound = b->n_gpus <= any_gpus ? DBL_MAX : dur_bound;
 
         if (c->queued == 0)
             continue;
-        /* The last answer stands for a later rank it is still after, under the same bound:
-         * no leaf between the two ranks qualified then, and none has changed since. */
-        if (c->c_ok && !(bound < c->c_bound) && !(bound > c->c_bound) &&
-            after_key(after) >= after_key(c->c_after) &&
-            (c->c_leaf == SIZE_MAX ||
-             (c->c_leaf < b->n && b->rank[c->c_leaf] >= after_key(after)))) {
-            leaf = c->c_leaf;
-        } else {
+        if (!reuse(b, c, e, after, bound, &leaf)) {
             /* The first of its jobs ranked after `after` (ranks ascend along the bucket). */
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
@@ -394,10 +439,7 @@ pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, 
                     hi = mid;
             }
             leaf = first_at_most(c->tree, b->size, lo, bound);
-            c->c_ok = true;
-            c->c_after = after;
-            c->c_bound = bound;
-            c->c_leaf = leaf;
+            *e = (struct answer){true, false, after, lo, leaf, bound};
         }
         if (leaf != SIZE_MAX && leaf < b->n && b->rank[leaf] < best_rank) {
             best_rank = b->rank[leaf];

@@ -1835,8 +1835,10 @@ schedule_indexed(struct sim *s)
      * GPUs the head will not need (extra) or may end before the shadow time. The index
      * finds them with a bound a little wider than the scheduler's test, which is then made
      * exactly as schedule() makes it. */
-    while (rc == 0 && (j = pfs__queue_next(s->iq, after, s->free_gpus[0], extra,
-                                           (shadow - now) * (1 + 1e-12) + 1e-6)) != SIZE_MAX) {
+    for (unsigned slot = 0;
+         rc == 0 && (j = pfs__queue_next(s->iq, after, s->free_gpus[0], extra,
+                                         (shadow - now) * (1 + 1e-12) + 1e-6, slot)) != SIZE_MAX;
+         slot = 1) {
         const struct pfs_workload_job *w = &s->in->wl->jobs[j];
         bool ends_before = now + duration_on(s, j, curve_on(s, j, 0), 0) <= shadow;
 

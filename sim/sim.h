@@ -73,7 +73,9 @@ void pfs__fheap_fini(struct pfs__fheap *h);
  * pfs__queue_any_within says whether a queued job other than `except` (SIZE_MAX: none) has at
  * most max_gpus GPUs; pfs__queue_next is the queued job of lowest rank above `after`
  * (SIZE_MAX: from the start) with at most max_gpus GPUs and either at most any_gpus GPUs or a
- * run time of at most max_dur, SIZE_MAX if none. The index (ranks, buckets, run times) does
+ * run time of at most max_dur, SIZE_MAX if none; slot says which of two kept answers per
+ * bucket a question may use and keep (0: a backfill pass's first, 1: its others), only a
+ * matter of speed. The index (ranks, buckets, run times) does
  * not change during a run and is shared by the runs of the same inputs and queue order;
  * pfs__queue_index_new takes rank_job and dur (malloc'd) as its own, freeing them with the
  * index or on failure; n < UINT32_MAX. A queue (what is queued now) is a run's own and must
@@ -92,7 +94,7 @@ size_t pfs__queue_head(struct pfs__queue *q);
 size_t pfs__queue_rank(const struct pfs__queue *q, size_t j);
 bool pfs__queue_any_within(const struct pfs__queue *q, int max_gpus, size_t except);
 size_t pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus,
-                       double max_dur);
+                       double max_dur, unsigned slot);
 
 /* sim/order.c: the running jobs of each pool in order of (key, job index), key the
  * estimated time to finish. pfs__order_reach is the first job in that order at which the

@@ -529,10 +529,15 @@ test_queue_index(struct test *t)
                 extra = (int)gsl_rng_uniform_int(r, 20);
             double max_dur = step % 7 == 0 ? HUGE_VAL : 60 + 20000 * gsl_rng_uniform(r);
 
+            unsigned slot = 0; /* the pass's first question, then its others (any slot
+                                * must give the right answer: now and then the other) */
+
             do {
                 want = queue_scan_next(queued, rank_of, gpus, dur, N, after, free_gpus, extra,
                                        max_dur);
-                got = pfs__queue_next(q, after, free_gpus, extra, max_dur);
+                got = pfs__queue_next(q, after, free_gpus, extra, max_dur,
+                                      gsl_rng_uniform(r) < 0.1 ? !slot : slot);
+                slot = 1;
                 answers++;
                 if (got != want) {
                     test_fail(t, __FILE__, __LINE__, "step %d: next after %zu is %zu, not %zu",
@@ -542,19 +547,59 @@ test_queue_index(struct test *t)
                 if (got == SIZE_MAX)
                     break;
                 after = rank_of[got];
+                if (gsl_rng_uniform(r) < 0.2) /* the bound tightened (time went by) */
+                    max_dur = fmin(max_dur, 60 + 20000 * gsl_rng_uniform(r));
                 if (gsl_rng_uniform(r) < 0.5) { /* taken: it leaves the queue */
                     pfs__queue_remove(q, got);
                     queued[got] = false;
                     n_queued--;
                     free_gpus -= gpus[got];
                     extra = extra > gpus[got] ? extra - gpus[got] : 0;
+                    if (gsl_rng_uniform(r) < 0.15) { /* and comes back at once */
+                        pfs__queue_push(q, got);
+                        queued[got] = true;
+                        n_queued++;
+                        after = gsl_rng_uniform(r) < 0.5 && rank_of[got] > 0 ? after - 1 : after;
+                    }
                 }
+                if (gsl_rng_uniform(r) < 0.15) /* the next question after a rank in between */
+                    after++;
             } while (free_gpus > 0);
         }
     }
     CHECK(answers > 10000);
     pfs__queue_free(q);
     pfs__queue_index_free(x);
+    q = NULL;
+    x = NULL;
+    { /* A kept answer that has left the queue: the next is after it, not after its rank's
+       * neighbour, and it is the answer again once it is back. Eight 1-GPU jobs, ranks in
+       * job order. */
+        uint32_t *rj = malloc(8 * sizeof *rj);
+        double *d8 = malloc(8 * sizeof *d8);
+        int g8[8];
+
+        for (size_t j = 0; j < 8; j++) {
+            rj[j] = (uint32_t)j;
+            d8[j] = 100;
+            g8[j] = 1;
+        }
+        CHECK_INT(pfs__queue_index_new(&x, 8, rj, g8, d8), 0);
+        CHECK_INT(pfs__queue_new(&q, x), 0);
+        for (size_t j = 0; q && j < 8; j++)
+            pfs__queue_push(q, j);
+        if (q) {
+            CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, 200, 1), 0);
+            pfs__queue_remove(q, 0);
+            CHECK_INT(pfs__queue_next(q, 1, 1, 0, 200, 1), 2); /* rank 1 is job 1's */
+            CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, 200, 0), 1);
+            pfs__queue_remove(q, 1);
+            pfs__queue_push(q, 1);
+            CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, 200, 0), 1);
+        }
+        pfs__queue_free(q);
+        pfs__queue_index_free(x);
+    }
     free(rank_of);
     free(dur);
     free(gpus);
