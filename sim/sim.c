@@ -327,6 +327,7 @@ struct sim {
         uint32_t *slot; /* its running jobs' slots, ascending */
         uint32_t n, cap;
         double cap_w, pause;
+        double in_cap, power_w; /* where uniform: the policy's cap it came from, and a job's draw */
         bool uniform;
     } * group;
     uint32_t n_groups;
@@ -2415,10 +2416,18 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
             g->uniform = false;
             continue;
         }
+        if (g->uniform && !(a.cap[k] < g->in_cap) && !(a.cap[k] > g->in_cap)) {
+            /* the same cap as its jobs' decision came from: that decision, checked then (a
+             * class's decision is its curve's and limits', the same for each of its jobs) */
+            total += (double)g->n * g->power_w;
+            continue;
+        }
         dk = pfs__class_decision(&v, &a, k, s->g_rep[k], NULL);
         if ((rc = pfs__policy_answer_ok(s->policy, rep, &dk, s->diag)))
             return rc;
-        total += (double)g->n * pfs_alloc_power_w(rep, &dk);
+        g->in_cap = a.cap[k];
+        g->power_w = pfs_alloc_power_w(rep, &dk);
+        total += (double)g->n * g->power_w;
         if (g->uniform && !(dk.cap_w < g->cap_w) && !(dk.cap_w > g->cap_w) &&
             !(dk.pause_frac < g->pause) && !(dk.pause_frac > g->pause))
             continue; /* as its jobs have it, all but the fresh ones */
