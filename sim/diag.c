@@ -286,6 +286,52 @@ pfs__huge(void *p, size_t bytes)
 #endif
 }
 
+static void *
+prefault_run(void *arg)
+{
+#ifdef MADV_POPULATE_WRITE
+    struct pfs__prefault *pf = arg;
+    const size_t chunk = (size_t)16 << 20;
+
+    for (size_t at = 0; at < pf->bytes && !__atomic_load_n(&pf->stop, __ATOMIC_RELAXED);
+         at += chunk) {
+        size_t n = pf->bytes - at < chunk ? pf->bytes - at : chunk;
+
+        if (madvise(pf->p + at, n, MADV_POPULATE_WRITE) != 0)
+            break; /* (an older kernel: the writes fault as they would have) */
+    }
+#else
+    (void)arg;
+#endif
+    return NULL;
+}
+
+void
+pfs__prefault_start(struct pfs__prefault *pf, void *p, size_t bytes)
+{
+    const uintptr_t page = (uintptr_t)4096;
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1),
+              to = ((uintptr_t)p + bytes) & ~(page - 1);
+
+    pf->on = false;
+    pf->stop = 0;
+    if (!p || bytes < ((size_t)64 << 20) || to <= from)
+        return; /* (not worth a thread) */
+    pf->p = (char *)from;
+    pf->bytes = to - from;
+    pf->on = pthread_create(&pf->th, NULL, prefault_run, pf) == 0;
+}
+
+void
+pfs__prefault_stop(struct pfs__prefault *pf)
+{
+    if (!pf->on)
+        return;
+    __atomic_store_n(&pf->stop, 1, __ATOMIC_RELAXED);
+    pthread_join(pf->th, NULL);
+    pf->on = false;
+}
+
 int
 pfs__mkdir_parents(const char *path)
 {

@@ -66,6 +66,7 @@ pfs_workload_defaults(struct pfs_workload_options *o)
 struct arrivals {
     struct pfs_workload_job *v;
     size_t n, cap;
+    struct pfs__prefault pf; /* v's pages faulted in beside the draws (reserve_arrivals) */
 };
 
 /* A workload's strings: blocks that never move (its jobs point into them), newest first. */
@@ -111,9 +112,11 @@ reserve_arrivals(struct arrivals *a, size_t n)
 
     if (n <= a->cap)
         return 0;
+    pfs__prefault_stop(&a->pf);
     if (n > SIZE_MAX / sizeof *v || !(v = realloc(a->v, n * sizeof *v)))
         return PFS_ENOMEM;
     pfs__huge(v, n * sizeof *v);
+    pfs__prefault_start(&a->pf, v, n * sizeof *v);
     a->v = v;
     a->cap = n;
     return 0;
@@ -142,7 +145,11 @@ job_id(char out[32], size_t i)
 static int
 add(struct arrivals *a, double submit_s, double duration_s, int n_gpus)
 {
-    void *grown = pfs__grow(a->v, &a->cap, a->n, sizeof *a->v, 256);
+    void *grown;
+
+    if (a->n == a->cap) /* (moved: its pages' faulting first stops) */
+        pfs__prefault_stop(&a->pf);
+    grown = pfs__grow(a->v, &a->cap, a->n, sizeof *a->v, 256);
 
     if (!grown)
         return PFS_ENOMEM;
@@ -487,6 +494,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
     *out = w;
     w = NULL;
 out:
+    pfs__prefault_stop(&a.pf); /* (before its array, now the jobs', can be freed) */
     if (r)
         gsl_rng_free(r);
     free(memo);
