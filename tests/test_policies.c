@@ -531,6 +531,23 @@ test_waterfill_classes(struct test *t)
     gsl_rng_free(r);
 }
 
+/* A random envelope for the water-filling tests: 2 to 1 + most points 50 W apart from 200 W,
+ * rising by whole units (exact sums) or, not exact, by a fraction more; made concave. */
+static void
+random_envelope(gsl_rng *r, size_t most, bool exact, struct pfs_pwl *c)
+{
+    c->n = 2 + gsl_rng_uniform_int(r, most);
+    for (size_t p = 0; p < c->n; p++) {
+        double u = gsl_rng_uniform_pos(r);
+
+        c->x[p] = 200 + 50.0 * (double)p;
+        c->y[p] = p == 0 ? floor(100 * u) : c->y[p - 1] + floor(60 * u) + 1;
+        if (!exact)
+            c->y[p] += u;
+    }
+    pfs_pwl_hull(c);
+}
+
 /* The engine's decisions by class (pfs__waterfill_counted, then the tied jobs one by one
  * in job order: pfs__class_decision) against pfs__waterfill_classes over the same jobs in a
  * random order. Curves with whole numbers of watts and tokens, and a whole-watt budget, add
@@ -566,18 +583,8 @@ test_waterfill_counted(struct test *t)
         struct pfs_diag d = {0};
         size_t differ = 0, n_tied = 0;
 
-        for (size_t q = 0; q < n_base; q++) {
-            base[q].n = 2 + gsl_rng_uniform_int(r, 8);
-            for (size_t p = 0; p < base[q].n; p++) {
-                double u = gsl_rng_uniform_pos(r);
-
-                base[q].x[p] = 200 + 50.0 * (double)p;
-                base[q].y[p] = p == 0 ? floor(100 * u) : base[q].y[p - 1] + floor(60 * u) + 1;
-                if (!exact)
-                    base[q].y[p] += u;
-            }
-            pfs_pwl_hull(&base[q]);
-        }
+        for (size_t q = 0; q < n_base; q++)
+            random_envelope(r, 8, exact, &base[q]);
         for (size_t k = 0; k < n_cls; k++) {
             gpus[k] = 1 << gsl_rng_uniform_int(r, 4);
             of[k] = gsl_rng_uniform_int(r, n_base);
@@ -693,17 +700,9 @@ test_waterfill_cached(struct test *t)
 
         for (size_t k = 0; k < n_cls; k++) {
             gpus[k] = 1 << gsl_rng_uniform_int(r, 4);
-            cls_curve[k].n = 2 + gsl_rng_uniform_int(r, 10);
-            for (size_t p = 0; p < cls_curve[k].n; p++) {
-                double u = gsl_rng_uniform_pos(r);
-
-                cls_curve[k].x[p] = 200 + 50.0 * (double)p;
-                cls_curve[k].y[p] =
-                    (p == 0 ? floor(100 * u) : cls_curve[k].y[p - 1] + floor(60 * u) + 1) * gpus[k];
-                if (!exact)
-                    cls_curve[k].y[p] += u;
-            }
-            pfs_pwl_hull(&cls_curve[k]);
+            random_envelope(r, 10, exact, &cls_curve[k]);
+            for (size_t p = 0; p < cls_curve[k].n; p++) /* (a power of two: exact) */
+                cls_curve[k].y[p] *= gpus[k];
         }
         for (int round = 0; round < 30 && t->failures < 10; round++) {
             size_t n = 0;
