@@ -2630,8 +2630,8 @@ control(struct sim *s)
                 s->aj[r].now_s = t;
                 s->aj[r].limit_until_s = until;
             }
-            v = alloc_view(s, gpu_budget);
             if (!reuse) {
+                v = alloc_view(s, gpu_budget);
                 s->res->policy_decisions++;
                 rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }

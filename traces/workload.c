@@ -103,13 +103,18 @@ text_add(struct pfs_workload *w, const char *s)
     return p;
 }
 
-/* Room for n arrivals in a at once (a year of Poisson arrivals doubled its way to 67 MB, a
- * copy at each step: a tenth of the workload's making). */
+/* Room at once for the arrivals a source expects (mean expect, standard deviation sd) and
+ * 10 sd more; add grows past it. Doubling its way there copied 67 MB for a year of Poisson
+ * arrivals and 1.3 GB for the 20 M jobs of a year on 100,000 GPUs. */
 static int
-reserve_arrivals(struct arrivals *a, size_t n)
+reserve_arrivals(struct arrivals *a, double expect, double sd)
 {
     struct pfs_workload_job *v;
+    size_t n;
 
+    if (!(expect + 10 * sd < 1e9)) /* (no reasonable guess: add grows as it goes) */
+        return 0;
+    n = (size_t)(expect + 10 * sd) + 256;
     if (n <= a->cap)
         return 0;
     pfs__prefault_stop(&a->pf);
@@ -125,7 +130,7 @@ reserve_arrivals(struct arrivals *a, size_t n)
 /* "w" and i in at least six digits, as "w%06zu" (snprintf per job was half of making a
  * workload of 2.8 M jobs). */
 static void
-job_id(char out[32], size_t i)
+format_job_id(char out[32], size_t i)
 {
     char digits[24];
     size_t n = 0, k = 0;
@@ -249,9 +254,7 @@ from_model(const struct pfs_arrival_model *m, double window_s, double load, int 
     double mean = load > 0 ? k * mean_gpu_seconds(m) / (load * gpus) : m->interarrival_mean_s;
     double scale = mean / shape, t = 0, expect = window_s / mean;
 
-    /* Room for the expected count and 10 standard deviations at once (add grows past it): a
-     * year on 100,000 GPUs is 20 M jobs, and doubling its way there copied 1.3 GB. */
-    if (expect < 1e9 && reserve_arrivals(a, (size_t)(expect + 10 * cv * sqrt(expect)) + 256))
+    if (reserve_arrivals(a, expect, cv * sqrt(expect))) /* (a renewal count's sd) */
         return PFS_ENOMEM;
 
     for (;;) {
@@ -395,10 +398,8 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
                                o->arrivals + 8);
             goto out;
         }
-        /* Room for the expected count and 10 standard deviations (add grows past it). */
         expect = rate * window_s / 3600.0;
-        if (expect < 1e9)
-            rc = reserve_arrivals(&a, (size_t)(expect + 10 * sqrt(expect)) + 256);
+        rc = reserve_arrivals(&a, expect, sqrt(expect));
         for (double t = gsl_ran_exponential(r, 3600.0 / rate); t < window_s && rc == 0;
              t += gsl_ran_exponential(r, 3600.0 / rate))
             rc = add(&a, t, 6 * 3600.0 * exp(gsl_ran_gaussian(r, 1.0)),
@@ -474,7 +475,7 @@ pfs_workload_generate(const struct pfs_workload_options *o, const struct pfs_job
             char id[32];
             size_t k = (size_t)(c - corpus->jobs);
 
-            job_id(id, i + 1);
+            format_job_id(id, i + 1);
             if (!curve_id[k])
                 curve_id[k] = text_add(w, c->job_id);
             if (!(j->job_id = text_add(w, id)) || !curve_id[k]) {
