@@ -8,6 +8,7 @@
  * draw per node, PUE 1.5.
  */
 #include <float.h>
+#include <limits.h>
 #include <stddef.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -464,6 +465,18 @@ queue_scan_next(const bool *queued, const uint32_t *rank_of, const int *gpus, co
     return best;
 }
 
+/* Job j joins the queue (on) or leaves it, in q and in the scan's queued[] alike. */
+static void
+queue_set(struct pfs__queue *q, bool *queued, size_t *n_queued, size_t j, bool on)
+{
+    if (on)
+        pfs__queue_push(q, j);
+    else
+        pfs__queue_remove(q, j);
+    queued[j] = on;
+    *n_queued += on ? 1 : (size_t)-1;
+}
+
 void
 test_queue_index(struct test *t)
 {
@@ -490,37 +503,24 @@ test_queue_index(struct test *t)
     CHECK_INT(pfs__queue_index_new(&x, N, rank_job, gpus, dur_copy), 0); /* (its arrays now) */
     CHECK_INT(pfs__queue_new(&q, x), 0);
     for (int step = 0; step < 3000 && q && t->failures < 5; step++) {
-        size_t head = SIZE_MAX;
+        size_t head;
 
         if (step % 50 == 0) { /* the first three quarters drained: the head's search moves on */
             for (size_t j = 0; j < N; j++)
-                if (queued[j] && rank_of[j] < 3 * N / 4) {
-                    pfs__queue_remove(q, j);
-                    queued[j] = false;
-                    n_queued--;
-                }
-            for (size_t j = 0; j < N; j++)
-                if (queued[j] && (head == SIZE_MAX || rank_of[j] < rank_of[head]))
-                    head = j;
-            CHECK_INT(pfs__queue_head(q), head);
-            head = SIZE_MAX;
+                if (queued[j] && rank_of[j] < 3 * N / 4)
+                    queue_set(q, queued, &n_queued, j, false);
+            CHECK_INT(pfs__queue_head(q), queue_scan_next(queued, rank_of, gpus, dur, N, SIZE_MAX,
+                                                          INT_MAX, INT_MAX, HUGE_VAL));
         }
         for (int k = 0; k < 20; k++) { /* arrivals and departures anywhere in queue order */
             size_t j = gsl_rng_uniform_int(r, N);
 
-            if (!queued[j] && gsl_rng_uniform(r) < 0.6) {
-                pfs__queue_push(q, j);
-                queued[j] = true;
-                n_queued++;
-            } else if (queued[j]) {
-                pfs__queue_remove(q, j);
-                queued[j] = false;
-                n_queued--;
-            }
+            if (!queued[j] && gsl_rng_uniform(r) < 0.6)
+                queue_set(q, queued, &n_queued, j, true);
+            else if (queued[j])
+                queue_set(q, queued, &n_queued, j, false);
         }
-        for (size_t j = 0; j < N; j++)
-            if (queued[j] && (head == SIZE_MAX || rank_of[j] < rank_of[head]))
-                head = j;
+        head = queue_scan_next(queued, rank_of, gpus, dur, N, SIZE_MAX, INT_MAX, INT_MAX, HUGE_VAL);
         CHECK_INT(pfs__queue_len(q), n_queued);
         CHECK_INT(pfs__queue_head(q), head);
         { /* a backfill pass from the head */
@@ -550,15 +550,11 @@ test_queue_index(struct test *t)
                 if (gsl_rng_uniform(r) < 0.2) /* the bound tightened (time went by) */
                     max_dur = fmin(max_dur, 60 + 20000 * gsl_rng_uniform(r));
                 if (gsl_rng_uniform(r) < 0.5) { /* taken: it leaves the queue */
-                    pfs__queue_remove(q, got);
-                    queued[got] = false;
-                    n_queued--;
+                    queue_set(q, queued, &n_queued, got, false);
                     free_gpus -= gpus[got];
                     extra = extra > gpus[got] ? extra - gpus[got] : 0;
                     if (gsl_rng_uniform(r) < 0.15) { /* and comes back at once */
-                        pfs__queue_push(q, got);
-                        queued[got] = true;
-                        n_queued++;
+                        queue_set(q, queued, &n_queued, got, true);
                         after = gsl_rng_uniform(r) < 0.5 && rank_of[got] > 0 ? after - 1 : after;
                     }
                 }
