@@ -141,7 +141,7 @@ pfs_policy_summary(const struct pfs_policy_ops *ops)
 bool
 pfs__policy_by_class(const struct pfs_policy_ops *ops)
 {
-    return ops == &pfs_policy_pfi || ops == &pfs_policy_oracle;
+    return ops == &pfs_policy_pfi || ops == &pfs_policy_oracle || ops == &pfs_policy_equal;
 }
 
 int
@@ -153,6 +153,8 @@ pfs__policy_classes(const struct pfs_policy_ops *ops, const struct pfs_alloc_vie
         return pfs__pfi_classes(v, cs, a, diag);
     if (ops == &pfs_policy_oracle)
         return pfs__oracle_classes(v, cs, a, diag);
+    if (ops == &pfs_policy_equal)
+        return pfs__level_classes("equal", v, cs, a, diag);
     return 1;
 }
 

@@ -918,23 +918,34 @@ clamp(double x, double lo, double hi)
     return x > hi ? hi : x;
 }
 
-int
-pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
-           const double *hi, double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag)
+/* Whether levels a and l clamp every item alike (low, high or free). */
+static bool
+same_side(size_t n, const double *lo, const double *hi, double a, double l)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((a <= lo[i]) != (l <= lo[i]) || (a >= hi[i]) != (l >= hi[i]))
+            return false;
+    return true;
+}
+
+/* The level of pfs__level over n items, item i gpus[i] GPUs in [lo[i], hi[i]]: *level, or
+ * HUGE_VAL when every item fits at hi. */
+static int
+level_of(const char *who, size_t n, const double *gpus, const double *lo, const double *hi,
+         double budget_w, double *level, struct pfs_diag *diag)
 {
     double need_lo = 0, need_hi = 0, a = HUGE_VAL, b = -HUGE_VAL;
 
     for (size_t i = 0; i < n; i++) {
-        need_lo += jobs[i].n_gpus * lo[i];
-        need_hi += jobs[i].n_gpus * hi[i];
+        need_lo += gpus[i] * lo[i];
+        need_hi += gpus[i] * hi[i];
         a = lo[i] < a ? lo[i] : a;
         b = hi[i] > b ? hi[i] : b;
     }
     if (need_lo > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, need_lo, "the minimum caps");
     if (need_hi <= budget_w) {
-        for (size_t i = 0; i < n; i++)
-            out[i].cap_w = hi[i];
+        *level = HUGE_VAL;
         return 0;
     }
     /* The total is continuous and non-decreasing in the level: bisect, keeping the lower
@@ -943,32 +954,88 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
         double mid = 0.5 * (a + b), tot = 0;
 
         for (size_t i = 0; i < n; i++)
-            tot += jobs[i].n_gpus * clamp(mid, lo[i], hi[i]);
+            tot += gpus[i] * clamp(mid, lo[i], hi[i]);
         if (tot <= budget_w)
             a = mid;
         else
             b = mid;
     }
-    /* The exact level: at the bisected level each job is clamped low, clamped high or free;
-     * the free ones share what the clamped ones leave. Keep it only if it is consistent. */
+    /* The exact level: at the bisected level each item is clamped low, clamped high or free;
+     * the free ones share what the clamped ones leave. Kept where it is consistent: inside
+     * the bisected bracket, or on the same side of every limit as the bisected level (the
+     * bracket's ends are sums rounded in an order of their own: a level just outside it is
+     * still the one the partition gives). GPU limits are whole watts and GPU counts whole,
+     * so fixed and free_gpus are exact sums, the same over jobs or over classes of jobs:
+     * so is the level, wherever both keep it. */
     {
-        double fixed = 0, free_gpus = 0, level;
+        double fixed = 0, free_gpus = 0, l;
 
         for (size_t i = 0; i < n; i++) {
             if (a <= lo[i])
-                fixed += jobs[i].n_gpus * lo[i];
+                fixed += gpus[i] * lo[i];
             else if (a >= hi[i])
-                fixed += jobs[i].n_gpus * hi[i];
+                fixed += gpus[i] * hi[i];
             else
-                free_gpus += jobs[i].n_gpus;
+                free_gpus += gpus[i];
         }
-        level = free_gpus > 0 ? (budget_w - fixed) / free_gpus : a;
-        if (level >= a && level <= b)
-            a = level;
+        l = free_gpus > 0 ? (budget_w - fixed) / free_gpus : a;
+        if ((l >= a && l <= b) || (free_gpus > 0 && same_side(n, lo, hi, a, l)))
+            a = l;
     }
-    for (size_t i = 0; i < n; i++)
-        out[i].cap_w = clamp(a, lo[i], hi[i]);
+    *level = a;
     return 0;
+}
+
+int
+pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
+           const double *hi, double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    double *gpus = calloc(n + 1, sizeof *gpus), level;
+    int rc;
+
+    if (!gpus)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        gpus[i] = jobs[i].n_gpus;
+    rc = level_of(who, n, gpus, lo, hi, budget_w, &level, diag);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        out[i].cap_w = clamp(level, lo[i], hi[i]);
+    free(gpus);
+    return rc;
+}
+
+int
+pfs__level_classes(const char *who, const struct pfs_alloc_view *v, const struct pfs__class_set *cs,
+                   struct pfs__class_answer *a, struct pfs_diag *diag)
+{
+    size_t n = cs->n_present;
+    double *w = calloc(3 * n + 1, sizeof *w), *lo, *hi, level;
+    int rc;
+
+    if (!w)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    lo = w + n;
+    hi = w + 2 * n;
+    for (size_t u = 0; u < n; u++) {
+        uint32_t c = cs->present[u];
+        const struct pfs_alloc_job *j = &v->jobs[cs->rep[c]];
+
+        w[u] = (double)cs->count[c] * j->n_gpus;
+        lo[u] = j->min_w;
+        hi[u] = j->max_w;
+    }
+    rc = level_of(who, n, w, lo, hi, v->budget_w, &level, diag);
+    for (size_t u = 0; rc == 0 && u < n; u++) {
+        uint32_t c = cs->present[u];
+
+        a->cap[c] = clamp(level, lo[u], hi[u]);
+        a->tied[c] = false;
+    }
+    a->left_w = 0;
+    a->curves = NULL;
+    a->decision = NULL;
+    free(w);
+    return rc;
 }
 
 size_t
@@ -1111,9 +1178,13 @@ pfs__predicted_curves(const struct pfs_alloc_view *v, const char *policy, bool e
     for (size_t i = 0; rc == 0 && i < v->n_jobs; i++) {
         const struct pfs_pwl *kept = v->predicted[extrapolate];
 
-        if (kept && v->predicted_by == v->predictor && kept[i].n > 0)
-            c[i] = kept[i]; /* the engine's, made by the same function */
-        else
+        if (kept && v->predicted_by == v->predictor && kept[i].n > 0) {
+            /* the engine's, made by the same function: its points only (a whole pwl is a
+             * kilobyte, its points a tenth of that; the copies were a fifth of sla's run) */
+            c[i].n = kept[i].n;
+            memcpy(c[i].x, kept[i].x, kept[i].n * sizeof *c[i].x);
+            memcpy(c[i].y, kept[i].y, kept[i].n * sizeof *c[i].y);
+        } else
             rc = pfs__predicted_curve(v, i, extrapolate, &c[i], diag);
     }
     if (rc == 0)

@@ -641,7 +641,7 @@ test_waterfill_counted(struct test *t)
 
             CHECK_INT(pfs_policy_allocate(pfs_policy_find("pfi"), &v, a, &d), 0);
             CHECK_INT(pfs__policy_classes(pfs_policy_find("pfi"), &v, &cs, &ans, &d), 0);
-            CHECK_INT(pfs__policy_classes(pfs_policy_find("equal"), &v, &cs, &ans, &d), 1);
+            CHECK_INT(pfs__policy_classes(pfs_policy_find("sla"), &v, &cs, &ans, &d), 1);
             left = ans.left_w;
             for (size_t i = 0; i < n; i++) {
                 b[i] = pfs__class_decision(&v, &ans, cls[i], i, &left);
@@ -668,6 +668,93 @@ test_waterfill_counted(struct test *t)
     }
     CHECK(tied_any > 100);    /* the tie walk was exercised */
     CHECK(tied_several > 10); /* with several classes tied at once */
+    gsl_rng_free(r);
+}
+
+/* equal by class (pfs__level_classes, the engine's decisions by class) against equal's
+ * allocate over every job, on random classes of GPUs with whole-watt limits that differ
+ * (some jobs clamped low, some high, some free): the same cap for every job, bit for bit,
+ * the same all-fit answer (every job at its highest limit) and the same refusal below the
+ * minimum caps. */
+void
+test_level_classes(struct test *t)
+{
+    static const double lims[][2] = {{200, 700}, {100, 400}, {150, 300}, {240, 700}, {300, 1000}};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    int clamped = 0, fits = 0, refused = 0;
+
+    gsl_rng_set(r, 17);
+    for (int inst = 0; inst < 300 && t->failures < 10; inst++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, 400), n_cls = 1 + gsl_rng_uniform_int(r, 12);
+        struct pfs_alloc_job *jobs = calloc(n, sizeof *jobs);
+        struct pfs_alloc_decision *a = calloc(n, sizeof *a);
+        uint32_t *cls = calloc(n, sizeof *cls), *count = calloc(n_cls, sizeof *count);
+        uint32_t *rep = calloc(n_cls, sizeof *rep), *present = calloc(n_cls, sizeof *present);
+        int *gpus = calloc(n_cls, sizeof *gpus);
+        size_t *lim = calloc(n_cls, sizeof *lim);
+        double *cap = calloc(n_cls, sizeof *cap);
+        bool *tied = calloc(n_cls, sizeof *tied);
+        double lo = 0, hi = 0, budget;
+        uint32_t n_present = 0;
+        struct pfs__class_answer ans = {cap, tied, 0, NULL, NULL};
+        struct pfs__class_set cs;
+        struct pfs_alloc_view v;
+        struct pfs_diag d1 = {0}, d2 = {0};
+        int rc1, rc2;
+
+        for (size_t k = 0; k < n_cls; k++) {
+            gpus[k] = 1 + (int)gsl_rng_uniform_int(r, 8);
+            lim[k] = gsl_rng_uniform_int(r, sizeof lims / sizeof lims[0]);
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t k = gsl_rng_uniform_int(r, n_cls);
+
+            cls[i] = (uint32_t)k;
+            jobs[i].n_gpus = gpus[k];
+            jobs[i].min_w = lims[lim[k]][0];
+            jobs[i].max_w = lims[lim[k]][1];
+            if (count[k]++ == 0)
+                rep[k] = (uint32_t)i;
+            lo += jobs[i].n_gpus * jobs[i].min_w;
+            hi += jobs[i].n_gpus * jobs[i].max_w;
+        }
+        for (size_t k = 0; k < n_cls; k++)
+            if (count[k] > 0)
+                present[n_present++] = (uint32_t)k;
+        /* from below the minimum caps to above every limit; budgets in fractions of a watt */
+        budget = lo + (hi - lo) * (1.2 * gsl_rng_uniform(r) - 0.1);
+        v = (struct pfs_alloc_view){.budget_w = budget, .n_jobs = n, .jobs = jobs};
+        cs = (struct pfs__class_set){present, n_present, (uint32_t)n_cls, count, rep, {NULL, NULL}};
+        rc1 = pfs_policy_allocate(pfs_policy_find("equal"), &v, a, &d1);
+        rc2 = pfs__policy_classes(pfs_policy_find("equal"), &v, &cs, &ans, &d2);
+        CHECK_INT(rc2, rc1);
+        refused += rc1 == PFS_EINVAL;
+        fits += rc1 == 0 && budget >= hi;
+        for (size_t i = 0; rc1 == 0 && rc2 == 0 && i < n; i++) {
+            struct pfs_alloc_decision b = pfs__class_decision(&v, &ans, cls[i], i, NULL);
+
+            clamped += i == 0 && budget < hi &&
+                       (a[i].cap_w <= jobs[i].min_w || a[i].cap_w >= jobs[i].max_w);
+            if (memcmp(&a[i].cap_w, &b.cap_w, sizeof b.cap_w) != 0 || b.pause_frac > 0) {
+                test_fail(t, __FILE__, __LINE__, "instance %d: job %zu: %.17g by class, %.17g",
+                          inst, i, b.cap_w, a[i].cap_w);
+                break;
+            }
+        }
+        free(jobs);
+        free(a);
+        free(cls);
+        free(count);
+        free(rep);
+        free(present);
+        free(gpus);
+        free(lim);
+        free(cap);
+        free(tied);
+    }
+    CHECK(refused > 10); /* each case was met */
+    CHECK(fits > 10);
+    CHECK(clamped > 10);
     gsl_rng_free(r);
 }
 

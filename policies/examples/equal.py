@@ -44,7 +44,8 @@ def level(jobs, budget):
         else:
             b = mid
         it += 1
-    # The exact level: the free jobs share what the clamped ones leave, if consistent.
+    # The exact level: the free jobs share what the clamped ones leave, if consistent
+    # (inside the bracket, or on the same side of every limit as the bisected level).
     fixed, free = 0.0, 0.0
     for k in range(len(jobs)):
         if a <= lo[k]:
@@ -54,7 +55,9 @@ def level(jobs, budget):
         else:
             free += n[k]
     exact = (budget - fixed) / free if free > 0 else a
-    if a <= exact <= b:
+    same = free > 0 and all((a <= lo[k]) == (exact <= lo[k]) and (a >= hi[k]) == (exact >= hi[k])
+                            for k in range(len(jobs)))
+    if a <= exact <= b or same:
         a = exact
     return [min(max(a, lo[k]), hi[k]) for k in range(len(jobs))]
 
