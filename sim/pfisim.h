@@ -1186,7 +1186,9 @@ struct pfs_run_result {
     char gap_note[96];       /* why gap_recovered is NAN, "" when it is defined */
     bool indexed_queue;      /* the indexed scheduler ran (else the scan: docs/simulator.md) */
     size_t policy_decisions; /* times the policy was asked (a limit bound) */
-    size_t class_decisions;  /* of those, answered by class (pfi, the oracle: docs/simulator.md) */
+    size_t class_decisions;  /* of those, answered by class (equal, pfi, the oracle:
+                                docs/simulator.md) */
+    size_t slot_passes; /* decisions applied in a pass over the running jobs' slots, not sorted */
 };
 
 /* One row per simulated minute. */

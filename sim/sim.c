@@ -252,7 +252,8 @@ struct sim {
         size_t slot, q;
     } * land; /* actuate's scratch: a decision's entries by the slots of their jobs now */
     size_t land_cap;
-    struct dcand *dc; /* discrete_select's scratch: the jobs it may pause */
+    uint32_t *land_at; /* actuate's: per slot, its landing's index + 1 (0: none) */
+    struct dcand *dc;  /* discrete_select's scratch: the jobs it may pause */
     size_t dc_cap;
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
@@ -339,6 +340,9 @@ struct sim {
     double *g_cap;
     bool *g_tie;
     struct pfs__class_cache *ccache[2]; /* the classes' segments, per family of curves */
+    struct curve_memo {
+        double cap, env, power;
+    } * memo; /* curve_at's: per corpus curve, the last cap asked and its values (NULL: none) */
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
@@ -1122,27 +1126,32 @@ job_curve(const struct sim *s, size_t j)
     return jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
 }
 
-static double
-job_rate(const struct sim *s, size_t j, double cap, double pause)
-{
-    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    const struct corpus_curve *c = job_curve(s, j);
-
-    return (1 - pause) * pfs_pwl_eval(&c->env, cap) * w->n_gpus / c->n_gpus;
-}
-
 static const struct pfs_gpu *
 job_gpu(const struct sim *s, size_t j)
 {
     return &s->in->gpu[job_rec(s, j)->pool];
 }
 
-static double
-job_gpu_w(const struct sim *s, size_t j, double cap, double pause)
+/* Job j's curve at cap, per GPU: its throughput on the curve's GPUs (*env) and a GPU's draw
+ * (*power). A decision by class gives one cap to every job of a class: each corpus curve's
+ * last cap and values are kept, and a job on a curve at the cap last asked of it costs no
+ * evaluation (a job's own curves are rewritten in place when it goes: never kept). */
+static void
+curve_at(struct sim *s, size_t j, double cap, double *env, double *power)
 {
+    const struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = job_curve(s, j);
+    struct curve_memo *m = s->memo && !jb->own ? &s->memo[jb->curve] : NULL;
 
-    return pause * job_gpu(s, j)->idle_w + (1 - pause) * pfs_pwl_eval(&c->power, cap);
+    if (m && !(m->cap < cap) && !(m->cap > cap)) { /* (caps are finite; none kept: -inf) */
+        *env = m->env;
+        *power = m->power;
+        return;
+    }
+    *env = pfs_pwl_eval(&c->env, cap);
+    *power = pfs_pwl_eval(&c->power, cap);
+    if (m)
+        *m = (struct curve_memo){cap, *env, *power};
 }
 
 /* What the free GPUs of every pool draw, W. */
@@ -1222,14 +1231,18 @@ set_rate(struct sim *s, size_t j)
 {
     struct job *jb = job_rec(s, j);
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+    const struct corpus_curve *c = job_curve(s, j);
     bool ckpt = s->now_us < jb->ckpt_until_us;
-    double rate = s->now_us < jb->resume_until_us || ckpt
-                      ? 0
-                      : job_rate(s, j, jb->cap_w, jb->pause) * jb->active / w->n_gpus;
+    double env, power, rate, gw, pause = jb->pause;
+
+    curve_at(s, j, jb->cap_w, &env, &power);
+    rate = s->now_us < jb->resume_until_us || ckpt
+               ? 0
+               : (1 - pause) * env * w->n_gpus / c->n_gpus * jb->active / w->n_gpus;
     /* A resized job's GPUs set free idle (docs/policies.md, resize-fair). */
-    double gw = ckpt ? jb->ckpt_gpu_w
-                     : job_gpu_w(s, j, jb->cap_w, jb->pause) * jb->active +
-                           (w->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
+    gw = ckpt ? jb->ckpt_gpu_w
+              : (pause * job_gpu(s, j)->idle_w + (1 - pause) * power) * jb->active +
+                    (w->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
 
     touch(s, j);
     s->total_rate += rate - jb->rate;
@@ -2239,6 +2252,24 @@ cmp_landing(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
+/* Marks the slots of actuate's m landings in land_at (each its index + 1): true, or false
+ * (none marked) where a slot comes twice, which a sort keeps in order and a mark would not. */
+static bool
+land_by_slot(struct sim *s, size_t m)
+{
+    for (size_t q = 0; q < m; q++) {
+        size_t r = s->land[q].slot;
+
+        if (s->land_at[r]) {
+            while (q-- > 0)
+                s->land_at[s->land[q].slot] = 0;
+            return false;
+        }
+        s->land_at[r] = (uint32_t)q + 1;
+    }
+    return true;
+}
+
 /* The decisions up to round take effect, oldest first. A decision made while an earlier one
  * was still in flight waits its own actuation delay; an earlier version kept one pending
  * decision per job, which the next decision overwrote, so that with decisions closer
@@ -2270,6 +2301,23 @@ actuate(struct sim *s, uint32_t round)
                     return PFS_ENOMEM;
                 s->land = g;
                 s->land[m++] = (struct landing){job_rec(s, j)->slot, b.from + q};
+            }
+            if (m > 32 && s->land_at && m >= s->n_running / 8 && land_by_slot(s, m)) {
+                /* many of the running jobs: by a pass over the slots, not a sort */
+                s->res->slot_passes++;
+                for (size_t r = 0; r < s->n_running; r++) {
+                    uint32_t q = s->land_at[r];
+                    const struct decided *e;
+
+                    if (!q)
+                        continue;
+                    s->land_at[r] = 0; /* (all of them, whatever rc) */
+                    e = &s->dq[s->land[q - 1].q];
+                    if (rc == 0)
+                        rc = transition(s, e->job, e->cap, e->pause, e->active);
+                }
+                s->dq_head = b.from + b.n;
+                continue;
             }
             if (m > 32) {
                 qsort(s->land, m, sizeof *s->land, cmp_landing);
@@ -3136,6 +3184,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.at = calloc(most + 1, sizeof *s.at);
         s.ad = calloc(most + 1, sizeof *s.ad);
         s.view_ok = calloc(most + 1, sizeof *s.view_ok);
+        s.land_at = calloc(most + 1, sizeof *s.land_at); /* (NULL: sorted) */
         s.si = calloc(most + 1, sizeof *s.si);
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
@@ -3147,6 +3196,10 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
     if (in->fit && (rc = own_curves_new(&s, most)) != 0)
         goto out;
+    /* (without memory for it: every cap evaluated) */
+    if ((s.memo = malloc((in->n_curves + 1) * sizeof *s.memo)) != NULL)
+        for (size_t k = 0; k < in->n_curves; k++)
+            s.memo[k].cap = -HUGE_VAL;
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
@@ -3378,6 +3431,8 @@ out:
     free(s.g_cap);
     free(s.g_tie);
     free(s.present);
+    free(s.memo);
+    free(s.land_at);
     free(s.pred[0]);
     free(s.pred[1]);
     for (size_t k = 0; s.own && k < most; k++)
