@@ -96,8 +96,9 @@ int pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_
                         struct pfs__class_answer *a, struct pfs_diag *diag);
 /* pfs__level over the classes cs: one level for every GPU, each class's cap in a->cap (none
  * tied). Where the limits are whole watts (every GPU profile's), the level is pfs__level's
- * over the classes' jobs bit for bit: the sums it is made of are exact. Returns 0 or
- * PFS_EINVAL (the minimum caps do not fit). */
+ * over the classes' jobs bit for bit: the sums it is made of are exact (unless a limit lies
+ * between the two bisections' levels, some 1e-12 apart, where the partitions differ).
+ * Returns 0 or PFS_EINVAL (the minimum caps do not fit). */
 int pfs__level_classes(const char *who, const struct pfs_alloc_view *v,
                        const struct pfs__class_set *cs, struct pfs__class_answer *a,
                        struct pfs_diag *diag);
