@@ -6,7 +6,8 @@
 #   make check-asan  the same tests under AddressSanitizer and UBSan (build/asan/)
 #   make fuzz        every reader under libFuzzer, FUZZ_SECONDS each (docs/reliability.md);
 #                    make fuzz-ci: each briefly, as CI does
-#   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs
+#   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs;
+#                    make bench-work: the cap-4k series in instructions (needs valgrind)
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
 #   make lint        clang-format check, cppcheck, the banned-function list
@@ -76,7 +77,7 @@ TESTBIN  := $(BUILD)/pfisim-tests
 PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
             $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all plugins run test check check-asan bench bench-scale lint format install uninstall clean deps \
+.PHONY: all plugins run test check check-asan bench bench-scale bench-work lint format install uninstall clean deps \
         study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
@@ -220,6 +221,11 @@ bench: deps
 bench-scale: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)sh bench/scale.sh
+
+# The cap-4k series counted in instructions (callgrind: about 10 minutes; docs/benchmarks.md).
+bench-work: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh bench/work.sh
 
 DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core
 deps:
