@@ -1132,15 +1132,14 @@ job_gpu(const struct sim *s, size_t j)
     return &s->in->gpu[job_rec(s, j)->pool];
 }
 
-/* Job j's curve at cap, per GPU: its throughput on the curve's GPUs (*env) and a GPU's draw
+/* Job jb's curve c at cap, per GPU: its throughput on the curve's GPUs (*env) and a GPU's draw
  * (*power). A decision by class gives one cap to every job of a class: each corpus curve's
  * last cap and values are kept, and a job on a curve at the cap last asked of it costs no
  * evaluation (a job's own curves are rewritten in place when it goes: never kept). */
 static void
-curve_at(struct sim *s, size_t j, double cap, double *env, double *power)
+curve_at(struct sim *s, const struct job *jb, const struct corpus_curve *c, double cap, double *env,
+         double *power)
 {
-    const struct job *jb = job_rec(s, j);
-    const struct corpus_curve *c = job_curve(s, j);
     struct curve_memo *m = s->memo && !jb->own ? &s->memo[jb->curve] : NULL;
 
     if (m && !(m->cap < cap) && !(m->cap > cap)) { /* (caps are finite; none kept: -inf) */
@@ -1233,9 +1232,10 @@ set_rate(struct sim *s, size_t j)
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     const struct corpus_curve *c = job_curve(s, j);
     bool ckpt = s->now_us < jb->ckpt_until_us;
-    double env, power, rate, gw, pause = jb->pause;
+    double env = 0, power = 0, rate, gw, pause = jb->pause;
 
-    curve_at(s, j, jb->cap_w, &env, &power);
+    if (!ckpt) /* (checkpointing: no progress, the draw it had) */
+        curve_at(s, jb, c, jb->cap_w, &env, &power);
     rate = s->now_us < jb->resume_until_us || ckpt
                ? 0
                : (1 - pause) * env * w->n_gpus / c->n_gpus * jb->active / w->n_gpus;
