@@ -278,7 +278,7 @@ pfs__huge(void *p, size_t bytes)
     uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1),
               to = ((uintptr_t)p + bytes) & ~(huge - 1);
 
-    if (p && bytes >= 8 * huge && to > from)
+    if (p && bytes >= 2 * huge && to > from)
         (void)madvise((void *)from, to - from, MADV_HUGEPAGE); /* advice: a refusal is no error */
 #else
     (void)p;

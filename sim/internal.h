@@ -47,10 +47,11 @@ bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
  * (v is then still valid and unchanged). */
 void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
-/* Asks for transparent huge pages on an allocation of at least 16 MB, before it is first
- * written: the per-job arrays of a year on 10,000 GPUs and more (docs/benchmarks.md). In a
- * virtual machine every 4 kB page's first touch is a costly fault, and the arrays are read
- * at random (a TLB miss each). Advice only; pfs__grow gives it to what it grows. */
+/* Asks for transparent huge pages on an allocation of at least 4 MB, before it is first
+ * written: the per-job arrays of a year on 10,000 GPUs and more, the 4-byte ones included
+ * (11 MB at 2.8 M jobs; docs/benchmarks.md). In a virtual machine every 4 kB page's first
+ * touch is a costly fault, and the arrays are read at random (a TLB miss each). Advice
+ * only; pfs__grow gives it to what it grows. */
 void pfs__huge(void *p, size_t bytes);
 
 /* Faults in [p, p + bytes) on a thread of its own while the caller goes on writing it (the
