@@ -29,7 +29,7 @@ struct bucket_index {
 struct pfs__queue_index {
     /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs) */
     size_t n_jobs;
-    uint32_t *rank_job;   /* [n_jobs] the job of each rank */
+    uint32_t *rank_job;   /* [n_jobs] the job of each rank (NULL with job_rank: job order) */
     uint32_t *job_rank;   /* [n_jobs] the rank of each job */
     uint32_t *job_bucket; /* [n_jobs] its bucket */
     uint32_t *job_leaf;   /* [n_jobs] its index in its bucket */
@@ -73,6 +73,21 @@ struct pfs__queue {
     struct bucket *b; /* [x->n_buckets] */
 };
 
+/* Job j's rank, and the job of rank r: the arrays', or the job's own index where queue
+ * order is job order (a FIFO queue over a workload in arrival order: two arrays of 4 bytes
+ * a job and a cache miss at every push, removal and backfill question saved). */
+static inline size_t
+rank_of(const struct pfs__queue_index *x, size_t j)
+{
+    return x->job_rank ? x->job_rank[j] : j;
+}
+
+static inline size_t
+job_at(const struct pfs__queue_index *x, size_t r)
+{
+    return x->rank_job ? x->rank_job[r] : r;
+}
+
 int
 pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job, const int *n_gpus,
                      double *dur)
@@ -92,15 +107,15 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
     q->n_jobs = n;
     q->rank_job = rank_job; /* the caller's, now the index's */
     q->dur = dur;
-    q->job_rank = malloc((n + 1) * sizeof *q->job_rank);
+    q->job_rank = rank_job ? malloc((n + 1) * sizeof *q->job_rank) : NULL;
     q->job_bucket = malloc((n + 1) * sizeof *q->job_bucket);
     q->job_leaf = malloc((n + 1) * sizeof *q->job_leaf);
-    if (!q->rank_job || !q->job_rank || !q->job_bucket || !q->job_leaf || !q->dur)
+    if ((rank_job && !q->job_rank) || !q->job_bucket || !q->job_leaf || !q->dur)
         goto fail;
     pfs__huge(q->job_rank, n * sizeof *q->job_rank);
     pfs__huge(q->job_bucket, n * sizeof *q->job_bucket);
     pfs__huge(q->job_leaf, n * sizeof *q->job_leaf);
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; rank_job && r < n; r++)
         q->job_rank[rank_job[r]] = (uint32_t)r;
     /* The distinct sizes in increasing order, by marking them (sizes are GPU counts: a sort
      * of every job's size cost a run 2%). */
@@ -149,7 +164,7 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
         b->n = 0;
     }
     for (size_t r = 0; r < n; r++) {
-        size_t j = rank_job[r];
+        size_t j = job_at(q, r);
         struct bucket_index *b = &q->b[q->job_bucket[j]];
 
         q->job_leaf[j] = (uint32_t)b->n;
@@ -294,7 +309,7 @@ pfs__queue_push(struct pfs__queue *q, size_t j)
     }
     c->queued++;
     q->n_queued++;
-    mark(q, x->job_rank[j], true);
+    mark(q, rank_of(x, j), true);
 }
 
 void
@@ -309,7 +324,7 @@ pfs__queue_remove(struct pfs__queue *q, size_t j)
             q->b[k].c[a].gone = true;
     q->b[k].queued--;
     q->n_queued--;
-    mark(q, x->job_rank[j], false);
+    mark(q, rank_of(x, j), false);
 }
 
 size_t
@@ -329,13 +344,13 @@ pfs__queue_head(struct pfs__queue *q)
     while (!q->summary[q->low])
         q->low++;
     w = 64 * q->low + (size_t)__builtin_ctzll(q->summary[q->low]);
-    return q->x->rank_job[64 * w + (size_t)__builtin_ctzll(q->word[w])];
+    return job_at(q->x, 64 * w + (size_t)__builtin_ctzll(q->word[w]));
 }
 
 size_t
 pfs__queue_rank(const struct pfs__queue *q, size_t j)
 {
-    return q->x->job_rank[j];
+    return rank_of(q->x, j);
 }
 
 /* The first leaf >= lo of a tree of `size` leaves whose value is <= x, or SIZE_MAX. From leaf

@@ -96,7 +96,8 @@ struct order_key {
 };
 
 struct pfs_sim_inputs {
-    struct arrival_key *arrival; /* the jobs in order of arrival, for every run (sorted once) */
+    struct arrival_key *arrival; /* the jobs in order of arrival, for every run (sorted once);
+                                  * NULL: job order is arrival order (arrival_at) */
     size_t n_pools;
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_gpu gpu[PFS_MAX_POOLS]; /* each pool's GPU profile */
@@ -131,6 +132,20 @@ struct pfs_sim_inputs {
     struct pfs_gpu *fit_gpu; /* [n_curves] the profile each was fitted on */
     double *eta[PFS_MAX_POOLS];
 };
+
+/* Job j's arrival time, us (its submit time, as the event heap keeps it). */
+static inline int64_t
+arrival_us(const struct pfs_sim_inputs *in, size_t j)
+{
+    return (int64_t)(in->wl->jobs[j].submit_s * US);
+}
+
+/* The r-th arrival: in->arrival's, or job r's where the workload is in arrival order. */
+static inline struct arrival_key
+arrival_at(const struct pfs_sim_inputs *in, size_t r)
+{
+    return in->arrival ? in->arrival[r] : (struct arrival_key){arrival_us(in, r), (uint32_t)r};
+}
 
 struct job {
     enum job_state state;
@@ -221,7 +236,6 @@ struct sim {
      * (20% of a 100,000-GPU run, for no reservation at all). */
     uint32_t *ord_late;
     size_t n_ord_late, ord_late_cap;
-    const struct arrival_key *arrival; /* the jobs in order of arrival (the inputs') */
     size_t n_arrived;
     uint64_t minute_seq; /* the first minute event's sequence number (the minute stream) */
     bool reference;      /* the straightforward engine (scan_backfill): the queue scanned,
@@ -800,22 +814,27 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
             in->job_on[j * in->n_pools + p] = c == SIZE_MAX ? UINT32_MAX : (uint32_t)c;
         }
     }
-    if (in->wl->n_jobs >= UINT32_MAX ||
-        !(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+    if (in->wl->n_jobs >= UINT32_MAX) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
-    pfs__huge(in->arrival, in->wl->n_jobs * sizeof *in->arrival);
-    for (size_t j = 0; j < in->wl->n_jobs; j++)
-        in->arrival[j] =
-            (struct arrival_key){(int64_t)(in->wl->jobs[j].submit_s * US), (uint32_t)j};
-    { /* a workload in submit order (what the readers and generators give) is in order */
+    { /* a workload in submit order (what the readers and generators give) is in order: its
+       * arrival order is job order, and no array of keys is needed (44 MB of a Poisson year,
+       * written once and each of its pages faulted in) */
         size_t j = 1;
 
-        while (j < in->wl->n_jobs && cmp_arrival_key(&in->arrival[j - 1], &in->arrival[j]) < 0)
+        while (j < in->wl->n_jobs && arrival_us(in, j - 1) <= arrival_us(in, j))
             j++;
-        if (j < in->wl->n_jobs)
+        if (j < in->wl->n_jobs) {
+            if (!(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                goto fail;
+            }
+            pfs__huge(in->arrival, in->wl->n_jobs * sizeof *in->arrival);
+            for (j = 0; j < in->wl->n_jobs; j++)
+                in->arrival[j] = (struct arrival_key){arrival_us(in, j), (uint32_t)j};
             qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival_key);
+        }
     }
     *out = in;
     return 0;
@@ -3008,10 +3027,11 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
-    rank_job = malloc(n * sizeof *rank_job); /* (n < UINT32_MAX: the inputs' arrival order) */
+    /* (n < UINT32_MAX: the inputs' arrival order; none where that is job order) */
+    rank_job = edf || s->in->arrival ? malloc(n * sizeof *rank_job) : NULL;
     gpus = malloc(n * sizeof *gpus);
     dur = malloc(n * sizeof *dur);
-    if (!rank_job || !gpus || !dur) {
+    if (((edf || s->in->arrival) && !rank_job) || !gpus || !dur) {
         rc = PFS_ENOMEM;
         goto out;
     }
@@ -3030,14 +3050,14 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
             goto out;
         }
         for (size_t r = 0; r < n; r++) /* in arrival order */
-            key[r] = (struct order_key){s->in->wl->jobs[s->arrival[r].job].deadline_s,
-                                        {(int64_t)r, s->arrival[r].job}};
+            key[r] = (struct order_key){s->in->wl->jobs[arrival_at(s->in, r).job].deadline_s,
+                                        {(int64_t)r, arrival_at(s->in, r).job}};
         qsort(key, n, sizeof *key, cmp_deadline);
         for (size_t r = 0; r < n; r++)
             rank_job[r] = key[r].a.job;
     } else
-        for (size_t r = 0; r < n; r++)
-            rank_job[r] = s->arrival[r].job;
+        for (size_t r = 0; rank_job && r < n; r++)
+            rank_job[r] = arrival_at(s->in, r).job;
     rc = pfs__queue_index_new(out, n, rank_job, gpus, dur);
     rank_job = NULL; /* the index's now */
     dur = NULL;
@@ -3168,7 +3188,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.per_job = per_job;
     s.live_of = calloc(n + 1, sizeof *s.live_of);
     pfs__huge(s.live_of, n * sizeof *s.live_of);
-    s.arrival = in->arrival;
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
     {
@@ -3204,9 +3223,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
-    if (!s.live_of || !s.live || !s.live_free || !s.arrival || !s.running || !s.aj || !s.view_ok ||
-        !s.si || !s.at || !s.ad || !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull ||
-        !s.truth.power || !s.minute_w || !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
+    if (!s.live_of || !s.live || !s.live_free || !s.running || !s.aj || !s.view_ok || !s.si ||
+        !s.at || !s.ad || !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power ||
+        !s.minute_w || !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -3247,9 +3266,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
      * numbered j), the events' control steps, every minute, the first control step and the
      * end. The arrivals and the minutes are streams: one of each is in the heap at a time,
      * the next pushed when it comes out, numbered as if all had been pushed now. */
-    if (n > 0)
-        rc = pfs__heap_push_seq(&s.heap, s.arrival[0].t_us, PFS__EV_ARRIVAL,
-                                (uint32_t)s.arrival[0].job, 0, s.arrival[0].job);
+    if (n > 0) {
+        struct arrival_key a = arrival_at(in, 0);
+
+        rc = pfs__heap_push_seq(&s.heap, a.t_us, PFS__EV_ARRIVAL, a.job, 0, a.job);
+    }
     s.heap.next_seq = n;
     /* A control step at every kink of every event: its start (version 1: take the
      * baseline), the end of its ramp down, each step, its end, the end of its ramp up
@@ -3287,9 +3308,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                pfs_dr_over_s(&sc->dr[s.dr_by_start[s.dr_live]]) + 3600 <= (double)s.now_us / US)
             s.dr_live++; /* over an hour ago: no look back reaches it */
         if (ev.type == PFS__EV_ARRIVAL && ++s.n_arrived < n) { /* the stream's next */
-            const struct arrival_key *a = &s.arrival[s.n_arrived];
+            struct arrival_key a = arrival_at(in, s.n_arrived);
 
-            rc = pfs__heap_push_seq(&s.heap, a->t_us, PFS__EV_ARRIVAL, (uint32_t)a->job, 0, a->job);
+            rc = pfs__heap_push_seq(&s.heap, a.t_us, PFS__EV_ARRIVAL, a.job, 0, a.job);
         } else if (ev.type == PFS__EV_MINUTE &&
                    (int64_t)(ev.job + 2) * 60 * (int64_t)US <= s.end_us)
             rc = pfs__heap_push_seq(&s.heap, (int64_t)(ev.job + 2) * 60 * (int64_t)US,

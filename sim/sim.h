@@ -78,8 +78,8 @@ void pfs__fheap_fini(struct pfs__fheap *h);
  * matter of speed. The index (ranks, buckets, run times) does
  * not change during a run and is shared by the runs of the same inputs and queue order;
  * pfs__queue_index_new takes rank_job and dur (malloc'd) as its own, freeing them with the
- * index or on failure; n < UINT32_MAX. A queue (what is queued now) is a run's own and must
- * not outlive its index. */
+ * index or on failure (rank_job NULL: queue order is job order); n < UINT32_MAX. A queue (what is
+ * queued now) is a run's own and must not outlive its index. */
 struct pfs__queue_index;
 struct pfs__queue;
 int pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job,

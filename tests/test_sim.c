@@ -481,8 +481,10 @@ queue_set(struct pfs__queue *q, bool *queued, size_t *n_queued, size_t j, bool o
     *n_queued += on ? 1 : (size_t)-1;
 }
 
-void
-test_queue_index(struct test *t)
+/* The index against the scan over random pushes, removals and backfill passes: ranks
+ * shuffled, or (ident) queue order as job order, given as no rank array at all. */
+static void
+queue_index_random(struct test *t, bool ident)
 {
     enum { N = 20000 };
     static const int sizes[] = {1, 2, 4, 8, 16, 64};
@@ -501,9 +503,14 @@ test_queue_index(struct test *t)
         gpus[j] = sizes[gsl_rng_uniform_int(r, sizeof sizes / sizeof sizes[0])];
         dur[j] = dur_copy[j] = 60 + floor(36000 * gsl_rng_uniform(r));
     }
-    gsl_ran_shuffle(r, rank_job, N, sizeof *rank_job);
+    if (!ident)
+        gsl_ran_shuffle(r, rank_job, N, sizeof *rank_job);
     for (size_t k = 0; k < N; k++)
         rank_of[rank_job[k]] = (uint32_t)k;
+    if (ident) {
+        free(rank_job);
+        rank_job = NULL;
+    }
     CHECK_INT(pfs__queue_index_new(&x, N, rank_job, gpus, dur_copy), 0); /* (its arrays now) */
     CHECK_INT(pfs__queue_new(&q, x), 0);
     for (int step = 0; step < 3000 && q && t->failures < 5; step++) {
@@ -570,8 +577,21 @@ test_queue_index(struct test *t)
     CHECK(answers > 10000);
     pfs__queue_free(q);
     pfs__queue_index_free(x);
-    q = NULL;
-    x = NULL;
+    free(rank_of);
+    free(dur);
+    free(gpus);
+    free(queued);
+    gsl_rng_free(r);
+}
+
+void
+test_queue_index(struct test *t)
+{
+    struct pfs__queue_index *x = NULL;
+    struct pfs__queue *q = NULL;
+
+    queue_index_random(t, false);
+    queue_index_random(t, true);
     { /* A kept answer that has left the queue: the next is after it, not after its rank's
        * neighbour, and it is the answer again once it is back. Eight 1-GPU jobs, ranks in
        * job order. */
@@ -600,11 +620,6 @@ test_queue_index(struct test *t)
         pfs__queue_free(q);
         pfs__queue_index_free(x);
     }
-    free(rank_of);
-    free(dur);
-    free(gpus);
-    free(queued);
-    gsl_rng_free(r);
 }
 
 /* The finish events' heap (sim/heap.c, pfs__fheap) against a plain scan: random schedules,
