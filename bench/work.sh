@@ -4,31 +4,80 @@
 # 365 days, under valgrind's callgrind with one thread (the four policies and the run
 # without events one after another). This machine's speed moves by a third within minutes;
 # an instruction count does not. Results in docs/benchmarks.md ("What an event costs equal
-# and sla"); about 10 minutes on 2 cores.
-#   sh bench/work.sh [DAYS...]     default: 7 13 28 91 182 365
+# and sla", "The cap-4k series without its events"); about 10 minutes on 2 cores, twice
+# that with --without-events.
+#   sh bench/work.sh [--without-events] [DAYS...]     default: 7 13 28 91 182 365
+# --without-events: the same windows with `dr_events = ();` as well, and what the events
+# add: the run without events that prices them (a quarter of the four runs' own work) and
+# the rest, per event.
 set -eu
 dir=$(dirname "$0")
 bin=$dir/../build/pfisim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 command -v valgrind > /dev/null || { echo "bench/work.sh: needs valgrind (Debian: valgrind)" >&2; exit 1; }
+both=0
+if [ "${1:-}" = "--without-events" ]; then
+    both=1
+    shift
+fi
 [ $# -gt 0 ] || set -- 7 13 28 91 182 365
-echo "| days | events in the window | instructions | per day |"
-echo "|---|---|---|---|"
-: > "$tmp/fit"
-for d in "$@"; do
-    sed "s/duration_days = 365.0;/duration_days = $d.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
+
+# instructions DAYS EVENTS?: prints "EVENTS INSTRUCTIONS" for the window, with or without
+# its events (1 or 0)
+instructions() {
+    sed "s/duration_days = 365.0;/duration_days = $1.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
+    if [ "$2" = 0 ]; then # the events' list, up to its closing line, made empty
+        awk '/dr_events = \(/ { print "    dr_events = ();"; skip = 1; next }
+             skip && /^    \);/ { skip = 0; next } !skip' "$tmp/cap.cfg" > "$tmp/capn.cfg"
+        mv "$tmp/capn.cfg" "$tmp/cap.cfg"
+    fi
     valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run "$tmp/cap.cfg" \
         --threads 1 > "$tmp/out" 2> "$tmp/err"
     ev=$(sed -n 1p "$tmp/out" | sed 's/.*, \([0-9]*\) DR events,.*/\1/')
     ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/err")
+    echo "$ev $ir"
+}
+
+if [ $both = 1 ]; then
+    echo "| days | events in the window | instructions | without the events | per day, without | the run without events | the rest, per event |"
+    echo "|---|---|---|---|---|---|---|"
+else
+    echo "| days | events in the window | instructions | per day |"
+    echo "|---|---|---|---|"
+fi
+: > "$tmp/fit"
+: > "$tmp/fit0"
+for d in "$@"; do
+    set -- $(instructions "$d" 1)
+    ev=$1 ir=$2
     echo "$d $ir" >> "$tmp/fit"
-    awk -v d="$d" -v e="$ev" -v i="$ir" 'BEGIN { printf "| %d | %d | %.3f G | %.4f G |\n", d, e, i / 1e9, i / 1e9 / d }'
+    if [ $both = 1 ]; then
+        set -- $(instructions "$d" 0)
+        ir0=$2
+        echo "$d $ir0" >> "$tmp/fit0"
+        awk -v d="$d" -v e="$ev" -v i="$ir" -v z="$ir0" 'BEGIN {
+            nodr = e > 0 ? z / 4 : 0
+            printf "| %d | %d | %.3f G | %.3f G | %.4f G | %.3f G | %s |\n", d, e, i / 1e9, z / 1e9,
+                   z / 1e9 / d, nodr / 1e9, (e > 0 ? sprintf("%.3f G", (i - z - nodr) / e / 1e9) : "-") }'
+    else
+        awk -v d="$d" -v e="$ev" -v i="$ir" 'BEGIN { printf "| %d | %d | %.3f G | %.4f G |\n", d, e, i / 1e9, i / 1e9 / d }'
+    fi
 done
-awk '{ x = log($1); y = log($2); n++; sx += x; sy += y; sxx += x * x; sxy += x * y
-       t[n] = $2; day[n] = $1; st += $1 * $2; dd += $1 * $1 }
-     END { if (n < 2) exit
-           b = st / dd; worst = 0
-           for (i = 1; i <= n; i++) { dev = t[i] / (b * day[i]) - 1; if ((dev < 0 ? -dev : dev) > worst) { worst = dev < 0 ? -dev : dev; at = day[i] } }
-           printf "\nfitted exponent (instructions ~ days^b): b = %.2f; against the line through 0 fitted\n", (n * sxy - sx * sy) / (n * sxx - sx * sx)
-           printf "by least squares (%.4f G a day): at most %.0f%% off (at %d days)\n", b / 1e9, 100 * worst, at }' "$tmp/fit"
+
+# fit LABEL FILE: the exponent, the line through 0 by least squares and the line a + b d,
+# each with its worst relative miss
+fit() {
+    awk -v label="$1" '{ x = log($1); y = log($2); n++; sx += x; sy += y; sxx += x * x; sxy += x * y
+           t[n] = $2; day[n] = $1; st += $1 * $2; dd += $1 * $1; sd += $1; si += $2 }
+         END { if (n < 2) exit
+               b = st / dd; worst = 0; at = at1 = day[1]
+               for (i = 1; i <= n; i++) { dev = t[i] / (b * day[i]) - 1; if ((dev < 0 ? -dev : dev) > worst) { worst = dev < 0 ? -dev : dev; at = day[i] } }
+               b1 = (n * st - sd * si) / (n * dd - sd * sd); a1 = (si - b1 * sd) / n; worst1 = 0
+               for (i = 1; i <= n; i++) { dev = t[i] / (a1 + b1 * day[i]) - 1; if ((dev < 0 ? -dev : dev) > worst1) { worst1 = dev < 0 ? -dev : dev; at1 = day[i] } }
+               printf "\n%s: fitted exponent (instructions ~ days^b): b = %.2f; against the line through 0 fitted\n", label, (n * sxy - sx * sy) / (n * sxx - sx * sx)
+               printf "by least squares (%.4f G a day): at most %.0f%% off (at %d days); against a + b days\n", b / 1e9, 100 * worst, at
+               printf "(a = %.3f G, b = %.4f G a day): at most %.0f%% off (at %d days)\n", a1 / 1e9, b1 / 1e9, 100 * worst1, at1 }' "$2"
+}
+fit "with its events" "$tmp/fit"
+[ $both = 0 ] || fit "without them" "$tmp/fit0"
