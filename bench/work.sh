@@ -49,12 +49,14 @@ fi
 : > "$tmp/fit"
 : > "$tmp/fit0"
 for d in "$@"; do
-    set -- $(instructions "$d" 1)
-    ev=$1 ir=$2
+    read -r ev ir <<EOF
+$(instructions "$d" 1)
+EOF
     echo "$d $ir" >> "$tmp/fit"
     if [ $both = 1 ]; then
-        set -- $(instructions "$d" 0)
-        ir0=$2
+        read -r _ ir0 <<EOF
+$(instructions "$d" 0)
+EOF
         echo "$d $ir0" >> "$tmp/fit0"
         awk -v d="$d" -v e="$ev" -v i="$ir" -v z="$ir0" 'BEGIN {
             nodr = e > 0 ? z / 4 : 0

@@ -3022,16 +3022,17 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     struct order_key *key = NULL;
     int *gpus = NULL, rc = 0;
     double *dur = NULL;
+    bool ranks = edf || s->in->arrival; /* false: queue order is job order (no ranks) */
 
     *out = NULL;
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
-    /* (n < UINT32_MAX: the inputs' arrival order; none where that is job order) */
-    rank_job = edf || s->in->arrival ? malloc(n * sizeof *rank_job) : NULL;
+    /* (n < UINT32_MAX: the inputs' arrival order) */
+    rank_job = ranks ? malloc(n * sizeof *rank_job) : NULL;
     gpus = malloc(n * sizeof *gpus);
     dur = malloc(n * sizeof *dur);
-    if (((edf || s->in->arrival) && !rank_job) || !gpus || !dur) {
+    if ((ranks && !rank_job) || !gpus || !dur) {
         rc = PFS_ENOMEM;
         goto out;
     }
@@ -3056,7 +3057,7 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
         for (size_t r = 0; r < n; r++)
             rank_job[r] = key[r].a.job;
     } else
-        for (size_t r = 0; rank_job && r < n; r++)
+        for (size_t r = 0; ranks && r < n; r++)
             rank_job[r] = arrival_at(s->in, r).job;
     rc = pfs__queue_index_new(out, n, rank_job, gpus, dur);
     rank_job = NULL; /* the index's now */
