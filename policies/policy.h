@@ -20,6 +20,18 @@
 
 /* ----- policies/solver.c: shared building blocks ----- */
 
+/* A segment of the water-filling: its throughput per watt of budget, and the budget it
+ * takes, W. */
+struct pfs__seg {
+    double slope, need;
+};
+
+/* The threshold price of budget R over the n segments s (reordered): the slope mu with (the
+ * need of the segments steeper than mu) < R <= (that plus the need of those at mu); -1 when
+ * all positive slopes fit in R, +inf when R is no budget (nothing is taken). O(n) expected:
+ * a weighted quickselect. */
+double pfs__threshold(struct pfs__seg *s, size_t n, double R);
+
 /* Maximises sum_i curves[i](x_i) over per-GPU caps x_i in [x_i,0 .. x_i,last] subject to
  * sum_i n_gpus_i x_i <= budget_w, for concave non-decreasing curves (apply pfs_pwl_hull
  * first): start every job at its lowest point, then take curve segments in decreasing order
@@ -30,6 +42,12 @@
 int pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
                    size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                    struct pfs_diag *diag);
+/* pfs__waterfill on each curve from from[i] on (from may be NULL: the whole curves): the
+ * same answer, bit for bit, as on curves clipped there by pfs__pwl_clip, without clipping
+ * a copy of them (the floors of sla and deadline). */
+int pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double *from,
+                        const struct pfs_alloc_job *jobs, size_t n, double budget_w,
+                        const bool *skip, struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* pfs__waterfill (no skip) for jobs in classes: cls[i] < n_classes, and jobs of one class
  * have the same curve and GPU count, bit for bit. Each class's segments are priced once,

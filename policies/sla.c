@@ -14,6 +14,19 @@
 
 #include "policy.h"
 
+/* fmax and fmin, inline (they are calls into libm, at every job of every decision) */
+static inline double
+max_of(double a, double b)
+{
+    return a > b || isnan(b) ? a : b;
+}
+
+static inline double
+min_of(double a, double b)
+{
+    return a < b || isnan(b) ? a : b;
+}
+
 /* The deadline floor of job i on curve c (its cap, or -inf when it has no deadline). */
 static double
 deadline_floor(const struct pfs_alloc_job *j, const struct pfs_pwl *c)
@@ -24,7 +37,7 @@ deadline_floor(const struct pfs_alloc_job *j, const struct pfs_pwl *c)
         return -HUGE_VAL;
     left = j->deadline_s - j->now_s;
     need = left > 0 ? j->remaining_tokens / left : HUGE_VAL;
-    return pfs__floor_cap(c, fmax(0, 1 - need / top));
+    return pfs__floor_cap(c, max_of(0, 1 - need / top));
 }
 
 struct order {
@@ -65,36 +78,127 @@ sift(struct order *o, size_t n, size_t q)
     }
 }
 
+/* Pauses the candidates o[0..m) (in job order) as popping them from a heap in cmp_order's
+ * order while need exceeds the budget does, without the heap: whole tiers, the most
+ * tolerant first, while need stays above the budget after them; in the tier where it
+ * crosses, those that free the most first (ties in job order), up to the crossing, found by
+ * a weighted selection (pfs__threshold) where the heap popped hundreds of jobs at every
+ * decision of a long event (a fifth of sla's run). The sums, taken in another order than
+ * the heap's, round differently: where a crossing lies within 1e-9 of the sums of the
+ * budget, or a job would free nothing, it decides nothing and returns false (the heap
+ * then does). So it does where every candidate is paused and need is still over, unless
+ * exact is false (the need left then only tells the caller that it is over). Lowers *need
+ * by what the paused jobs free; s: room for m segments. */
+static void
+pause_job(const struct pfs_alloc_view *v, size_t i, bool *paused, struct pfs_alloc_decision *out)
+{
+    paused[i] = true;
+    out[i] = (struct pfs_alloc_decision){.cap_w = v->jobs[i].min_w, .pause_frac = 1.0};
+}
+
+static bool
+pause_by_tier(const struct pfs_alloc_view *v, const struct order *o, size_t m, bool exact,
+              double *need, bool *paused, struct pfs_alloc_decision *out, struct pfs__seg *s)
+{
+    double sum[PFS_N_TIERS] = {0}, total = 0, left = *need - v->budget_w, margin, mu, took = 0;
+    size_t k = 0, ties = 0;
+    int at = 0; /* the tier where need crosses the budget */
+
+    for (size_t q = 0; q < m; q++) {
+        if (!(o[q].key2 > 0 && o[q].key2 < HUGE_VAL))
+            return false;
+        sum[(int)o[q].key1] += o[q].key2;
+        total += o[q].key2;
+    }
+    margin = 1e-9 * (*need + total);
+    for (int t = PFS_N_TIERS - 1; t > PFS_TIER_FIRM && at == 0; t--) {
+        if (sum[t] < left - margin)
+            left -= sum[t]; /* the whole tier */
+        else if (sum[t] > left + margin)
+            at = t;
+        else
+            return false;
+    }
+    if (at == 0) { /* every candidate, and still over (by how much, the heap says) */
+        if (exact)
+            return false;
+        for (size_t q = 0; q < m; q++)
+            pause_job(v, o[q].i, paused, out);
+        *need -= total;
+        return true;
+    }
+    for (size_t q = 0; q < m; q++)
+        if ((int)o[q].key1 == at)
+            s[k++] = (struct pfs__seg){o[q].key2, o[q].key2};
+    mu = pfs__threshold(s, k, left);
+    if (!(mu > 0 && mu < HUGE_VAL))
+        return false;
+    for (size_t q = 0; q < m; q++)
+        if ((int)o[q].key1 == at && o[q].key2 > mu)
+            took += o[q].key2;
+    if (!(left - took > margin)) /* all of them, before need crosses */
+        return false;
+    /* the ties at mu, in job order, until need crosses the budget (clear of the margin) */
+    for (size_t q = 0; q < m && !(left - took < -margin); q++) {
+        if ((int)o[q].key1 != at || o[q].key2 < mu || o[q].key2 > mu)
+            continue;
+        if (!(left - took > margin))
+            return false;
+        took += o[q].key2;
+        ties++;
+    }
+    if (!(left - took < -margin))
+        return false;
+    for (size_t q = 0; q < m; q++) {
+        int t = (int)o[q].key1;
+
+        if (t < at || (t == at && o[q].key2 < mu))
+            continue;
+        if (t == at && !(o[q].key2 > mu) && ties-- == 0) {
+            ties = 0; /* the ties past those needed */
+            continue;
+        }
+        pause_job(v, o[q].i, paused, out);
+    }
+    *need = v->budget_w + (left - took);
+    return true;
+}
+
 static int
 sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decision *out,
         struct pfs_diag *diag)
 {
     size_t n = v->n_jobs, m = 0;
-    struct pfs_pwl *c = NULL;
+    const struct pfs_pwl *c = NULL;
     double *floor = malloc((n + 1) * sizeof *floor), need = 0;
     bool *paused = calloc(n + 1, sizeof *paused);
     struct order *o = malloc((n + 1) * sizeof *o);
+    struct pfs__seg *sg = malloc((n + 1) * sizeof *sg);
     int rc;
 
-    if (!floor || !paused || !o) {
+    if (!floor || !paused || !o || !sg) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    if ((rc = pfs__predicted_curves(v, "sla", extrapolate, &c, diag)) != 0)
+    if ((rc = pfs__predicted_readonly(v, "sla", extrapolate, &c, diag)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 
-        floor[i] = fmax(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
-        floor[i] = fmin(fmax(floor[i], c[i].x[0]), j->max_w);
+        floor[i] = max_of(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
+        floor[i] = min_of(max_of(floor[i], c[i].x[0]), j->max_w);
         out[i] = (struct pfs_alloc_decision){.cap_w = floor[i], .pause_frac = 0};
         need += j->n_gpus * floor[i];
         if (j->tier != PFS_TIER_FIRM)
             o[m++] = (struct order){(double)j->tier, j->n_gpus * (floor[i] - j->idle_w), i};
     }
-    /* Pause the most tolerant first until the floors of the rest fit: taken from a heap in
-     * that order, as many as it takes (sorting them all, most never taken, was a quarter of
-     * sla's time in a long event). */
+    /* Pause the most tolerant first until the floors of the rest fit: by tier and selection
+     * (pause_by_tier), or where its sums cannot tell, taken from a heap in that order, as
+     * many as it takes (sorting them all, most never taken, was a quarter of sla's time in a
+     * long event). The need left matters only to say whether the rest fit, and by how much
+     * in the message of the extrapolated try (the first one's is not kept). */
+    if (need > v->budget_w && pause_by_tier(v, o, m, extrapolate, &need, paused, out, sg))
+        m = 0; /* decided */
     if (need > v->budget_w)
         for (size_t q = m / 2; q-- > 0;)
             sift(o, m, q);
@@ -104,8 +208,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
 
         o[0] = o[--left];
         sift(o, left, 0);
-        paused[top.i] = true;
-        out[top.i] = (struct pfs_alloc_decision){.cap_w = j->min_w, .pause_frac = 1.0};
+        pause_job(v, top.i, paused, out);
         need -= j->n_gpus * (floor[top.i] - j->idle_w);
     }
     if (need > v->budget_w * (1 + 1e-12)) {
@@ -113,13 +216,13 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
                              "the firm jobs' floors, every interruptible job paused,");
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        pfs__pwl_clip(&c[i], floor[i]);
-    rc = pfs__waterfill("sla", c, v->jobs, n, v->budget_w, paused, out, diag);
+    /* Above the floors, PFI-aware: on the curves from the floors up. */
+    rc = pfs__waterfill_from("sla", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
 out:
     free(floor);
     free(paused);
     free(o);
+    free(sg);
     return rc;
 }
 

@@ -89,16 +89,10 @@ pfs__infeasible(struct pfs_diag *diag, const char *policy, double budget_w, doub
                          policy, budget_w, need_w, what);
 }
 
-struct seg {
-    double slope; /* throughput per watt of budget */
-    double need;  /* budget it takes, W */
-};
-
-/* The threshold price: the slope mu with (sum of need over slopes > mu) < R <= (that plus
- * need over slopes == mu). Reorders s. Returns -1 when all positive slopes fit in R, and
- * +inf when there is no budget left to give (nothing is taken). */
-static double
-threshold(struct seg *s, size_t n, double R)
+/* The threshold price (policy.h): a three-way partition around a pivot's slope, narrowing
+ * to the side that holds R. */
+double
+pfs__threshold(struct pfs__seg *s, size_t n, double R)
 {
     size_t lo = 0, hi = n;
     double mu = -1;
@@ -113,12 +107,12 @@ threshold(struct seg *s, size_t n, double R)
         /* Three-way partition of [lo, hi): > p, == p, < p (Dijkstra's flag). */
         while (b < c) {
             if (s[b].slope > p) {
-                struct seg t = s[a];
+                struct pfs__seg t = s[a];
 
                 s[a++] = s[b];
                 s[b++] = t;
             } else if (s[b].slope < p) {
-                struct seg t = s[--c];
+                struct pfs__seg t = s[--c];
 
                 s[c] = s[b];
                 s[b] = t;
@@ -147,6 +141,17 @@ threshold(struct seg *s, size_t n, double R)
     return mu;
 }
 
+/* A curve as the water-filling reads it: its first point (x0, y0), then the n points of x[]
+ * and y[]. A whole curve is its first point and the rest of its arrays; one clipped at a
+ * floor (wf_from) starts at the floor and reads the points above it where they are, without
+ * the copy pfs__pwl_clip makes (a copy of every running job's curve at every decision of an
+ * event was a tenth of sla's run). */
+struct wf_curve {
+    double x0, y0;
+    const double *x, *y;
+    size_t n;
+};
+
 /* The water-filling's working arrays, kept per thread between calls: a simulation calls it
  * at every decision of every event, over every running job's segments, and allocating them
  * afresh each time (megabytes, from the kernel: mmap and page faults) cost as much as the
@@ -159,7 +164,7 @@ struct wf_scratch {
     size_t seg_cap;
     size_t *first; /* per job, its first segment; first[n] = the number of segments */
     size_t first_cap;
-    struct seg *s; /* the segments of the threshold's bucket */
+    struct pfs__seg *s; /* the segments of the threshold's bucket */
     size_t s_cap;
     size_t *cls; /* pfs__waterfill_classes: per class, WC_WORDS words */
     size_t cls_cap;
@@ -171,6 +176,8 @@ struct wf_scratch {
     size_t seen_cap;
     struct pfs_pwl *pred; /* pfs__predicted_curves's array */
     size_t pred_cap;
+    struct wf_curve *cv; /* pfs__waterfill_from's curves from their floors */
+    size_t cv_cap;
     /* pfs__waterfill_counted's last answer, for pfs__waterfill_tie */
     const struct pfs_pwl *tie_curves;
     const struct pfs_alloc_job *tie_jobs;
@@ -195,6 +202,7 @@ wf_free(void *p)
         free(w->cap_of);
         free(w->seen);
         free(w->pred);
+        free(w->cv);
         free(w->s);
         free(w);
     }
@@ -261,10 +269,10 @@ wf_bucket(double slope, uint64_t lo, unsigned shift)
     return u < WF_BUCKETS ? (size_t)u : WF_BUCKETS - 1;
 }
 
-/* The threshold price over the m segments (slope, need) for budget R, as threshold() has it,
- * without reordering them. Up to WF_SMALL segments it is threshold() itself. Beyond, one pass
+/* The threshold price over the m segments (slope, need) for budget R, as pfs__threshold has it,
+ * without reordering them. Up to WF_SMALL segments it is pfs__threshold itself. Beyond, one pass
  * spreads the needs over WF_BUCKETS buckets of slope (wf_bucket), the buckets summed from the
- * steepest find the one holding the price, and threshold() runs on that bucket's segments alone
+ * steepest find the one holding the price, and pfs__threshold runs on that bucket's segments alone
  * with what the steeper buckets leave of R: two passes of a few operations per segment, where the
  * selection over all of them swaps every segment a few times (issue 16: 31% of a Poisson year on
  * 10,000 GPUs). */
@@ -283,8 +291,8 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
         if (wf_grow((void **)&w->s, &w->s_cap, m + 1, sizeof *w->s))
             return NAN;
         for (size_t q = 0; q < m; q++)
-            w->s[q] = (struct seg){slope[q], need[q]};
-        return threshold(w->s, m, R);
+            w->s[q] = (struct pfs__seg){slope[q], need[q]};
+        return pfs__threshold(w->s, m, R);
     }
     memcpy(&lo_bits, &lo, sizeof lo_bits); /* positive slopes: lo > 0 */
     memcpy(&hi_bits, &hi, sizeof hi_bits);
@@ -305,11 +313,11 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
         return NAN;
     for (size_t q = 0; q < m; q++) {
         if (wf_bucket(slope[q], lo_bits, shift) == b)
-            w->s[e++] = (struct seg){slope[q], need[q]};
+            w->s[e++] = (struct pfs__seg){slope[q], need[q]};
     }
-    mu = threshold(w->s, e, R - above);
+    mu = pfs__threshold(w->s, e, R - above);
     if (mu < 0) {
-        /* The whole bucket fits after all (the sums differ in rounding): as threshold() does
+        /* The whole bucket fits after all (the sums differ in rounding): as pfs__threshold does
          * with its own left-out segments, the price is the steepest of the flatter buckets'
          * segments, or everything fits. */
         for (size_t q = 0; q < m; q++) {
@@ -320,15 +328,48 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
     return mu;
 }
 
+static inline struct wf_curve
+wf_whole(const struct pfs_pwl *c)
+{
+    return (struct wf_curve){c->x[0], c->y[0], c->x + 1, c->y + 1, c->n - 1};
+}
+
+/* Curve c from lo on: the points pfs__pwl_clip(c, lo) leaves, the same bits. */
+static struct wf_curve
+wf_from(const struct pfs_pwl *c, double lo)
+{
+    size_t k = 1;
+    double y;
+
+    if (lo <= c->x[0])
+        return wf_whole(c);
+    while (k < c->n && c->x[k] <= lo)
+        k++;
+    /* pfs_pwl_eval(c, lo): its search ends between the points k - 1 and k, the same bits */
+    y = k == c->n
+            ? c->y[k - 1]
+            : c->y[k - 1] + (c->y[k] - c->y[k - 1]) * (lo - c->x[k - 1]) / (c->x[k] - c->x[k - 1]);
+    return (struct wf_curve){lo, y, c->x + k, c->y + k, c->n - k};
+}
+
+/* Point m's cap (0: the first). */
+static inline double
+wf_x(const struct wf_curve *c, size_t m)
+{
+    return m == 0 ? c->x0 : c->x[m - 1];
+}
+
 /* Appends curve c's segments for n_gpus GPUs (each one's need times count: the jobs of a
  * class) to slope[] and need[] from index m, widening [*lo, *hi]; returns the new m. */
 static size_t
-wf_segments(const struct pfs_pwl *c, int n_gpus, double count, double *slope, double *need,
+wf_segments(const struct wf_curve *c, int n_gpus, double count, double *slope, double *need,
             size_t m, double *lo, double *hi)
 {
-    for (size_t k = 0; k + 1 < c->n; k++) {
-        double nd = n_gpus * (c->x[k + 1] - c->x[k]);
-        double gain = c->y[k + 1] - c->y[k];
+    double xa = c->x0, ya = c->y0;
+
+    for (size_t k = 0; k < c->n; k++) {
+        double nd = n_gpus * (c->x[k] - xa);
+        double gain = c->y[k] - ya;
 
         if (!(gain > 0))
             break; /* concave: nothing steeper follows */
@@ -339,6 +380,8 @@ wf_segments(const struct pfs_pwl *c, int n_gpus, double count, double *slope, do
         if (slope[m] > *hi)
             *hi = slope[m];
         m++;
+        xa = c->x[k];
+        ya = c->y[k];
     }
     return m;
 }
@@ -346,18 +389,28 @@ wf_segments(const struct pfs_pwl *c, int n_gpus, double count, double *slope, do
 /* What is left of the budget, *R, to one job's segments at exactly the price mu, in order:
  * its segments are slope[first .. first + n_seg) of curve c on g GPUs; sets *cap. */
 static void
-wf_tie(const struct pfs_pwl *c, int g, const double *slope, size_t first, size_t n_seg, double mu,
+wf_tie(const struct wf_curve *c, int g, const double *slope, size_t first, size_t n_seg, double mu,
        double *R, double *cap)
 {
     for (size_t q = first; q<first + n_seg && * R> 0; q++) {
         if (!(slope[q] > mu) && !(slope[q] < mu)) {
             size_t at = q - first;
-            double take = fmin(*R, g * (c->x[at + 1] - c->x[at]));
+            double x = wf_x(c, at), take = fmin(*R, g * (wf_x(c, at + 1) - x));
 
-            *cap = c->x[at] + take / g;
+            *cap = x + take / g;
             *R -= take;
         }
     }
+}
+
+/* wf_tie for a class's whole curve c. */
+static void
+wf_tie_whole(const struct pfs_pwl *c, int g, const double *slope, size_t first, size_t n_seg,
+             double mu, double *R, double *cap)
+{
+    struct wf_curve cv = wf_whole(c);
+
+    wf_tie(&cv, g, slope, first, n_seg, mu, R, cap);
 }
 
 int
@@ -365,19 +418,36 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
                size_t n, double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                struct pfs_diag *diag)
 {
+    return pfs__waterfill_from(who, curves, NULL, jobs, n, budget_w, skip, out, diag);
+}
+
+int
+pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double *from,
+                    const struct pfs_alloc_job *jobs, size_t n, double budget_w, const bool *skip,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
     size_t n_seg = 0, m = 0, *first;
     struct wf_scratch *w;
+    struct wf_curve *cv = NULL;
     double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL, *slope, *need;
 
+    if (from) { /* each job's curve from its floor, read three times below */
+        if (!(w = wf_scratch(0, 0)) || wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv))
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        cv = w->cv;
+    }
     for (size_t i = 0; i < n; i++) {
+        struct wf_curve c;
+
         if (skip && skip[i]) {
             used += pfs_alloc_power_w(&jobs[i], &out[i]);
             continue;
         }
-        out[i].cap_w = curves[i].x[0];
+        c = from ? (cv[i] = wf_from(&curves[i], from[i])) : wf_whole(&curves[i]);
+        out[i].cap_w = c.x0;
         out[i].pause_frac = 0;
-        used += jobs[i].n_gpus * curves[i].x[0];
-        n_seg += curves[i].n - 1;
+        used += jobs[i].n_gpus * c.x0;
+        n_seg += c.n;
     }
     if (used > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
@@ -389,8 +459,11 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
     first = w->first;
     for (size_t i = 0; i < n; i++) {
         first[i] = m;
-        if (!(skip && skip[i]))
-            m = wf_segments(&curves[i], jobs[i].n_gpus, 1, slope, need, m, &lo, &hi);
+        if (!(skip && skip[i])) {
+            struct wf_curve c = from ? cv[i] : wf_whole(&curves[i]);
+
+            m = wf_segments(&c, jobs[i].n_gpus, 1, slope, need, m, &lo, &hi);
+        }
     }
     first[n] = m;
     mu = wf_price(w, m, R, lo, hi);
@@ -400,6 +473,7 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
      * the budget left goes to segments at exactly mu, in job then segment order. */
     for (size_t i = 0; i < n; i++) {
         size_t taken = 0;
+        struct wf_curve c;
 
         if (skip && skip[i])
             continue;
@@ -409,12 +483,17 @@ pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct pfs_a
                 R -= need[q];
             }
         }
-        out[i].cap_w = curves[i].x[taken];
+        c = from ? cv[i] : wf_whole(&curves[i]);
+        out[i].cap_w = wf_x(&c, taken);
     }
-    for (size_t i = 0; mu >= 0 && i < n && R > 0; i++)
-        if (!(skip && skip[i]))
-            wf_tie(&curves[i], jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R,
+    for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
+        if (!(skip && skip[i])) {
+            struct wf_curve c = from ? cv[i] : wf_whole(&curves[i]);
+
+            wf_tie(&c, jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R,
                    &out[i].cap_w);
+        }
+    }
     return 0;
 }
 
@@ -441,9 +520,10 @@ wf_classes_price(struct wf_scratch **wp, const struct pfs_pwl *curves,
     need = w->seg + w->seg_cap;
     for (size_t u = 0; u < n_used; u++) {
         size_t *k = cw + (size_t)w->order[u] * WC_WORDS, i = k[WC_REP];
+        struct wf_curve c = wf_whole(&curves[i]);
 
         k[WC_FIRST] = m;
-        m = wf_segments(&curves[i], jobs[i].n_gpus, (double)k[WC_COUNT], slope, need, m, &lo, &hi);
+        m = wf_segments(&c, jobs[i].n_gpus, (double)k[WC_COUNT], slope, need, m, &lo, &hi);
         k[WC_NSEG] = m - k[WC_FIRST];
     }
     mu = wf_price(w, m, *R, lo, hi);
@@ -570,6 +650,7 @@ cc_class(struct pfs__class_cache *cc, uint32_t c, const struct pfs_pwl *cv, int 
 {
     size_t cap = cc->segs_cap, m;
     double lo = HUGE_VAL, hi = -HUGE_VAL;
+    struct wf_curve whole;
 
     if (cc->first[c] != UINT32_MAX)
         return 0;
@@ -578,7 +659,8 @@ cc_class(struct pfs__class_cache *cc, uint32_t c, const struct pfs_pwl *cv, int 
         (cap = cc->segs_cap, wf_grow((void **)&cc->nd, &cap, cc->n_segs + cv->n, sizeof *cc->nd)))
         return -1;
     cc->segs_cap = cap;
-    m = wf_segments(cv, g, 1, cc->slope, cc->nd, cc->n_segs, &lo, &hi);
+    whole = wf_whole(cv);
+    m = wf_segments(&whole, g, 1, cc->slope, cc->nd, cc->n_segs, &lo, &hi);
     cc->first[c] = (uint32_t)cc->n_segs;
     cc->n_seg[c] = (uint32_t)(m - cc->n_segs);
     cc->n_segs = m;
@@ -627,7 +709,7 @@ cc_blocks(struct pfs__class_cache *cc)
     return 0;
 }
 
-/* wf_classes_price with the run's cache: the same price (threshold()'s definition, its sums
+/* wf_classes_price with the run's cache: the same price (pfs__threshold's definition, its sums
  * made by blocks steepest first), words and caps; the budget left at the price is R less the
  * blocks' and groups' needs steeper than it, where wf_classes_price subtracts them one by one
  * in class order (the same but for rounding: a few units in the last place of R). */
@@ -835,8 +917,8 @@ pfs__waterfill_classes(const char *who, const struct pfs_pwl *curves,
         const size_t *k = cw + (size_t)cls[i] * WC_WORDS;
 
         if (k[WC_TIES])
-            wf_tie(&curves[k[WC_REP]], jobs[k[WC_REP]].n_gpus, slope, k[WC_FIRST], k[WC_NSEG], mu,
-                   &R, &out[i].cap_w);
+            wf_tie_whole(&curves[k[WC_REP]], jobs[k[WC_REP]].n_gpus, slope, k[WC_FIRST], k[WC_NSEG],
+                         mu, &R, &out[i].cap_w);
     }
     return 0;
 }
@@ -892,8 +974,8 @@ pfs__waterfill_tie(uint32_t c, double *left_w, double *cap)
     w = pthread_getspecific(wf_key);
     k = w->cls + (size_t)c * WC_WORDS;
     if (k[WC_TIES] && w->tie_mu >= 0)
-        wf_tie(&w->tie_curves[k[WC_REP]], w->tie_jobs[k[WC_REP]].n_gpus, w->tie_slope, k[WC_FIRST],
-               k[WC_NSEG], w->tie_mu, left_w, cap);
+        wf_tie_whole(&w->tie_curves[k[WC_REP]], w->tie_jobs[k[WC_REP]].n_gpus, w->tie_slope,
+                     k[WC_FIRST], k[WC_NSEG], w->tie_mu, left_w, cap);
 }
 
 struct pfs_alloc_decision

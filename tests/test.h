@@ -173,6 +173,8 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_waterfill_breakpoints)                                                                  \
     X(test_waterfill_classes)                                                                      \
     X(test_waterfill_counted)                                                                      \
+    X(test_waterfill_from)                                                                         \
+    X(test_policies_sla_pausing)                                                                   \
     X(test_level_classes)                                                                          \
     X(test_waterfill_cached)                                                                       \
     X(test_policies_infeasible)                                                                    \

@@ -1028,3 +1028,241 @@ test_policies_conformance(struct test *t)
     CHECK_INT(pfs_policy_conformance(&drift, 7, 10, &rep, &d), 0);
     CHECK(strcmp(rep.checks[4].name, "determinism") == 0 && rep.checks[4].failed == 10);
 }
+
+/* pfs__waterfill_from against what it stands for: copies of the curves clipped at the floors
+ * (pfs__pwl_clip), water-filled whole. Floors below the first point, on breakpoints, between
+ * them and past the last; some jobs skipped; budgets from below the floors to above the
+ * tops. The same return and the same bits for every job. */
+void
+test_waterfill_from(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs_pwl *c = calloc(120, sizeof *c), *clipped = calloc(120, sizeof *clipped);
+    struct pfs_alloc_job jobs[120];
+    struct pfs_alloc_decision a[120], b[120];
+    double from[120];
+    bool skip[120];
+    int ok = 0;
+
+    gsl_rng_set(r, 71);
+    for (int inst = 0; inst < 500 && t->failures < 10; inst++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, 120);
+        double lo = 0, hi = 0, budget;
+        struct pfs_diag da = {0}, db = {0};
+        int ra, rb;
+
+        for (size_t i = 0; i < n; i++) {
+            struct pfs_pwl *ci = &c[i];
+            size_t at;
+
+            random_envelope(r, 8, inst % 2 == 0, ci);
+            at = gsl_rng_uniform_int(r, ci->n);
+            switch (gsl_rng_uniform_int(r, 5)) {
+            case 0:
+                from[i] = ci->x[0] - 10;
+                break; /* below: the whole */
+            case 1:
+                from[i] = ci->x[at];
+                break; /* on a breakpoint */
+            case 2:
+                from[i] = ci->x[ci->n - 1] + 5;
+                break; /* past the last */
+            default:
+                from[i] = ci->x[0] + 400 * gsl_rng_uniform(r); /* anywhere */
+            }
+            memset(&jobs[i], 0, sizeof jobs[i]);
+            jobs[i].n_gpus = 1 << gsl_rng_uniform_int(r, 4);
+            jobs[i].min_w = 200;
+            jobs[i].max_w = ci->x[ci->n - 1];
+            jobs[i].idle_w = 75;
+            skip[i] = gsl_rng_uniform(r) < 0.2;
+            a[i] = b[i] = (struct pfs_alloc_decision){.cap_w = 200, .pause_frac = skip[i]};
+            clipped[i] = *ci;
+            pfs__pwl_clip(&clipped[i], from[i]);
+            lo += skip[i] ? jobs[i].n_gpus * 75.0 : jobs[i].n_gpus * clipped[i].x[0];
+            hi += jobs[i].n_gpus * fmax(ci->x[ci->n - 1], from[i]);
+        }
+        budget = lo * 0.98 + (hi * 1.05 - lo * 0.98) * gsl_rng_uniform(r);
+        ra = pfs__waterfill_from("test", c, from, jobs, n, budget, skip, a, &da);
+        rb = pfs__waterfill("test", clipped, jobs, n, budget, skip, b, &db);
+        CHECK_INT(ra, rb);
+        ok += ra == 0;
+        for (size_t i = 0; ra == 0 && i < n; i++)
+            if (memcmp(&a[i].cap_w, &b[i].cap_w, sizeof a[i].cap_w) ||
+                memcmp(&a[i].pause_frac, &b[i].pause_frac, sizeof a[i].pause_frac))
+                test_fail(t, __FILE__, __LINE__, "instance %d, job %zu: cap %.17g, clipped %.17g",
+                          inst, i, a[i].cap_w, b[i].cap_w);
+    }
+    CHECK(ok > 300); /* most budgets fit the floors */
+    free(c);
+    free(clipped);
+    gsl_rng_free(r);
+}
+
+/* sla as it was first written, the reference for its faster answer (policies/sla.c), on
+ * the view's kept curves: the floors, the candidates for pausing sorted whole (most tolerant tier,
+ * then the most power freed, then job order) and paused one by one while the floors exceed the
+ * budget, the curves clipped at the floors in copies, water-filled; within the predictions, then
+ * extrapolated if that is infeasible. */
+static const struct pfs_alloc_job *sla_ref_jobs;
+static const double *sla_ref_floor;
+
+static int
+cmp_sla_ref(const void *pa, const void *pb)
+{
+    size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+    const struct pfs_alloc_job *jx = &sla_ref_jobs[x], *jy = &sla_ref_jobs[y];
+    double fx = jx->n_gpus * (sla_ref_floor[x] - jx->idle_w),
+           fy = jy->n_gpus * (sla_ref_floor[y] - jy->idle_w);
+
+    if (jx->tier != jy->tier)
+        return jx->tier > jy->tier ? -1 : 1;
+    if (fx > fy || fx < fy)
+        return fx > fy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static int
+sla_reference_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_pwl *c,
+                  double *floor, bool *paused, size_t *ord, struct pfs_alloc_decision *out)
+{
+    double need = 0;
+    size_t m = 0;
+    struct pfs_diag d = {0};
+
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        const struct pfs_alloc_job *j = &v->jobs[i];
+        double dl = -HUGE_VAL, top;
+
+        c[i] = v->predicted[extrapolate][i]; /* (the view's kept curves) */
+        top = c[i].y[c[i].n - 1];
+        if (isfinite(j->deadline_s) && j->remaining_tokens > 0 && top > 0) {
+            double left = j->deadline_s - j->now_s;
+            double rate = left > 0 ? j->remaining_tokens / left : HUGE_VAL;
+
+            dl = pfs_policy_floor_cap(&c[i], fmax(0, 1 - rate / top));
+        }
+        floor[i] = fmax(pfs_policy_floor_cap(&c[i], j->max_loss), dl);
+        floor[i] = fmin(fmax(floor[i], c[i].x[0]), j->max_w);
+        out[i] = (struct pfs_alloc_decision){.cap_w = floor[i]};
+        paused[i] = false;
+        need += j->n_gpus * floor[i];
+        if (j->tier != PFS_TIER_FIRM)
+            ord[m++] = i;
+    }
+    sla_ref_jobs = v->jobs;
+    sla_ref_floor = floor;
+    qsort(ord, m, sizeof *ord, cmp_sla_ref);
+    for (size_t q = 0; q < m && need > v->budget_w; q++) {
+        const struct pfs_alloc_job *j = &v->jobs[ord[q]];
+
+        paused[ord[q]] = true;
+        out[ord[q]] = (struct pfs_alloc_decision){.cap_w = j->min_w, .pause_frac = 1};
+        need -= j->n_gpus * (floor[ord[q]] - j->idle_w);
+    }
+    if (need > v->budget_w * (1 + 1e-12))
+        return PFS_EINVAL;
+    for (size_t i = 0; i < v->n_jobs; i++)
+        pfs__pwl_clip(&c[i], floor[i]);
+    return pfs__waterfill("sla", c, v->jobs, v->n_jobs, v->budget_w, paused, out, &d);
+}
+
+/* sla against its reference above on random views of kept curves: jobs that share a curve,
+ * a GPU count and a tier (ties in the order of pausing, broken by job order), every tier,
+ * deadlines that bind and that do not; budgets anywhere from above the floors to below what
+ * pausing every Flex job reaches, and budgets exactly at a crossing (the floors less what
+ * the first p jobs in order free, subtracted in that order: where the faster answer's own
+ * sums cannot tell, and it must leave the answer to the one-by-one order). The same return
+ * and the same bits. */
+void
+test_policies_sla_pausing(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs_pwl *base = calloc(4, sizeof *base), *c = calloc(200, sizeof *c),
+                   *work = calloc(200, sizeof *work);
+    struct pfs_alloc_job *jobs = calloc(200, sizeof *jobs);
+    struct pfs_telemetry *tel = calloc(200, sizeof *tel);
+    struct pfs_alloc_decision a[200], b[200];
+    double floor_w[200];
+    bool paused[200];
+    size_t ord[200];
+    int paused_some = 0, exact_cross = 0;
+
+    gsl_rng_set(r, 29);
+    for (int inst = 0; inst < 800 && t->failures < 10; inst++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, 200), n_base = 1 + gsl_rng_uniform_int(r, 4);
+        int mode = inst % 3, ra, rb, n_paused = 0;
+        struct pfs_alloc_view v = {
+            .n_jobs = n, .jobs = jobs, .telemetry = tel, .predicted = {c, c}};
+        struct pfs_diag d = {0};
+
+        for (size_t q = 0; q < n_base; q++)
+            random_envelope(r, 8, inst % 2 == 0, &base[q]);
+        for (size_t i = 0; i < n; i++) {
+            struct pfs_alloc_job *j = &jobs[i];
+            int g = 1 << gsl_rng_uniform_int(r, 3);
+
+            c[i] = base[gsl_rng_uniform_int(r, n_base)];
+            for (size_t p = 0; p < c[i].n; p++)
+                c[i].y[p] *= g;
+            memset(j, 0, sizeof *j);
+            j->n_gpus = g;
+            j->min_w = 200;
+            j->max_w = c[i].x[c[i].n - 1];
+            j->idle_w = 75;
+            j->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);
+            j->max_loss = pfs_tier_max_loss(j->tier);
+            j->now_s = 1000;
+            j->deadline_s =
+                gsl_rng_uniform(r) < 0.5 ? (double)NAN : 1000 + 7200 * gsl_rng_uniform(r);
+            j->remaining_tokens = c[i].y[c[i].n - 1] * 7200 * gsl_rng_uniform(r);
+            j->limit_until_s = INFINITY;
+        }
+        /* The budget, from the reference's floors and its order of pausing. */
+        v.budget_w = HUGE_VAL;
+        CHECK_INT(sla_reference_try(&v, false, work, floor_w, paused, ord, b), 0);
+        {
+            double need = 0, freed = 0, at;
+            size_t m = 0, p;
+
+            for (size_t i = 0; i < n; i++) {
+                need += jobs[i].n_gpus * floor_w[i];
+                if (jobs[i].tier != PFS_TIER_FIRM)
+                    freed += jobs[i].n_gpus * (floor_w[i] - 75), m++;
+            }
+            sla_ref_floor = floor_w;
+            qsort(ord, m, sizeof *ord, cmp_sla_ref);
+            p = m > 0 ? gsl_rng_uniform_int(r, m) + 1 : 0;
+            at = need;
+            for (size_t q = 0; q < p; q++)
+                at -= jobs[ord[q]].n_gpus * (floor_w[ord[q]] - 75);
+            v.budget_w = mode == 0   ? need - 1.2 * freed * gsl_rng_uniform(r)
+                         : mode == 1 ? at
+                                     : need * (1 + 0.3 * gsl_rng_uniform(r));
+            exact_cross += mode == 1 && p > 0;
+        }
+        rb = sla_reference_try(&v, false, work, floor_w, paused, ord, b);
+        if (rb == PFS_EINVAL)
+            rb = sla_reference_try(&v, true, work, floor_w, paused, ord, b);
+        ra = pfs_policy_allocate(pfs_policy_find("sla"), &v, a, &d);
+        CHECK_INT(ra, rb);
+        for (size_t i = 0; ra == 0 && rb == 0 && i < n; i++) {
+            n_paused += b[i].pause_frac >= 1;
+            if (memcmp(&a[i].cap_w, &b[i].cap_w, sizeof a[i].cap_w) ||
+                memcmp(&a[i].pause_frac, &b[i].pause_frac, sizeof a[i].pause_frac))
+                test_fail(t, __FILE__, __LINE__,
+                          "instance %d (mode %d), job %zu: cap %.17g pause %g, reference %.17g "
+                          "pause %g",
+                          inst, mode, i, a[i].cap_w, a[i].pause_frac, b[i].cap_w, b[i].pause_frac);
+        }
+        paused_some += n_paused > 0;
+    }
+    CHECK(paused_some > 300);
+    CHECK(exact_cross > 200);
+    free(base);
+    free(c);
+    free(work);
+    free(jobs);
+    free(tel);
+    gsl_rng_free(r);
+}
