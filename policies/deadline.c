@@ -75,7 +75,7 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
                   struct pfs_diag *diag)
 {
     size_t n = v->n_jobs, m_spare = 0, m_floor = 0, m_lost = 0;
-    struct pfs_pwl *c = NULL;
+    const struct pfs_pwl *c = NULL;
     double *floor = malloc((n + 1) * sizeof *floor), need = 0;
     int *lost = calloc(n + 1, sizeof *lost);
     bool *paused = calloc(n + 1, sizeof *paused), *spare = calloc(n + 1, sizeof *spare);
@@ -88,7 +88,7 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
-    if ((rc = pfs__predicted_curves(v, "deadline", true, &c, diag)) != 0)
+    if ((rc = pfs__predicted_readonly(v, "deadline", true, &c, diag)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
@@ -149,11 +149,10 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
     }
     /* 2. Above the floors, PFI-aware. */
     for (size_t i = 0; i < n; i++) {
-        pfs__pwl_clip(&c[i], floor[i]);
         out[i] = (struct pfs_alloc_decision){.cap_w = paused[i] ? v->jobs[i].min_w : floor[i],
                                              .pause_frac = paused[i] ? 1 : 0};
     }
-    rc = pfs__waterfill("deadline", c, v->jobs, n, v->budget_w, paused, out, diag);
+    rc = pfs__waterfill_from("deadline", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
     for (size_t i = 0; i < n && rc == 0; i++)
         out[i].deadline = lost[i];
 out:
