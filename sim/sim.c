@@ -1229,18 +1229,32 @@ touch(struct sim *s, size_t j)
         s->si[jb->slot].done = jb->done;
 }
 
-/* Job j's estimated time to finish from its last progress update: tokens left then over its
+/* What job j has left to do, tokens: fmax(0, ...) inline (a call into libm, twice at every
+ * change of a job's rate). */
+static inline double
+tokens_left(const struct sim *s, size_t j)
+{
+    double left = s->in->wl->jobs[j].tokens - job_rec(s, j)->done;
+
+    return left > 0 ? left : 0;
+}
+
+/* Job j's estimated time to finish from its last progress update, its tokens left: over its
  * rate (its full-power rate while it has none). Its estimated finish is now plus this; the
  * key stays as it is until the job's rate changes (set_rate), which is what lets sim/order.c
  * keep the running jobs in order. */
 static double
-finish_key(const struct sim *s, size_t j)
+finish_key_left(const struct sim *s, size_t j, double left)
 {
     const struct job *jb = job_rec(s, j);
-    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
-    double full = w->tokens / jb->dur_s, rate = jb->rate > 0 ? jb->rate : full;
 
-    return fmax(0, w->tokens - jb->done) / rate;
+    return left / (jb->rate > 0 ? jb->rate : s->in->wl->jobs[j].tokens / jb->dur_s);
+}
+
+static double
+finish_key(const struct sim *s, size_t j)
+{
+    return finish_key_left(s, j, tokens_left(s, j));
 }
 
 /* Sets job j's rate and draw from its decision and reschedules its finish. */
@@ -1251,7 +1265,7 @@ set_rate(struct sim *s, size_t j)
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     const struct corpus_curve *c = job_curve(s, j);
     bool ckpt = s->now_us < jb->ckpt_until_us;
-    double env = 0, power = 0, rate, gw, pause = jb->pause;
+    double env = 0, power = 0, rate, gw, pause = jb->pause, left;
 
     if (!ckpt) /* (checkpointing: no progress, the draw it had) */
         curve_at(s, jb, c, jb->cap_w, &env, &power);
@@ -1270,7 +1284,8 @@ set_rate(struct sim *s, size_t j)
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    jb->ord_key = finish_key(s, j); /* into the finish order when it is next asked */
+    left = tokens_left(s, j);
+    jb->ord_key = finish_key_left(s, j, left); /* into the finish order when it is next asked */
     if (!jb->ord_late) {
         uint32_t *g = pfs__grow(s->ord_late, &s->ord_late_cap, s->n_ord_late, sizeof *g, 1024);
 
@@ -1281,7 +1296,6 @@ set_rate(struct sim *s, size_t j)
         jb->ord_late = (uint32_t)s->n_ord_late;
     }
     if (rate > 0) { /* its finish event, moved (the sequence number a new one would get) */
-        double left = fmax(0, w->tokens - jb->done);
         int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
 
         pfs__fheap_set(&s->fh, s->live_of[j] - 1, (uint32_t)j, t, s->heap.next_seq++);
