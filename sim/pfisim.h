@@ -1254,13 +1254,15 @@ int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, 
                 struct pfs_run_result *out, struct pfs_timeseries *ts,
                 struct pfs_job_result *per_job, struct pfs_diag *diag);
 
-/* Makes the run without DR events that prices DR (every run with events needs it) now, when
- * it is the same for every policy (no base cap) and not made yet, so that a caller with a CPU
- * to spare can make it beside pfs_sim_run's runs instead of after them: pfs_sim_run then
- * finds it made, or waits for it, with the same bytes out either way. A no-op otherwise.
- * Returns 0 or PFS_E* (diag says; pfs_sim_run would then fail the same way). */
+/* Makes the run without DR events that prices DR (every run with events needs it) now, if
+ * not made yet, so that a caller with a CPU to spare can make it beside pfs_sim_run's runs
+ * instead of after them: pfs_sim_run then finds it made, or waits for it, with the same bytes
+ * out either way. Without a base cap it is every policy's. Under one it is made for policy
+ * (the first a caller will run): every policy's if the cap never binds in it (no policy is
+ * asked), else policy's alone, the others making their own. Returns 0 or PFS_E* (diag says;
+ * pfs_sim_run would then fail the same way). */
 int pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
-                         struct pfs_diag *diag);
+                         const char *policy, struct pfs_diag *diag);
 
 /* The gap recovered, (tokens - equal) / (oracle - equal), of each of n runs of one scenario
  * and seed, from the equal and oracle runs among them. It is defined only where the oracle

@@ -63,12 +63,18 @@ struct corpus_curve {
     double top_rate[PFS_MAX_POOLS], top_w[PFS_MAX_POOLS], floor_w[PFS_MAX_POOLS];
 };
 
-/* The run without DR events when it is the same for every policy (no base cap), made once:
- * behind a pointer, so that runs may fill it in through their const inputs. */
+/* The run without DR events when it is the same for every policy (no base cap, or a base
+ * cap it never met), made once: behind a pointer, so that runs may fill it in through their
+ * const inputs. Under a base cap pfs_sim_nodr_prepare makes a candidate for one policy
+ * (running while it does): every policy's where the cap never bound, else that policy's
+ * alone (mine). */
 struct nodr {
     pthread_mutex_t lock;
-    bool done;
+    pthread_cond_t made; /* a candidate is done */
+    bool done, running, mine_done;
     double tokens, energy_j, deadline_misses;
+    char mine_policy[128];
+    double mine_tokens, mine_energy_j, mine_misses;
 };
 
 /* A job's arrival: the inputs' arrival order is the order of the arrival events, by time
@@ -672,6 +678,7 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     pthread_mutex_init(&in->nodr->lock, NULL);
+    pthread_cond_init(&in->nodr->made, NULL);
     if (!(in->qx = calloc(1, sizeof *in->qx))) {
         pfs_sim_inputs_free(in);
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -895,6 +902,7 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
     for (size_t p = 0; p < PFS_MAX_POOLS; p++)
         free(in->eta[p]);
     pthread_mutex_destroy(&in->nodr->lock);
+    pthread_cond_destroy(&in->nodr->made);
     free(in->nodr);
     if (in->qx) {
         pfs__queue_index_free(in->qx->x[0]);
@@ -3505,10 +3513,19 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
      * anything, so it too is every policy's: kept once one such run has been made. */
     if (!own) {
         pthread_mutex_lock(&c->lock);
+        while (c->running) /* pfs_sim_nodr_prepare's candidate, most likely every policy's */
+            pthread_cond_wait(&c->made, &c->lock);
         if (c->done) {
             *tokens = c->tokens;
             *energy_j = c->energy_j;
             *misses = c->deadline_misses;
+            pthread_mutex_unlock(&c->lock);
+            return 0;
+        }
+        if (c->mine_done && strcmp(c->mine_policy, policy) == 0) {
+            *tokens = c->mine_tokens;
+            *energy_j = c->mine_energy_j;
+            *misses = c->mine_misses;
             pthread_mutex_unlock(&c->lock);
             return 0;
         }
@@ -3550,17 +3567,66 @@ pfs_sim_set_progress(void (*fn)(void *arg, double sim_s, size_t events), void *a
     progress_arg = arg;
 }
 
+/* Under a base cap: policy's run without events, made while c->running, kept as every
+ * policy's if the cap never bound in it (no policy was asked), else as policy's own. */
+static int
+nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+               struct pfs_diag *diag)
+{
+    struct nodr *c = in->nodr;
+    struct pfs_scenario *nodr;
+    struct pfs_run_result r = {0};
+    int rc;
+
+    pthread_mutex_lock(&c->lock);
+    if (c->done || c->running || c->mine_done) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    c->running = true;
+    pthread_mutex_unlock(&c->lock);
+    if (!(nodr = malloc(sizeof *nodr))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    } else {
+        *nodr = *sc;
+        nodr->n_dr = 0;
+        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
+        free(nodr);
+    }
+    pthread_mutex_lock(&c->lock);
+    if (rc == 0 && r.policy_decisions == 0) {
+        c->tokens = r.tokens;
+        c->energy_j = r.energy_j;
+        c->deadline_misses = (double)r.deadline_misses;
+        c->done = true;
+    } else if (rc == 0 && pfs__strlcpy(c->mine_policy, policy, sizeof c->mine_policy)) {
+        c->mine_tokens = r.tokens;
+        c->mine_energy_j = r.energy_j;
+        c->mine_misses = (double)r.deadline_misses;
+        c->mine_done = true;
+    }
+    c->running = false;
+    pthread_cond_broadcast(&c->made);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
 int
 pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
-                     struct pfs_diag *diag)
+                     const char *policy, struct pfs_diag *diag)
 {
     double tokens, energy_j, misses;
-    bool any = false;
+    bool any = false, shift;
 
     for (size_t k = 0; k < sc->n_dr; k++) /* an event the run holds (summarise's count) */
         any = any || sc->dr[k].start_s < sc->days * 86400;
-    if (!any || sc->base_cap_w > 0)
-        return 0; /* none needed, or each policy's own */
+    if (!any)
+        return 0; /* none needed */
+    if (sc->base_cap_w > 0) {
+        if (pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
+            return 0; /* (a policy shifting power within jobs makes its own) */
+        return nodr_candidate(sc, in, policy, diag);
+    }
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
 }
 

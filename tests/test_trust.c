@@ -73,7 +73,8 @@ test_trust_nonbinding_cap(struct test *t)
 
 /* The run without events made on a spare thread beside the policy's run (pfisim run with
  * more threads than policies) gives the same bytes as made after it on one thread: the
- * default scenario's week, which holds events, one policy, the cost of DR in the CSV. */
+ * default scenario's week, which holds events, one policy, the cost of DR in the CSV; then
+ * the same under facility caps. */
 void
 test_trust_nodr_beside(struct test *t)
 {
@@ -87,6 +88,33 @@ test_trust_nodr_beside(struct test *t)
     free(err1);
     free(out2);
     free(err2);
+    /* Under a facility cap, one that never binds without events (made once, every
+     * policy's) and one that does (the policy's own): the same bytes on 1 and 2 threads, for
+     * one policy (made beside it) and for two (the second makes its own, or shares). */
+    static const char *const caps[] = {"5 MW", "600 kW"};
+
+    for (int c = 0; c < 2; c++) {
+        for (int two = 0; two < 2; two++) {
+            char cfg[200], cmd[600];
+            const char *p;
+
+            snprintf(cfg, sizeof cfg, "scenario = { facility = { cap_w = \"%s\"; }; };\n", caps[c]);
+            p = test_write(t, 0, "capped.cfg", cfg);
+            snprintf(cmd, sizeof cmd, "run %s --days 7 --policy sla %s--csv --threads 1", p,
+                     two ? "--policy equal " : "");
+            CHECK_INT(test_run(t, cmd, &out1, &err1), 0);
+            snprintf(cmd, sizeof cmd, "run %s --days 7 --policy sla %s--csv --threads %d", p,
+                     two ? "--policy equal " : "", two ? 3 : 2);
+            CHECK_INT(test_run(t, cmd, &out2, &err2), 0);
+            if (!(out1 && out2 && strcmp(out1, out2) == 0))
+                test_fail(t, __FILE__, __LINE__, "cap %s, %d policies: 1 and more threads differ",
+                          caps[c], two + 1);
+            free(out1);
+            free(err1);
+            free(out2);
+            free(err2);
+        }
+    }
 }
 
 void
@@ -100,9 +128,9 @@ test_trust_nodr_shared(struct test *t)
 
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
         struct pfs_scenario sc;
-        struct pfs_sim_inputs *shared = NULL, *alone = NULL;
+        struct pfs_sim_inputs *shared = NULL, *alone = NULL, *made = NULL;
         struct pfs_diag d = {0};
-        struct pfs_run_result first, after, fresh;
+        struct pfs_run_result first, after, fresh, beside;
 
         pfs_scenario_default(&sc);
         sc.gpus = 256;
@@ -118,6 +146,20 @@ test_trust_nodr_shared(struct test *t)
         CHECK_INT(pfs_sim_run(&sc, alone, "pfi", &fresh, NULL, NULL, &d), 0);
         CHECK(isfinite(after.nodr_tokens) && after.nodr_tokens > 0);
         CHECK(memcmp(&after, &fresh, sizeof after) == 0);
+        /* Made first by pfs_sim_nodr_prepare for another policy (equal), or for this one:
+         * every policy's where the cap never binds without events, else equal's or pfi's
+         * own. The same bytes either way. */
+        for (int k = 0; k < 2; k++) {
+            CHECK_INT(pfs_sim_inputs_new(&sc, &made, &d), 0);
+            if (!made)
+                return;
+            CHECK_INT(pfs_sim_nodr_prepare(&sc, made, k == 0 ? "equal" : "pfi", &d), 0);
+            CHECK_INT(pfs_sim_run(&sc, made, "pfi", &beside, NULL, NULL, &d), 0);
+            if (memcmp(&beside, &fresh, sizeof beside) != 0)
+                test_fail(t, __FILE__, __LINE__, "cap %g, made first for %s: pfi differs", caps[c],
+                          k == 0 ? "equal" : "pfi");
+            pfs_sim_inputs_free(made);
+        }
         pfs_sim_inputs_free(shared);
         pfs_sim_inputs_free(alone);
     }

@@ -367,7 +367,7 @@ nodr_worker(void *arg)
     struct run_pool *rp = arg;
     struct pfs_diag d = {0};
 
-    (void)pfs_sim_nodr_prepare(rp->sc, rp->in, &d);
+    (void)pfs_sim_nodr_prepare(rp->sc, rp->in, rp->policies[0], &d);
     return NULL;
 }
 
