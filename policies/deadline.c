@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 
@@ -76,20 +77,22 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
 {
     size_t n = v->n_jobs, m_spare = 0, m_floor = 0, m_lost = 0;
     const struct pfs_pwl *c = NULL;
-    double *floor = malloc((n + 1) * sizeof *floor), need = 0;
-    int *lost = calloc(n + 1, sizeof *lost);
-    bool *paused = calloc(n + 1, sizeof *paused), *spare = calloc(n + 1, sizeof *spare);
-    struct giveup *g = malloc((n + 1) * sizeof *g), *g_floor = malloc((n + 1) * sizeof *g),
-                  *g_lost = malloc((n + 1) * sizeof *g);
+    /* (the working arrays kept per thread: pfs__scratch) */
+    double *floor = pfs__scratch(0, n * sizeof *floor), need = 0;
+    int *lost = pfs__scratch(1, n * sizeof *lost);
+    bool *paused = pfs__scratch(2, n * sizeof *paused), *spare = pfs__scratch(3, n * sizeof *spare);
+    struct giveup *g = pfs__scratch(4, n * sizeof *g), *g_floor = pfs__scratch(5, n * sizeof *g),
+                  *g_lost = pfs__scratch(6, n * sizeof *g);
     int rc;
 
     (void)state;
-    if (!floor || !lost || !paused || !spare || !g || !g_floor || !g_lost) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        goto out;
-    }
+    if (!floor || !lost || !paused || !spare || !g || !g_floor || !g_lost)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    memset(lost, 0, n * sizeof *lost);
+    memset(paused, 0, n * sizeof *paused);
+    memset(spare, 0, n * sizeof *spare);
     if ((rc = pfs__predicted_readonly(v, "deadline", true, &c, diag)) != 0)
-        goto out;
+        return rc;
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
         double top = c[i].y[c[i].n - 1], left = j->deadline_s - j->now_s;
@@ -143,10 +146,8 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
     }
     qsort(g_lost, m_lost, sizeof *g_lost, cmp_giveup);
     shed(v, g_lost, m_lost, true, true, &need, floor, lost, paused);
-    if (need > v->budget_w * (1 + 1e-12)) {
-        rc = pfs__infeasible(diag, "deadline", v->budget_w, need, "every job paused but those");
-        goto out;
-    }
+    if (need > v->budget_w * (1 + 1e-12))
+        return pfs__infeasible(diag, "deadline", v->budget_w, need, "every job paused but those");
     /* 2. Above the floors, PFI-aware. */
     for (size_t i = 0; i < n; i++) {
         out[i] = (struct pfs_alloc_decision){.cap_w = paused[i] ? v->jobs[i].min_w : floor[i],
@@ -155,14 +156,6 @@ deadline_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_
     rc = pfs__waterfill_from("deadline", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
     for (size_t i = 0; i < n && rc == 0; i++)
         out[i].deadline = lost[i];
-out:
-    free(floor);
-    free(lost);
-    free(paused);
-    free(spare);
-    free(g);
-    free(g_floor);
-    free(g_lost);
     return rc;
 }
 

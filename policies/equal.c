@@ -12,23 +12,17 @@ static int
 equal_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                struct pfs_diag *diag)
 {
-    double *lo = malloc((v->n_jobs + 1) * sizeof *lo), *hi = malloc((v->n_jobs + 1) * sizeof *hi);
-    int rc;
+    double *lo = pfs__scratch(0, v->n_jobs * sizeof *lo),
+           *hi = pfs__scratch(1, v->n_jobs * sizeof *hi);
 
     (void)state;
-    if (!lo || !hi) {
-        free(lo);
-        free(hi);
+    if (!lo || !hi)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
     for (size_t i = 0; i < v->n_jobs; i++) {
         lo[i] = v->jobs[i].min_w;
         hi[i] = v->jobs[i].max_w;
     }
-    rc = pfs__level("equal", v->jobs, v->n_jobs, lo, hi, v->budget_w, out, diag);
-    free(lo);
-    free(hi);
-    return rc;
+    return pfs__level("equal", v->jobs, v->n_jobs, lo, hi, v->budget_w, out, diag);
 }
 
 const struct pfs_policy_ops pfs_policy_equal = {

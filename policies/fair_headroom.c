@@ -73,7 +73,7 @@ static int
 fair_headroom_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                        struct pfs_diag *diag)
 {
-    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need;
+    double *floor = pfs__scratch(0, v->n_jobs * sizeof *floor), need;
     int rc;
 
     (void)state;
@@ -82,7 +82,6 @@ fair_headroom_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_a
     rc = pfs__fair_headroom(v, "fair-headroom", floor, out, &need, diag);
     if (rc == 0 && need > v->budget_w * (1 + 1e-12))
         rc = pfs__infeasible(diag, "fair-headroom", v->budget_w, need, "the jobs' tier floors");
-    free(floor);
     return rc;
 }
 

@@ -31,29 +31,27 @@ static int
 fhp_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
              struct pfs_diag *diag)
 {
-    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0;
+    double *floor = pfs__scratch(0, v->n_jobs * sizeof *floor), need = 0;
     int rc;
 
     (void)state;
     if (!floor)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if ((rc = pfs__fair_headroom(v, "fair-headroom-pause", floor, out, &need, diag)) != 0)
-        goto out;
+        return rc;
     if (need > v->budget_w) { /* else the floors fit: fair headroom, as written */
         double p;
 
         if ((rc = pfs__shed_fraction(v, floor, need, 0.5, saved, "fair-headroom-pause",
                                      "the tier floors with every Flex job paused for its allowance",
                                      &p, diag)) != 0)
-            goto out;
+            return rc;
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
                 .cap_w = floor[i],
                 .pause_frac = v->jobs[i].tier == PFS_TIER_FIRM ? 0 : fmin(p, v->jobs[i].max_loss)};
     }
-out:
-    free(floor);
-    return rc;
+    return 0;
 }
 
 const struct pfs_policy_ops pfs_policy_fair_headroom_pause = {

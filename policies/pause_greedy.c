@@ -36,7 +36,7 @@ static int
 pause_greedy_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                       struct pfs_diag *diag)
 {
-    struct order *o = malloc((v->n_jobs + 1) * sizeof *o);
+    struct order *o = pfs__scratch(0, v->n_jobs * sizeof *o);
     double total = 0, deficit;
     size_t m = 0;
 
@@ -63,7 +63,6 @@ pause_greedy_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_al
         out[o[q].i].pause_frac = p;
         deficit -= p * o[q].saving;
     }
-    free(o);
     if (deficit > v->budget_w * 1e-12)
         return pfs__infeasible(diag, "pause-greedy", v->budget_w, v->budget_w + deficit,
                                "full-power jobs with every Flex job paused for its allowance");

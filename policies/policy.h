@@ -20,6 +20,14 @@
 
 /* ----- policies/solver.c: shared building blocks ----- */
 
+/* Room for bytes in a policy's working array k (k < PFS__SCRATCH_SLOTS), kept per thread
+ * between calls and freed when the thread ends: a policy's arrays over the running jobs,
+ * allocated afresh at every decision, came from the kernel once they were large (mmap and a
+ * page fault per page, at every decision of an event on 100,000 jobs). Contents undefined;
+ * valid until the next call for the same k on this thread. NULL without memory. */
+#define PFS__SCRATCH_SLOTS 8
+void *pfs__scratch(unsigned k, size_t bytes);
+
 /* A segment of the water-filling: its throughput per watt of budget, and the budget it
  * takes, W. */
 struct pfs__seg {

@@ -43,28 +43,26 @@ static int
 resize_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
                 struct pfs_diag *diag)
 {
-    double *floor = malloc((v->n_jobs + 1) * sizeof *floor), need = 0;
+    double *floor = pfs__scratch(0, v->n_jobs * sizeof *floor), need = 0;
     int rc;
 
     (void)state;
     if (!floor)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if ((rc = pfs__fair_headroom(v, "resize-fair", floor, out, &need, diag)) != 0)
-        goto out;
+        return rc;
     if (need > v->budget_w) { /* else the floors fit: fair headroom, as written */
         double p;
 
         if ((rc = pfs__shed_fraction(v, floor, need, 1, saved, "resize-fair",
                                      "the tier floors with every Flex job resized to its allowance",
                                      &p, diag)) != 0)
-            goto out;
+            return rc;
         for (size_t i = 0; i < v->n_jobs; i++)
             out[i] = (struct pfs_alloc_decision){
                 .cap_w = floor[i], .n_gpus = v->jobs[i].n_gpus - freed(&v->jobs[i], p)};
     }
-out:
-    free(floor);
-    return rc;
+    return 0;
 }
 
 const struct pfs_policy_ops pfs_policy_resize_fair = {

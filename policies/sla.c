@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 
@@ -170,18 +171,17 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
 {
     size_t n = v->n_jobs, m = 0;
     const struct pfs_pwl *c = NULL;
-    double *floor = malloc((n + 1) * sizeof *floor), need = 0;
-    bool *paused = calloc(n + 1, sizeof *paused);
-    struct order *o = malloc((n + 1) * sizeof *o);
-    struct pfs__seg *sg = malloc((n + 1) * sizeof *sg);
+    double *floor = pfs__scratch(0, n * sizeof *floor), need = 0;
+    bool *paused = pfs__scratch(1, n * sizeof *paused);
+    struct order *o = pfs__scratch(2, n * sizeof *o);
+    struct pfs__seg *sg = pfs__scratch(3, n * sizeof *sg);
     int rc;
 
-    if (!floor || !paused || !o || !sg) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        goto out;
-    }
+    if (!floor || !paused || !o || !sg)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    memset(paused, 0, n * sizeof *paused);
     if ((rc = pfs__predicted_readonly(v, "sla", extrapolate, &c, diag)) != 0)
-        goto out;
+        return rc;
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 
@@ -211,19 +211,11 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
         pause_job(v, top.i, paused, out);
         need -= j->n_gpus * (floor[top.i] - j->idle_w);
     }
-    if (need > v->budget_w * (1 + 1e-12)) {
-        rc = pfs__infeasible(diag, "sla", v->budget_w, need,
-                             "the firm jobs' floors, every interruptible job paused,");
-        goto out;
-    }
+    if (need > v->budget_w * (1 + 1e-12))
+        return pfs__infeasible(diag, "sla", v->budget_w, need,
+                               "the firm jobs' floors, every interruptible job paused,");
     /* Above the floors, PFI-aware: on the curves from the floors up. */
-    rc = pfs__waterfill_from("sla", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
-out:
-    free(floor);
-    free(paused);
-    free(o);
-    free(sg);
-    return rc;
+    return pfs__waterfill_from("sla", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
 }
 
 static int

@@ -176,6 +176,8 @@ struct wf_scratch {
     size_t seen_cap;
     struct pfs_pwl *pred; /* pfs__predicted_curves's array */
     size_t pred_cap;
+    void *pol[PFS__SCRATCH_SLOTS]; /* pfs__scratch's */
+    size_t pol_cap[PFS__SCRATCH_SLOTS];
     struct wf_curve *cv; /* pfs__waterfill_from's curves from their floors */
     size_t cv_cap;
     /* pfs__waterfill_counted's last answer, for pfs__waterfill_tie */
@@ -202,6 +204,8 @@ wf_free(void *p)
         free(w->cap_of);
         free(w->seen);
         free(w->pred);
+        for (int k = 0; k < PFS__SCRATCH_SLOTS; k++)
+            free(w->pol[k]);
         free(w->cv);
         free(w->s);
         free(w);
@@ -253,6 +257,16 @@ wf_scratch(size_t n_seg, size_t n)
     if (wf_grow((void **)&w->first, &w->first_cap, n + 1, sizeof *w->first))
         return NULL;
     return w;
+}
+
+void *
+pfs__scratch(unsigned k, size_t bytes)
+{
+    struct wf_scratch *w = k < PFS__SCRATCH_SLOTS ? wf_scratch(0, 0) : NULL;
+
+    if (!w || wf_grow(&w->pol[k], &w->pol_cap[k], bytes + 1, 1))
+        return NULL;
+    return w->pol[k];
 }
 
 /* The bucket of a slope: its bits above lo's, shifted. The bits of positive doubles order as
@@ -1072,17 +1086,16 @@ int
 pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
            const double *hi, double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
-    double *gpus = calloc(n + 1, sizeof *gpus), level;
+    double *gpus = pfs__scratch(PFS__SCRATCH_SLOTS - 1, n * sizeof *gpus), level;
     int rc;
 
-    if (!gpus)
+    if (!gpus) /* (the last slot: its callers, equal and static-tag, use the first ones) */
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < n; i++)
         gpus[i] = jobs[i].n_gpus;
     rc = level_of(who, n, gpus, lo, hi, budget_w, &level, diag);
     for (size_t i = 0; rc == 0 && i < n; i++)
         out[i].cap_w = clamp(level, lo[i], hi[i]);
-    free(gpus);
     return rc;
 }
 
@@ -1091,10 +1104,10 @@ pfs__level_classes(const char *who, const struct pfs_alloc_view *v, const struct
                    struct pfs__class_answer *a, struct pfs_diag *diag)
 {
     size_t n = cs->n_present;
-    double *w = calloc(3 * n + 1, sizeof *w), *lo, *hi, level;
+    double *w = pfs__scratch(PFS__SCRATCH_SLOTS - 1, 3 * n * sizeof *w), *lo, *hi, level;
     int rc;
 
-    if (!w)
+    if (!w) /* (the engine's, at every decision by class of an event) */
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     lo = w + n;
     hi = w + 2 * n;
@@ -1116,7 +1129,6 @@ pfs__level_classes(const char *who, const struct pfs_alloc_view *v, const struct
     a->left_w = 0;
     a->curves = NULL;
     a->decision = NULL;
-    free(w);
     return rc;
 }
 

@@ -24,14 +24,12 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
     (void)state;
     if ((rc = pfs__predicted_readonly(v, "static-tag", true, &c, diag)) != 0)
         return rc;
-    p30 = malloc((n + 1) * sizeof *p30);
-    sorted = malloc((n + 1) * sizeof *sorted);
-    lo = malloc((n + 1) * sizeof *lo);
-    hi = malloc((n + 1) * sizeof *hi);
-    if (!p30 || !sorted || !lo || !hi) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        goto out;
-    }
+    p30 = pfs__scratch(0, n * sizeof *p30);
+    sorted = pfs__scratch(1, n * sizeof *sorted);
+    lo = pfs__scratch(2, n * sizeof *lo);
+    hi = pfs__scratch(3, n * sizeof *hi);
+    if (!p30 || !sorted || !lo || !hi)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < n; i++) {
         double t0 = pfs_pwl_eval(&c[i], v->jobs[i].ref_w);
 
@@ -58,11 +56,6 @@ static_tag_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_allo
         }
         rc = pfs__level("static-tag", v->jobs, n, lo, hi, v->budget_w, out, diag);
     }
-out:
-    free(p30);
-    free(sorted);
-    free(lo);
-    free(hi);
     return rc;
 }
 
