@@ -1254,6 +1254,17 @@ int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, 
                 struct pfs_run_result *out, struct pfs_timeseries *ts,
                 struct pfs_job_result *per_job, struct pfs_diag *diag);
 
+/* pfs_sim_run in two steps, for a caller that runs several policies on a few threads: the
+ * run (its cost of DR left NaN), then the pricing of its DR events against the run without
+ * them (nothing where it held none), made once where it is every policy's. Pricing after
+ * all the runs keeps a thread from idling while another makes that run. The same results
+ * as pfs_sim_run. */
+int pfs_sim_run_unpriced(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
+                         const char *policy, struct pfs_run_result *out, struct pfs_timeseries *ts,
+                         struct pfs_job_result *per_job, struct pfs_diag *diag);
+int pfs_sim_price(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
+                  const char *policy, struct pfs_run_result *out, struct pfs_diag *diag);
+
 /* Makes the run without DR events that prices DR (every run with events needs it) now, if
  * not made yet, so that a caller with a CPU to spare can make it beside pfs_sim_run's runs
  * instead of after them: pfs_sim_run then finds it made, or waits for it, with the same bytes

@@ -3490,9 +3490,61 @@ out:
     return rc;
 }
 
+/* Under a base cap: policy's run without events, made while c->running, kept as every
+ * policy's if the cap never bound in it (no policy was asked), else as policy's own
+ * (mine). Made only by the first to ask (a second asks while it is made: it waits); sets
+ * *made where this call made it. */
+static int
+nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+               bool *made, struct pfs_diag *diag)
+{
+    struct nodr *c = in->nodr;
+    struct pfs_scenario *nodr;
+    struct pfs_run_result r = {0};
+    int rc;
+
+    *made = false;
+    pthread_mutex_lock(&c->lock);
+    while (c->running)
+        pthread_cond_wait(&c->made, &c->lock);
+    if (c->done || c->mine_done) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    c->running = true;
+    pthread_mutex_unlock(&c->lock);
+    if (!(nodr = malloc(sizeof *nodr))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    } else {
+        *nodr = *sc;
+        nodr->n_dr = 0;
+        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
+        free(nodr);
+    }
+    pthread_mutex_lock(&c->lock);
+    if (rc == 0 && r.policy_decisions == 0) {
+        c->tokens = r.tokens;
+        c->energy_j = r.energy_j;
+        c->deadline_misses = (double)r.deadline_misses;
+        c->done = true;
+    } else if (rc == 0 && pfs__strlcpy(c->mine_policy, policy, sizeof c->mine_policy)) {
+        c->mine_tokens = r.tokens;
+        c->mine_energy_j = r.energy_j;
+        c->mine_misses = (double)r.deadline_misses;
+        c->mine_done = true;
+    }
+    *made = rc == 0;
+    c->running = false;
+    pthread_cond_broadcast(&c->made);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
 /* The cost of DR: the same workload and policy without the events. Without a base cap no
  * policy is ever asked then (nothing binds), so that run is the same for every policy and
- * is made once per inputs, under the inputs' lock (sweep threads share nothing else). */
+ * is made once per inputs, under the inputs' lock (sweep threads share nothing else). Under
+ * one, the first policy to ask makes it (nodr_candidate): every policy's if the cap never
+ * bound in it, else that policy's own, the others making theirs. */
 static int
 without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
            double *tokens, double *energy_j, double *misses, struct pfs_diag *diag)
@@ -3500,7 +3552,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
-    bool shared = !(sc->base_cap_w > 0), shift, own;
+    bool shared = !(sc->base_cap_w > 0), shift, own, made;
     int rc;
 
     /* Power shifted within jobs on GPUs that differ draws less at full power: a run of its
@@ -3508,13 +3560,10 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     (void)pfs_sim_policy_find(policy, &shift);
     own = shift && in->fit;
     shared = shared && !own;
-    /* Without a base cap nothing binds without events: the run is the same for every policy
-     * (run once, as equal). With one, a run in which the cap never bound asked no policy
-     * anything, so it too is every policy's: kept once one such run has been made. */
+    if (!own && !shared && (rc = nodr_candidate(sc, in, policy, &made, diag)))
+        return rc;
     if (!own) {
         pthread_mutex_lock(&c->lock);
-        while (c->running) /* pfs_sim_nodr_prepare's candidate, most likely every policy's */
-            pthread_cond_wait(&c->made, &c->lock);
         if (c->done) {
             *tokens = c->tokens;
             *energy_j = c->energy_j;
@@ -3544,10 +3593,6 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
         *tokens = r.tokens;
         *energy_j = r.energy_j;
         *misses = (double)r.deadline_misses;
-        if (!own && !shared && r.policy_decisions == 0) {
-            pthread_mutex_lock(&c->lock);
-            shared = true;
-        }
         if (shared) {
             c->tokens = r.tokens;
             c->energy_j = r.energy_j;
@@ -3567,56 +3612,12 @@ pfs_sim_set_progress(void (*fn)(void *arg, double sim_s, size_t events), void *a
     progress_arg = arg;
 }
 
-/* Under a base cap: policy's run without events, made while c->running, kept as every
- * policy's if the cap never bound in it (no policy was asked), else as policy's own. */
-static int
-nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-               struct pfs_diag *diag)
-{
-    struct nodr *c = in->nodr;
-    struct pfs_scenario *nodr;
-    struct pfs_run_result r = {0};
-    int rc;
-
-    pthread_mutex_lock(&c->lock);
-    if (c->done || c->running || c->mine_done) {
-        pthread_mutex_unlock(&c->lock);
-        return 0;
-    }
-    c->running = true;
-    pthread_mutex_unlock(&c->lock);
-    if (!(nodr = malloc(sizeof *nodr))) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    } else {
-        *nodr = *sc;
-        nodr->n_dr = 0;
-        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
-        free(nodr);
-    }
-    pthread_mutex_lock(&c->lock);
-    if (rc == 0 && r.policy_decisions == 0) {
-        c->tokens = r.tokens;
-        c->energy_j = r.energy_j;
-        c->deadline_misses = (double)r.deadline_misses;
-        c->done = true;
-    } else if (rc == 0 && pfs__strlcpy(c->mine_policy, policy, sizeof c->mine_policy)) {
-        c->mine_tokens = r.tokens;
-        c->mine_energy_j = r.energy_j;
-        c->mine_misses = (double)r.deadline_misses;
-        c->mine_done = true;
-    }
-    c->running = false;
-    pthread_cond_broadcast(&c->made);
-    pthread_mutex_unlock(&c->lock);
-    return rc;
-}
-
 int
 pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
                      const char *policy, struct pfs_diag *diag)
 {
     double tokens, energy_j, misses;
-    bool any = false, shift;
+    bool any = false, shift, made;
 
     for (size_t k = 0; k < sc->n_dr; k++) /* an event the run holds (summarise's count) */
         any = any || sc->dr[k].start_s < sc->days * 86400;
@@ -3625,9 +3626,45 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
     if (sc->base_cap_w > 0) {
         if (pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
             return 0; /* (a policy shifting power within jobs makes its own) */
-        return nodr_candidate(sc, in, policy, diag);
+        return nodr_candidate(sc, in, policy, &made, diag);
     }
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
+}
+
+int
+pfs_sim_run_unpriced(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
+                     const char *policy, struct pfs_run_result *out, struct pfs_timeseries *ts,
+                     struct pfs_job_result *per_job, struct pfs_diag *diag)
+{
+    int rc = sim_once(sc, in, policy, out, ts, per_job, diag);
+
+    out->nodr_tokens = out->dr_cost_tokens = out->dr_cost_frac = NAN;
+    out->dr_cost_per_event = out->dr_cost_per_mwh = out->dr_energy_shed_j = NAN;
+    out->nodr_deadline_misses = NAN;
+    return rc;
+}
+
+int
+pfs_sim_price(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+              struct pfs_run_result *out, struct pfs_diag *diag)
+{
+    double tokens, energy_j, misses;
+    int rc;
+
+    if (out->dr_events == 0)
+        return 0;
+    if ((rc = without_dr(sc, in, policy, &tokens, &energy_j, &misses, diag)))
+        return rc;
+    out->nodr_tokens = tokens;
+    out->nodr_deadline_misses = misses;
+    out->dr_cost_tokens = tokens - out->tokens;
+    out->dr_cost_frac = tokens > 0 ? out->dr_cost_tokens / tokens : (double)NAN;
+    out->dr_cost_per_event = out->dr_cost_tokens / (double)out->dr_events;
+    out->dr_energy_shed_j = energy_j - out->energy_j;
+    out->dr_cost_per_mwh = out->dr_energy_shed_j > 0
+                               ? out->dr_cost_tokens / (out->dr_energy_shed_j / 3.6e9)
+                               : (double)NAN;
+    return 0;
 }
 
 int
@@ -3635,27 +3672,9 @@ pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, cons
             struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
             struct pfs_diag *diag)
 {
-    int rc = sim_once(sc, in, policy, out, ts, per_job, diag);
+    int rc = pfs_sim_run_unpriced(sc, in, policy, out, ts, per_job, diag);
 
-    out->nodr_tokens = out->dr_cost_tokens = out->dr_cost_frac = NAN;
-    out->dr_cost_per_event = out->dr_cost_per_mwh = out->dr_energy_shed_j = NAN;
-    out->nodr_deadline_misses = NAN;
-    if (rc == 0 && out->dr_events > 0) {
-        double tokens, energy_j, misses;
-
-        if ((rc = without_dr(sc, in, policy, &tokens, &energy_j, &misses, diag)))
-            return rc;
-        out->nodr_tokens = tokens;
-        out->nodr_deadline_misses = misses;
-        out->dr_cost_tokens = tokens - out->tokens;
-        out->dr_cost_frac = tokens > 0 ? out->dr_cost_tokens / tokens : (double)NAN;
-        out->dr_cost_per_event = out->dr_cost_tokens / (double)out->dr_events;
-        out->dr_energy_shed_j = energy_j - out->energy_j;
-        out->dr_cost_per_mwh = out->dr_energy_shed_j > 0
-                                   ? out->dr_cost_tokens / (out->dr_energy_shed_j / 3.6e9)
-                                   : (double)NAN;
-    }
-    return rc;
+    return rc ? rc : pfs_sim_price(sc, in, policy, out, diag);
 }
 
 void

@@ -324,11 +324,16 @@ struct run_pool {
     bool want_ts;
     size_t next, n;
     pthread_mutex_t lock;
-    int rc;        /* the first failure, in policy order */
-    size_t failed; /* its policy */
+    pthread_cond_t ran_cond;
+    bool ran[PFS_MAX_POLICIES]; /* the policy's run is over (its pricing may start) */
+    int rc;                     /* the first failure, in policy order */
+    size_t failed;              /* its policy */
     struct pfs_diag d;
 };
 
+/* Takes the pool's work in order: every policy's run, then every run's pricing against the
+ * run without events (pfs_sim_price), so that a thread that finds that run being made by
+ * another waits only when no run is left to make. */
 static void *
 run_worker(void *arg)
 {
@@ -337,23 +342,47 @@ run_worker(void *arg)
     for (;;) {
         struct pfs_diag d = {0};
         size_t k;
+        bool price;
         int rc;
 
         pthread_mutex_lock(&rp->lock);
         k = rp->next++;
         pthread_mutex_unlock(&rp->lock);
-        if (k >= rp->n)
+        if (k >= 2 * rp->n)
             return NULL;
+        price = k >= rp->n;
+        k %= rp->n;
         if (rp->o->skipped[k])
             continue;
-        rc = pfs_sim_run(rp->sc, rp->in, rp->policies[k], &rp->o->res[k],
-                         rp->want_ts ? &rp->o->ts[k] : NULL, rp->o->jobs ? rp->o->jobs[k] : NULL,
-                         &d);
+        if (price) {
+            /* The run without events first, which needs no run's result (a no-op once
+             * made), then, the policy's run over, its pricing. */
+            struct pfs_diag dp = {0};
+            bool failed;
+
+            (void)pfs_sim_nodr_prepare(rp->sc, rp->in, rp->policies[k], &dp);
+            pthread_mutex_lock(&rp->lock);
+            while (!rp->ran[k])
+                pthread_cond_wait(&rp->ran_cond, &rp->lock);
+            failed = rp->rc && rp->failed == k; /* (its run failed: nothing to price) */
+            pthread_mutex_unlock(&rp->lock);
+            if (failed)
+                continue;
+            rc = pfs_sim_price(rp->sc, rp->in, rp->policies[k], &rp->o->res[k], &d);
+        } else {
+            rc = pfs_sim_run_unpriced(rp->sc, rp->in, rp->policies[k], &rp->o->res[k],
+                                      rp->want_ts ? &rp->o->ts[k] : NULL,
+                                      rp->o->jobs ? rp->o->jobs[k] : NULL, &d);
+        }
         pthread_mutex_lock(&rp->lock);
         if (rc && (rp->rc == 0 || k < rp->failed)) {
             rp->rc = rc;
             rp->failed = k;
             rp->d = d;
+        }
+        if (!price) {
+            rp->ran[k] = true;
+            pthread_cond_broadcast(&rp->ran_cond);
         }
         pthread_mutex_unlock(&rp->lock);
     }
@@ -384,6 +413,7 @@ run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
     bool spare = false;
 
     pthread_mutex_init(&rp->lock, NULL);
+    pthread_cond_init(&rp->ran_cond, NULL);
     if (n_threads > rp->n && rp->sc->n_dr > 0)
         spare = pthread_create(&nodr, NULL, nodr_worker, rp) == 0;
     if (n_threads > rp->n)
@@ -400,6 +430,7 @@ run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
     if (spare)
         pthread_join(nodr, NULL);
     pthread_mutex_destroy(&rp->lock);
+    pthread_cond_destroy(&rp->ran_cond);
     if (rp->rc)
         *d = rp->d;
     return rp->rc;
