@@ -88,27 +88,37 @@ test_trust_nodr_beside(struct test *t)
     free(err1);
     free(out2);
     free(err2);
-    /* Under a facility cap, one that never binds without events (made once, every
-     * policy's) and one that does (the policy's own): the same bytes on 1 and 2 threads, for
-     * one policy (made beside it) and for two (the second makes its own, or shares). */
-    static const char *const caps[] = {"5 MW", "600 kW"};
+    /* Without a facility cap and under one, one that never binds without events (made
+     * once, every policy's) and one that does (the policy's own): the same bytes on one
+     * thread and on more, for one policy (made beside it), two on three threads (the second
+     * makes its own, or shares) and the scenario's four on two (every run first, then every
+     * pricing). */
+    static const char *const caps[] = {NULL, "5 MW", "600 kW"};
+    static const struct {
+        const char *policies;
+        int threads;
+    } mode[] = {{"--policy sla ", 2}, {"--policy sla --policy equal ", 3}, {"", 2}};
 
-    for (int c = 0; c < 2; c++) {
-        for (int two = 0; two < 2; two++) {
+    for (int c = 0; c < 3; c++) {
+        for (int m = 0; m < 3; m++) {
             char cfg[200], cmd[600];
             const char *p;
 
-            snprintf(cfg, sizeof cfg, "scenario = { facility = { cap_w = \"%s\"; }; };\n", caps[c]);
+            if (caps[c])
+                snprintf(cfg, sizeof cfg, "scenario = { facility = { cap_w = \"%s\"; }; };\n",
+                         caps[c]);
+            else
+                snprintf(cfg, sizeof cfg, "scenario = { };\n");
             p = test_write(t, 0, "capped.cfg", cfg);
-            snprintf(cmd, sizeof cmd, "run %s --days 7 --policy sla %s--csv --threads 1", p,
-                     two ? "--policy equal " : "");
+            snprintf(cmd, sizeof cmd, "run %s --days 7 %s--csv --threads 1", p, mode[m].policies);
             CHECK_INT(test_run(t, cmd, &out1, &err1), 0);
-            snprintf(cmd, sizeof cmd, "run %s --days 7 --policy sla %s--csv --threads %d", p,
-                     two ? "--policy equal " : "", two ? 3 : 2);
+            snprintf(cmd, sizeof cmd, "run %s --days 7 %s--csv --threads %d", p, mode[m].policies,
+                     mode[m].threads);
             CHECK_INT(test_run(t, cmd, &out2, &err2), 0);
             if (!(out1 && out2 && strcmp(out1, out2) == 0))
-                test_fail(t, __FILE__, __LINE__, "cap %s, %d policies: 1 and more threads differ",
-                          caps[c], two + 1);
+                test_fail(t, __FILE__, __LINE__, "cap %s, policies '%s': 1 and %d threads differ",
+                          caps[c] ? caps[c] : "none", mode[m].policies, mode[m].threads);
+            CHECK(out1 && strstr(out1, "dr_cost") != NULL);
             free(out1);
             free(err1);
             free(out2);
