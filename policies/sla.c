@@ -79,6 +79,14 @@ sift(struct order *o, size_t n, size_t q)
     }
 }
 
+/* Job i paused whole. */
+static void
+pause_job(const struct pfs_alloc_view *v, size_t i, bool *paused, struct pfs_alloc_decision *out)
+{
+    paused[i] = true;
+    out[i] = (struct pfs_alloc_decision){.cap_w = v->jobs[i].min_w, .pause_frac = 1.0};
+}
+
 /* Pauses the candidates o[0..m) (in job order) as popping them from a heap in cmp_order's
  * order while need exceeds the budget does, without the heap: whole tiers, the most
  * tolerant first, while need stays above the budget after them; in the tier where it
@@ -90,13 +98,6 @@ sift(struct order *o, size_t n, size_t q)
  * then does). So it does where every candidate is paused and need is still over, unless
  * exact is false (the need left then only tells the caller that it is over). Lowers *need
  * by what the paused jobs free; s: room for m segments. */
-static void
-pause_job(const struct pfs_alloc_view *v, size_t i, bool *paused, struct pfs_alloc_decision *out)
-{
-    paused[i] = true;
-    out[i] = (struct pfs_alloc_decision){.cap_w = v->jobs[i].min_w, .pause_frac = 1.0};
-}
-
 static bool
 pause_by_tier(const struct pfs_alloc_view *v, const struct order *o, size_t m, bool exact,
               double *need, bool *paused, struct pfs_alloc_decision *out, struct pfs__seg *s)
@@ -155,9 +156,10 @@ pause_by_tier(const struct pfs_alloc_view *v, const struct order *o, size_t m, b
 
         if (t < at || (t == at && o[q].key2 < mu))
             continue;
-        if (t == at && !(o[q].key2 > mu) && ties-- == 0) {
-            ties = 0; /* the ties past those needed */
-            continue;
+        if (t == at && !(o[q].key2 > mu)) { /* a tie: the first ones only */
+            if (ties == 0)
+                continue;
+            ties--;
         }
         pause_job(v, o[q].i, paused, out);
     }

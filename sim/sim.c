@@ -64,9 +64,9 @@ struct corpus_curve {
 };
 
 /* The run without DR events when it is the same for every policy (no base cap, or a base
- * cap it never met), made once: behind a pointer, so that runs may fill it in through their
- * const inputs. Under a base cap pfs_sim_nodr_prepare makes a candidate for one policy
- * (running while it does): every policy's where the cap never bound, else that policy's
+ * cap that never bound in it), made once: behind a pointer, so that runs may fill it in through
+ * their const inputs. Under a base cap the first policy to ask makes a candidate (nodr_candidate;
+ * running while it does): every policy's where the cap never bound, else that policy's
  * alone (mine). */
 struct nodr {
     pthread_mutex_t lock;
@@ -3492,18 +3492,16 @@ out:
 
 /* Under a base cap: policy's run without events, made while c->running, kept as every
  * policy's if the cap never bound in it (no policy was asked), else as policy's own
- * (mine). Made only by the first to ask (a second asks while it is made: it waits); sets
- * *made where this call made it. */
+ * (mine). Made only by the first to ask (one that asks while it is made waits for it). */
 static int
 nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-               bool *made, struct pfs_diag *diag)
+               struct pfs_diag *diag)
 {
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
     int rc;
 
-    *made = false;
     pthread_mutex_lock(&c->lock);
     while (c->running)
         pthread_cond_wait(&c->made, &c->lock);
@@ -3533,7 +3531,6 @@ nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, c
         c->mine_misses = (double)r.deadline_misses;
         c->mine_done = true;
     }
-    *made = rc == 0;
     c->running = false;
     pthread_cond_broadcast(&c->made);
     pthread_mutex_unlock(&c->lock);
@@ -3552,7 +3549,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     struct nodr *c = in->nodr;
     struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
-    bool shared = !(sc->base_cap_w > 0), shift, own, made;
+    bool shared = !(sc->base_cap_w > 0), shift, own;
     int rc;
 
     /* Power shifted within jobs on GPUs that differ draws less at full power: a run of its
@@ -3560,7 +3557,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
     (void)pfs_sim_policy_find(policy, &shift);
     own = shift && in->fit;
     shared = shared && !own;
-    if (!own && !shared && (rc = nodr_candidate(sc, in, policy, &made, diag)))
+    if (!own && !shared && (rc = nodr_candidate(sc, in, policy, diag)))
         return rc;
     if (!own) {
         pthread_mutex_lock(&c->lock);
@@ -3617,7 +3614,7 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
                      const char *policy, struct pfs_diag *diag)
 {
     double tokens, energy_j, misses;
-    bool any = false, shift, made;
+    bool any = false, shift;
 
     for (size_t k = 0; k < sc->n_dr; k++) /* an event the run holds (summarise's count) */
         any = any || sc->dr[k].start_s < sc->days * 86400;
@@ -3626,7 +3623,7 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
     if (sc->base_cap_w > 0) {
         if (pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
             return 0; /* (a policy shifting power within jobs makes its own) */
-        return nodr_candidate(sc, in, policy, &made, diag);
+        return nodr_candidate(sc, in, policy, diag);
     }
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
 }
