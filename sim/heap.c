@@ -107,11 +107,16 @@ fplace(struct pfs__fheap *h, size_t i, struct pfs__fevent e)
     h->pos[e.rec] = (uint32_t)i + 1;
 }
 
-/* Moves e, at i, down to its place below i. */
 static void
-fsift_down(struct pfs__fheap *h, size_t i, struct pfs__fevent e)
+fsift(struct pfs__fheap *h, size_t i)
 {
-    for (;;) {
+    struct pfs__fevent e = h->v[i];
+
+    while (i > 0 && fbefore(&e, &h->v[(i - 1) / 2])) { /* up */
+        fplace(h, i, h->v[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    for (;;) { /* down */
         size_t l = 2 * i + 1, m = l;
 
         if (l >= h->n)
@@ -126,39 +131,10 @@ fsift_down(struct pfs__fheap *h, size_t i, struct pfs__fevent e)
     fplace(h, i, e);
 }
 
-static void
-fsift(struct pfs__fheap *h, size_t i)
-{
-    struct pfs__fevent e = h->v[i];
-
-    while (i > 0 && fbefore(&e, &h->v[(i - 1) / 2])) { /* up */
-        fplace(h, i, h->v[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    fsift_down(h, i, e); /* down */
-}
-
-void
-pfs__fheap_defer(struct pfs__fheap *h)
-{
-    h->lazy = true;
-}
-
-void
-pfs__fheap_restore(struct pfs__fheap *h)
-{
-    h->lazy = false;
-    if (h->dirty) /* Floyd's: every subtree made a heap, the lowest first */
-        for (size_t i = h->n / 2; i-- > 0;)
-            fsift_down(h, i, h->v[i]);
-    h->dirty = false;
-}
-
 int
 pfs__fheap_init(struct pfs__fheap *h, size_t n_rec)
 {
     h->n = 0;
-    h->lazy = h->dirty = false;
     h->v = malloc((n_rec + 1) * sizeof *h->v);
     h->pos = calloc(n_rec + 1, sizeof *h->pos);
     if (!h->v || !h->pos) {
@@ -173,11 +149,8 @@ pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, u
 {
     size_t i = h->pos[rec] ? h->pos[rec] - 1 : h->n++;
 
-    fplace(h, i, (struct pfs__fevent){t_us, seq, job, rec});
-    if (h->lazy)
-        h->dirty = true;
-    else
-        fsift(h, i);
+    h->v[i] = (struct pfs__fevent){t_us, seq, job, rec};
+    fsift(h, i);
 }
 
 void
@@ -191,11 +164,8 @@ pfs__fheap_del(struct pfs__fheap *h, uint32_t rec)
     h->pos[rec] = 0;
     if (i == --h->n)
         return;
-    fplace(h, i, h->v[h->n]);
-    if (h->lazy)
-        h->dirty = true;
-    else
-        fsift(h, i);
+    h->v[i] = h->v[h->n];
+    fsift(h, i);
 }
 
 void

@@ -2344,13 +2344,8 @@ actuate(struct sim *s, uint32_t round)
                 s->land[m++] = (struct landing){job_rec(s, j)->slot, b.from + q};
             }
             if (m > 32 && s->land_at && m >= s->n_running / 8 && land_by_slot(s, m)) {
-                /* many of the running jobs: by a pass over the slots, not a sort; most of
-                 * them: the finish heap made whole once after it, not at every change */
-                bool most = m >= s->n_running / 2;
-
+                /* many of the running jobs: by a pass over the slots, not a sort */
                 s->res->slot_passes++;
-                if (most)
-                    pfs__fheap_defer(&s->fh);
                 for (size_t r = 0; r < s->n_running; r++) {
                     uint32_t q = s->land_at[r];
                     const struct decided *e;
@@ -2362,8 +2357,6 @@ actuate(struct sim *s, uint32_t round)
                     if (rc == 0)
                         rc = transition(s, e->job, e->cap, e->pause, e->active);
                 }
-                if (most)
-                    pfs__fheap_restore(&s->fh);
                 s->dq_head = b.from + b.n;
                 continue;
             }

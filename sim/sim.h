@@ -61,17 +61,10 @@ struct pfs__fheap {
     struct pfs__fevent *v;
     uint32_t *pos;
     size_t n;
-    bool lazy, dirty; /* pfs__fheap_defer's */
 };
 int pfs__fheap_init(struct pfs__fheap *h, size_t n_rec);
 void pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq);
 void pfs__fheap_del(struct pfs__fheap *h, uint32_t rec);
-/* Between defer and restore, set and del only place their events; restore makes the heap
- * whole again in one pass (O(n)), for a change that moves most of the running jobs'
- * finishes at once. Its first event is read only after restore. The order is (time,
- * sequence number), a total order: the heap's shape never changes what comes out. */
-void pfs__fheap_defer(struct pfs__fheap *h);
-void pfs__fheap_restore(struct pfs__fheap *h);
 void pfs__fheap_fini(struct pfs__fheap *h);
 
 /* sim/queue.c: the scheduler's queue indexed for EASY backfill. Job j (of n) has the fixed

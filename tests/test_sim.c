@@ -624,9 +624,7 @@ test_queue_index(struct test *t)
 
 /* The finish events' heap (sim/heap.c, pfs__fheap) against a plain scan: random schedules,
  * moves and drops over 64 records, with many equal times (the sequence numbers decide), and
- * the first event checked after every step. Now and then a run of moves and drops between
- * pfs__fheap_defer and pfs__fheap_restore (a decision that moves most running jobs), after
- * which every parent must come before its children and every record be where pos says. */
+ * the first event checked after every step. */
 void
 test_fheap(struct test *t)
 {
@@ -636,7 +634,7 @@ test_fheap(struct test *t)
     int64_t at[N_REC];
     uint64_t seq[N_REC], next = 1;
     bool on[N_REC] = {false};
-    size_t popped = 0, deferred = 0;
+    size_t popped = 0;
 
     gsl_rng_set(r, 5);
     CHECK_INT(pfs__fheap_init(&h, N_REC), 0);
@@ -645,33 +643,7 @@ test_fheap(struct test *t)
         double u = gsl_rng_uniform(r);
         size_t n = 0;
 
-        if (u < 0.01) { /* a burst of moves and drops, the heap made whole after it */
-            size_t burst = 1 + gsl_rng_uniform_int(r, 3 * N_REC);
-
-            pfs__fheap_defer(&h);
-            for (size_t b = 0; b < burst; b++) {
-                k = (uint32_t)gsl_rng_uniform_int(r, N_REC);
-                if (gsl_rng_uniform(r) < 0.8) {
-                    at[k] = (int64_t)gsl_rng_uniform_int(r, 50);
-                    seq[k] = next++;
-                    on[k] = true;
-                    pfs__fheap_set(&h, k, 1000 + k, at[k], seq[k]);
-                } else {
-                    on[k] = false;
-                    pfs__fheap_del(&h, k);
-                }
-            }
-            pfs__fheap_restore(&h);
-            deferred++;
-            for (size_t i = 0; i < h.n; i++) {
-                const struct pfs__fevent *c = &h.v[i], *p = &h.v[i > 0 ? (i - 1) / 2 : 0];
-
-                if (c->t_us < p->t_us || (c->t_us == p->t_us && c->seq < p->seq) ||
-                    h.pos[c->rec] != i + 1)
-                    test_fail(t, __FILE__, __LINE__, "step %d: the heap is not whole at %zu", step,
-                              i);
-            }
-        } else if (u < 0.6) { /* schedule or move */
+        if (u < 0.6) { /* schedule or move */
             at[k] = (int64_t)gsl_rng_uniform_int(r, 50);
             seq[k] = next++;
             on[k] = true;
@@ -701,7 +673,6 @@ test_fheap(struct test *t)
                       h.v[0].rec, first);
     }
     CHECK(popped > 10000);
-    CHECK(deferred > 1000);
     pfs__fheap_fini(&h);
     gsl_rng_free(r);
 }
