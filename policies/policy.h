@@ -28,6 +28,15 @@
 #define PFS__SCRATCH_SLOTS 8
 void *pfs__scratch(unsigned k, size_t bytes);
 
+/* fmin(fmax(x, lo), hi) for numbers (no NaN), without two calls into libm: at 20,000 jobs
+ * and some 40 bisection steps a decision, the calls were a third of equal's time. */
+static inline double
+pfs__clamp(double x, double lo, double hi)
+{
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+
 /* A segment of the water-filling: its throughput per watt of budget, and the budget it
  * takes, W. */
 struct pfs__seg {

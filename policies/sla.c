@@ -15,17 +15,11 @@
 
 #include "policy.h"
 
-/* fmax and fmin, inline (they are calls into libm, at every job of every decision) */
+/* fmax, inline (a call into libm, at every job of every decision) */
 static inline double
 max_of(double a, double b)
 {
     return a > b || isnan(b) ? a : b;
-}
-
-static inline double
-min_of(double a, double b)
-{
-    return a < b || isnan(b) ? a : b;
 }
 
 /* The deadline floor of job i on curve c (its cap, or -inf when it has no deadline). */
@@ -188,7 +182,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
         const struct pfs_alloc_job *j = &v->jobs[i];
 
         floor[i] = max_of(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
-        floor[i] = min_of(max_of(floor[i], c[i].x[0]), j->max_w);
+        floor[i] = pfs__clamp(floor[i], c[i].x[0], j->max_w); /* (floor is a number) */
         out[i] = (struct pfs_alloc_decision){.cap_w = floor[i], .pause_frac = 0};
         need += j->n_gpus * floor[i];
         if (j->tier != PFS_TIER_FIRM)

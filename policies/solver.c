@@ -353,17 +353,19 @@ static struct wf_curve
 wf_from(const struct pfs_pwl *c, double lo)
 {
     size_t k = 1;
-    double y;
 
     if (lo <= c->x[0])
         return wf_whole(c);
     while (k < c->n && c->x[k] <= lo)
         k++;
-    /* pfs_pwl_eval(c, lo): its search ends between the points k - 1 and k, the same bits */
-    y = k == c->n
-            ? c->y[k - 1]
-            : c->y[k - 1] + (c->y[k] - c->y[k - 1]) * (lo - c->x[k - 1]) / (c->x[k] - c->x[k - 1]);
-    return (struct wf_curve){lo, y, c->x + k, c->y + k, c->n - k};
+    return (struct wf_curve){lo, pfs_pwl_eval(c, lo), c->x + k, c->y + k, c->n - k};
+}
+
+/* Job i's curve in pfs__waterfill_from: from its floor (cv[i], made once) or whole. */
+static inline struct wf_curve
+wf_job(const struct pfs_pwl *curves, const struct wf_curve *cv, size_t i)
+{
+    return cv ? cv[i] : wf_whole(&curves[i]);
 }
 
 /* Point m's cap (0: the first). */
@@ -474,7 +476,7 @@ pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double 
     for (size_t i = 0; i < n; i++) {
         first[i] = m;
         if (!(skip && skip[i])) {
-            struct wf_curve c = from ? cv[i] : wf_whole(&curves[i]);
+            struct wf_curve c = wf_job(curves, cv, i);
 
             m = wf_segments(&c, jobs[i].n_gpus, 1, slope, need, m, &lo, &hi);
         }
@@ -497,12 +499,12 @@ pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double 
                 R -= need[q];
             }
         }
-        c = from ? cv[i] : wf_whole(&curves[i]);
+        c = wf_job(curves, cv, i);
         out[i].cap_w = wf_x(&c, taken);
     }
     for (size_t i = 0; mu >= 0 && i < n && R > 0; i++) {
         if (!(skip && skip[i])) {
-            struct wf_curve c = from ? cv[i] : wf_whole(&curves[i]);
+            struct wf_curve c = wf_job(curves, cv, i);
 
             wf_tie(&c, jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R,
                    &out[i].cap_w);
@@ -1005,15 +1007,6 @@ pfs__class_decision(const struct pfs_alloc_view *v, const struct pfs__class_answ
     return (struct pfs_alloc_decision){.cap_w = cap, .pause_frac = 0};
 }
 
-/* fmin(fmax(x, lo), hi) for numbers (no NaN), without two calls into libm: at 20,000 jobs
- * and some 40 bisection steps a decision, the calls were a third of equal's time. */
-static inline double
-clamp(double x, double lo, double hi)
-{
-    x = x < lo ? lo : x;
-    return x > hi ? hi : x;
-}
-
 /* Whether levels a and l clamp every item alike (low, high or free). */
 static bool
 same_side(size_t n, const double *lo, const double *hi, double a, double l)
@@ -1050,7 +1043,7 @@ level_of(const char *who, size_t n, const double *gpus, const double *lo, const 
         double mid = 0.5 * (a + b), tot = 0;
 
         for (size_t i = 0; i < n; i++)
-            tot += gpus[i] * clamp(mid, lo[i], hi[i]);
+            tot += gpus[i] * pfs__clamp(mid, lo[i], hi[i]);
         if (tot <= budget_w)
             a = mid;
         else
@@ -1095,7 +1088,7 @@ pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, const do
         gpus[i] = jobs[i].n_gpus;
     rc = level_of(who, n, gpus, lo, hi, budget_w, &level, diag);
     for (size_t i = 0; rc == 0 && i < n; i++)
-        out[i].cap_w = clamp(level, lo[i], hi[i]);
+        out[i].cap_w = pfs__clamp(level, lo[i], hi[i]);
     return rc;
 }
 
@@ -1123,7 +1116,7 @@ pfs__level_classes(const char *who, const struct pfs_alloc_view *v, const struct
     for (size_t u = 0; rc == 0 && u < n; u++) {
         uint32_t c = cs->present[u];
 
-        a->cap[c] = clamp(level, lo[u], hi[u]);
+        a->cap[c] = pfs__clamp(level, lo[u], hi[u]);
         a->tied[c] = false;
     }
     a->left_w = 0;

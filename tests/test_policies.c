@@ -1218,7 +1218,7 @@ test_policies_sla_pausing(struct test *t)
             j->remaining_tokens = c[i].y[c[i].n - 1] * 7200 * gsl_rng_uniform(r);
             j->limit_until_s = INFINITY;
         }
-        /* The budget, from the reference's floors and its order of pausing. */
+        /* The budget, from the reference's floors and its order of pausing (ord, sorted). */
         v.budget_w = HUGE_VAL;
         CHECK_INT(sla_reference_try(&v, false, work, floor_w, paused, ord, b), 0);
         {
@@ -1230,8 +1230,6 @@ test_policies_sla_pausing(struct test *t)
                 if (jobs[i].tier != PFS_TIER_FIRM)
                     freed += jobs[i].n_gpus * (floor_w[i] - 75), m++;
             }
-            sla_ref_floor = floor_w;
-            qsort(ord, m, sizeof *ord, cmp_sla_ref);
             p = m > 0 ? gsl_rng_uniform_int(r, m) + 1 : 0;
             at = need;
             for (size_t q = 0; q < p; q++)
