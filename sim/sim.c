@@ -3618,13 +3618,10 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
 
     for (size_t k = 0; k < sc->n_dr; k++) /* an event the run holds (summarise's count) */
         any = any || sc->dr[k].start_s < sc->days * 86400;
-    if (!any)
-        return 0; /* none needed */
-    if (sc->base_cap_w > 0) {
-        if (pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
-            return 0; /* (a policy shifting power within jobs makes its own) */
+    if (!any || pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
+        return 0; /* none needed, or policy's own: one shifting power within jobs */
+    if (sc->base_cap_w > 0)
         return nodr_candidate(sc, in, policy, diag);
-    }
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
 }
 

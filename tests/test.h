@@ -184,6 +184,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_nonbinding_cap)                                                                   \
     X(test_sim_tracking_event)                                                                     \
     X(test_trust_nodr_shared)                                                                      \
+    X(test_trust_nodr_own)                                                                         \
     X(test_trust_nodr_beside)                                                                      \
     X(test_trust_event_counts)                                                                     \
     X(test_trust_two_pools)                                                                        \

@@ -175,6 +175,49 @@ test_trust_nodr_shared(struct test *t)
     }
 }
 
+static void
+count_sim_s(void *arg, double sim_s, size_t events)
+{
+    (void)events;
+    *(double *)arg += sim_s;
+}
+
+/* A policy that shifts power within jobs on GPUs that differ prices DR against a run without
+ * events of its own: making the run every other policy shares beside it (pfisim run's
+ * pricing, pfs_sim_nodr_prepare) is a whole simulation nobody reads. Counted by the progress
+ * hook: the policy's run and its own run without events, two runs' simulated time. */
+void
+test_trust_nodr_own(struct test *t)
+{
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_run_result r;
+    struct pfs_diag d = {0};
+    double sim_s = 0;
+
+    if (!sc)
+        return;
+    CHECK_INT(pfs_scenario_parse("scenario = { duration_days = 3.0; facility = { gpus = 64;\n"
+                                 "  variability = { eta_sd = 0.03; seed = 9; }; }; };",
+                                 "own.cfg", sc, &d),
+              0);
+    CHECK_INT(pfs_sim_inputs_new(sc, &in, &d), 0);
+    if (in) {
+        pfs_sim_set_progress(count_sim_s, &sim_s);
+        CHECK_INT(pfs_sim_run_unpriced(sc, in, "pfi+sync-shift", &r, NULL, NULL, &d), 0);
+        CHECK(r.dr_events > 0);
+        CHECK_INT(pfs_sim_nodr_prepare(sc, in, "pfi+sync-shift", &d), 0);
+        CHECK_INT(pfs_sim_price(sc, in, "pfi+sync-shift", &r, &d), 0);
+        pfs_sim_set_progress(NULL, NULL);
+        CHECK(isfinite(r.nodr_tokens));
+        if (!(sim_s > 1.5 * 3 * 86400 && sim_s < 2.5 * 3 * 86400))
+            test_fail(t, __FILE__, __LINE__, "%.2f runs simulated, 2 expected",
+                      sim_s / (3 * 86400));
+    }
+    pfs_sim_inputs_free(in);
+    free(sc);
+}
+
 void
 test_trust_event_counts(struct test *t)
 {
