@@ -325,9 +325,9 @@ struct run_pool {
     size_t next, n;
     pthread_mutex_t lock;
     pthread_cond_t ran_cond;
-    bool ran[PFS_MAX_POLICIES]; /* the policy's run is over (its pricing may start) */
-    int rc;                     /* the first failure, in policy order */
-    size_t failed;              /* its policy */
+    signed char ran[PFS_MAX_POLICIES]; /* the policy's run: 0 not over, 1 over, -1 failed */
+    int rc;                            /* the first failure, in policy order */
+    size_t failed;                     /* its policy */
     struct pfs_diag d;
 };
 
@@ -362,9 +362,9 @@ run_worker(void *arg)
 
             (void)pfs_sim_nodr_prepare(rp->sc, rp->in, rp->policies[k], &dp);
             pthread_mutex_lock(&rp->lock);
-            while (!rp->ran[k])
+            while (rp->ran[k] == 0)
                 pthread_cond_wait(&rp->ran_cond, &rp->lock);
-            failed = rp->rc && rp->failed == k; /* (its run failed: nothing to price) */
+            failed = rp->ran[k] < 0; /* (nothing to price) */
             pthread_mutex_unlock(&rp->lock);
             if (failed)
                 continue;
@@ -381,7 +381,7 @@ run_worker(void *arg)
             rp->d = d;
         }
         if (!price) {
-            rp->ran[k] = true;
+            rp->ran[k] = rc ? -1 : 1;
             pthread_cond_broadcast(&rp->ran_cond);
         }
         pthread_mutex_unlock(&rp->lock);
