@@ -15,6 +15,7 @@
  * the answer is deterministic. Jobs that share their curve and GPU count bit for bit may be
  * water-filled as classes (pfs__waterfill_classes): the same optimum over fewer segments.
  */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -1038,12 +1039,42 @@ level_of(const char *who, size_t n, const double *gpus, const double *lo, const 
         return 0;
     }
     /* The total is continuous and non-decreasing in the level: bisect, keeping the lower
-     * end, whose total never exceeds the budget. */
+     * end, whose total never exceeds the budget. At each midpoint the partition it makes
+     * (below, free or above) is kept too, with the levels [prv, nxt] that make the same
+     * one: where the level that partition gives, l, lies inside them clear of the margin,
+     * the bisection would end there too, at a level with that partition (a total rounded
+     * by at most 2 n eps need_hi is off the exact one by under free_gpus x margin), and
+     * keep l from it, the same sums taken in the same order: the same bits, found at the
+     * first midpoint of the right segment. An equal cut over GPUs of one type (every
+     * class between the same two limits) ends at the first, where the bisection took
+     * some 45 passes over the classes at every decision of an event. */
     for (int it = 0; it < 200 && b - a > 1e-12 * fmax(1, b); it++) {
-        double mid = 0.5 * (a + b), tot = 0;
+        double mid = 0.5 * (a + b), tot = 0, fixed = 0, free_gpus = 0, prv = -HUGE_VAL,
+               nxt = HUGE_VAL;
 
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             tot += gpus[i] * pfs__clamp(mid, lo[i], hi[i]);
+            if (mid <= lo[i]) {
+                fixed += gpus[i] * lo[i];
+                nxt = lo[i] < nxt ? lo[i] : nxt;
+            } else if (mid >= hi[i]) {
+                fixed += gpus[i] * hi[i];
+                prv = hi[i] > prv ? hi[i] : prv;
+            } else {
+                free_gpus += gpus[i];
+                prv = lo[i] > prv ? lo[i] : prv;
+                nxt = hi[i] < nxt ? hi[i] : nxt;
+            }
+        }
+        if (free_gpus > 0) {
+            double l = (budget_w - fixed) / free_gpus,
+                   margin = 1e-9 * fmax(1, b) + 2 * (double)n * DBL_EPSILON * need_hi / free_gpus;
+
+            if (l > prv + margin && l < nxt - margin) {
+                *level = l;
+                return 0;
+            }
+        }
         if (tot <= budget_w)
             a = mid;
         else

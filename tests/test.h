@@ -174,6 +174,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_waterfill_classes)                                                                      \
     X(test_waterfill_counted)                                                                      \
     X(test_waterfill_from)                                                                         \
+    X(test_level_early)                                                                            \
     X(test_policies_sla_pausing)                                                                   \
     X(test_level_classes)                                                                          \
     X(test_waterfill_cached)                                                                       \

@@ -1099,6 +1099,120 @@ test_waterfill_from(struct test *t)
     gsl_rng_free(r);
 }
 
+/* The level as pfs__level first found it, the reference for its early end: bisected to
+ * 1e-12, then the level the partition at the bisected end gives, kept where consistent. */
+static double
+level_ref(size_t n, const double *gpus, const double *lo, const double *hi, double budget)
+{
+    double need_hi = 0, a = HUGE_VAL, b = -HUGE_VAL, fixed = 0, free_gpus = 0, l;
+    bool same = true;
+
+    for (size_t i = 0; i < n; i++) {
+        need_hi += gpus[i] * hi[i];
+        a = fmin(a, lo[i]);
+        b = fmax(b, hi[i]);
+    }
+    if (need_hi <= budget)
+        return HUGE_VAL;
+    for (int it = 0; it < 200 && b - a > 1e-12 * fmax(1, b); it++) {
+        double mid = 0.5 * (a + b), tot = 0;
+
+        for (size_t i = 0; i < n; i++)
+            tot += gpus[i] * pfs__clamp(mid, lo[i], hi[i]);
+        *(tot <= budget ? &a : &b) = mid;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (a <= lo[i])
+            fixed += gpus[i] * lo[i];
+        else if (a >= hi[i])
+            fixed += gpus[i] * hi[i];
+        else
+            free_gpus += gpus[i];
+    }
+    l = free_gpus > 0 ? (budget - fixed) / free_gpus : a;
+    for (size_t i = 0; i < n; i++)
+        same = same && (a <= lo[i]) == (l <= lo[i]) && (a >= hi[i]) == (l >= hi[i]);
+    return (l >= a && l <= b) || (free_gpus > 0 && same) ? l : a;
+}
+
+/* pfs__level, which ends its bisection at the first midpoint whose partition gives a level
+ * inside it, against the bisection to the end (level_ref): the same bits for every job.
+ * Limits from a few whole watts (as GPU types have them: one pair, or several) or any real
+ * numbers; budgets anywhere between the floors and the tops, on a breakpoint's total, and
+ * within 1e-10 to 1e-15 of one, where the early end must not be taken. */
+void
+test_level_early(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    static const double pairs[][2] = {{200, 700}, {200, 700}, {100, 350}, {150, 400}, {200, 600}};
+    struct pfs_alloc_job jobs[300];
+    struct pfs_alloc_decision out[300];
+    double gpus[300], lo[300], hi[300];
+    int feasible = 0;
+
+    gsl_rng_set(r, 5);
+    for (int inst = 0; inst < 3000 && t->failures < 10; inst++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, inst % 3 == 0 ? 4 : 300), kinds = 1 + inst % 5;
+        double need_lo = 0, need_hi = 0, budget, ref;
+        struct pfs_diag d = {0};
+        int rc;
+
+        for (size_t i = 0; i < n; i++) {
+            memset(&jobs[i], 0, sizeof jobs[i]);
+            jobs[i].n_gpus = 1 + (int)gsl_rng_uniform_int(r, 64);
+            gpus[i] = jobs[i].n_gpus;
+            if (inst % 7 == 6) { /* any real numbers */
+                lo[i] = 50 + 300 * gsl_rng_uniform(r);
+                hi[i] = lo[i] + 400 * gsl_rng_uniform(r);
+            } else {
+                size_t k = gsl_rng_uniform_int(r, kinds);
+
+                lo[i] = pairs[k][0];
+                hi[i] = pairs[k][1];
+            }
+            need_lo += gpus[i] * lo[i];
+            need_hi += gpus[i] * hi[i];
+        }
+        switch (inst % 4) {
+        case 0:
+        case 1:
+            budget = need_lo + (need_hi - need_lo) * gsl_rng_uniform(r);
+            break;
+        default: { /* a breakpoint's total, or just off it */
+            size_t i = gsl_rng_uniform_int(r, n);
+            double bp = gsl_rng_uniform(r) < 0.5 ? lo[i] : hi[i];
+
+            budget = 0;
+            for (size_t q = 0; q < n; q++)
+                budget += gpus[q] * pfs__clamp(bp, lo[q], hi[q]);
+            if (inst % 4 == 3) /* off by 1e-10 to 1e-15 (closer than the bisection ends) */
+                budget *= 1 + (gsl_rng_uniform(r) < 0.5 ? -1 : 1) *
+                                  pow(10, -10 - (double)gsl_rng_uniform_int(r, 6));
+        }
+        }
+        rc = pfs__level("test", jobs, n, lo, hi, budget, out, &d);
+        if (need_lo > budget * (1 + 1e-12)) {
+            CHECK_INT(rc, PFS_EINVAL);
+            continue;
+        }
+        CHECK_INT(rc, 0);
+        feasible++;
+        ref = level_ref(n, gpus, lo, hi, budget);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            double want = pfs__clamp(ref, lo[i], hi[i]);
+
+            if (memcmp(&out[i].cap_w, &want, sizeof want) != 0) {
+                test_fail(t, __FILE__, __LINE__,
+                          "instance %d, job %zu of %zu: cap %.17g, want %.17g", inst, i, n,
+                          out[i].cap_w, want);
+                break;
+            }
+        }
+    }
+    CHECK(feasible > 2500);
+    gsl_rng_free(r);
+}
+
 /* sla as it was first written, the reference for its faster answer (policies/sla.c), on
  * the view's kept curves: the floors, the candidates for pausing sorted whole (most tolerant tier,
  * then the most power freed, then job order) and paused one by one while the floors exceed the
