@@ -252,7 +252,7 @@ pfs_share_dir(void)
 }
 
 void *
-pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+pfs__grow_to(void *v, size_t *cap, size_t n, size_t elem, size_t first)
 {
     size_t want;
     void *p;

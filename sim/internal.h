@@ -42,10 +42,18 @@ void pfs__diag_text(struct pfs_diag *diag, const char *text);
 /* Bounded copy that always terminates dst (dst_size > 0). Returns false when truncated. */
 bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
 
+/* pfs__grow's growing: for it alone. */
+void *pfs__grow_to(void *v, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Makes room for element n of the array v of *cap elements of elem bytes, doubling the
  * capacity (first when empty). Returns the array, moved or not, or NULL when out of memory
- * (v is then still valid and unchanged). */
-void *pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first);
+ * (v is then still valid and unchanged). Inline where there is room: the engine asks at
+ * every entry of a decision (the call was 2.7% of equal's 28-day run with 20 events). */
+static inline void *
+pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    return n < *cap ? v : pfs__grow_to(v, cap, n, elem, first);
+}
 
 /* Asks for transparent huge pages on an allocation of at least 4 MB, before it is first
  * written: the per-job arrays of a year on 10,000 GPUs and more, the 4-byte ones included
