@@ -169,6 +169,17 @@ pfs__fheap_del(struct pfs__fheap *h, uint32_t rec)
 }
 
 void
+pfs__fheap_move(struct pfs__fheap *h, uint32_t from, uint32_t to)
+{
+    uint32_t at = h->pos[from];
+
+    h->pos[from] = 0;
+    h->pos[to] = at;
+    if (at)
+        h->v[at - 1].rec = to;
+}
+
+void
 pfs__fheap_fini(struct pfs__fheap *h)
 {
     free(h->v);

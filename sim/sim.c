@@ -222,11 +222,12 @@ struct sim {
     struct pfs__fheap fh; /* the running jobs' finish events, one each */
     /* Job state is kept per live job, not per job of the workload (a year on 100,000 GPUs
      * is 20 M jobs, a few thousand running at once): live[live_of[j] - 1] is running job j's
-     * record, taken from the free list at its start and given back at its finish. live_of[j]
-     * is 0 before it starts, JOB_DONE after, JOB_REFUSED when admission refused it. */
+     * record, kept at its slot (live_of[j] - 1 == its slot), so that a pass over the slots
+     * (a decision's changes, in slot order) reads the records in memory order; when a job
+     * finishes, the last slot's record moves into its place as the job does. live_of[j] is
+     * 0 before it starts, JOB_DONE after, JOB_REFUSED when admission refused it. */
     struct job *live;
-    uint32_t *live_of, *live_free;
-    size_t n_live_free;
+    uint32_t *live_of;
     size_t n_jobs;
     /* the finished jobs' throughput loss (summarise), recorded as each finishes: those
      * above zero kept, the zeros (most jobs, outside events) counted */
@@ -1671,9 +1672,9 @@ start_job(struct sim *s, size_t j, size_t p)
     const struct pfs_gpu *g = &s->in->gpu[p];
     struct job *jb;
 
-    /* at most one running job per GPU, and s->live has a record for each */
-    assert(s->n_live_free > 0 && s->live_of[j] == 0);
-    s->live_of[j] = s->live_free[--s->n_live_free] + 1;
+    /* at most one running job per GPU, and s->live has a record for each: at its slot */
+    assert(s->live_of[j] == 0);
+    s->live_of[j] = (uint32_t)s->n_running + 1;
     jb = job_rec(s, j);
     *jb = (struct job){0};
 
@@ -2949,8 +2950,14 @@ finish(struct sim *s, size_t j)
     if (s->per_job)
         s->per_job[j] = job_result(s, j);
     rc = record_loss(s, j);
-    s->live_free[s->n_live_free++] = s->live_of[j] - 1;
     s->live_of[j] = JOB_DONE;
+    if (slot != s->n_running) { /* the last slot's record follows its job into this one */
+        size_t k = s->running[slot];
+
+        s->live[slot] = s->live[s->n_running];
+        s->live_of[k] = (uint32_t)slot + 1;
+        pfs__fheap_move(&s->fh, (uint32_t)s->n_running, (uint32_t)slot);
+    }
     return rc;
 }
 
@@ -3219,9 +3226,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         most = most < n ? most : n;
         s.running = calloc(most + 1, sizeof *s.running);
         s.live = calloc(most + 1, sizeof *s.live);
-        s.live_free = calloc(most + 1, sizeof *s.live_free);
-        for (size_t k = 0; s.live_free && k < most; k++) /* taken from the end: 0 first */
-            s.live_free[s.n_live_free++] = (uint32_t)(most - 1 - k);
         s.aj = calloc(most + 1, sizeof *s.aj);
         s.at = calloc(most + 1, sizeof *s.at);
         s.ad = calloc(most + 1, sizeof *s.ad);
@@ -3246,9 +3250,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
-    if (!s.live_of || !s.live || !s.live_free || !s.running || !s.aj || !s.view_ok || !s.si ||
-        !s.at || !s.ad || !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power ||
-        !s.minute_w || !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
+    if (!s.live_of || !s.live || !s.running || !s.aj || !s.view_ok || !s.si || !s.at || !s.ad ||
+        !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power || !s.minute_w ||
+        !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -3447,7 +3451,6 @@ out:
     free(s.dc);
     free(s.live_of);
     free(s.live);
-    free(s.live_free);
     free(s.loss);
     free(s.queue);
     free(s.running);

@@ -65,6 +65,8 @@ struct pfs__fheap {
 int pfs__fheap_init(struct pfs__fheap *h, size_t n_rec);
 void pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq);
 void pfs__fheap_del(struct pfs__fheap *h, uint32_t rec);
+/* Record from's finish event, if any, now record to's (to has none): its place unchanged. */
+void pfs__fheap_move(struct pfs__fheap *h, uint32_t from, uint32_t to);
 void pfs__fheap_fini(struct pfs__fheap *h);
 
 /* sim/queue.c: the scheduler's queue indexed for EASY backfill. Job j (of n) has the fixed

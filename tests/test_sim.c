@@ -633,8 +633,9 @@ test_fheap(struct test *t)
     struct pfs__fheap h = {0};
     int64_t at[N_REC];
     uint64_t seq[N_REC], next = 1;
+    uint32_t job[N_REC];
     bool on[N_REC] = {false};
-    size_t popped = 0;
+    size_t popped = 0, moved = 0;
 
     gsl_rng_set(r, 5);
     CHECK_INT(pfs__fheap_init(&h, N_REC), 0);
@@ -643,18 +644,32 @@ test_fheap(struct test *t)
         double u = gsl_rng_uniform(r);
         size_t n = 0;
 
-        if (u < 0.6) { /* schedule or move */
+        if (u < 0.55) { /* schedule or move */
             at[k] = (int64_t)gsl_rng_uniform_int(r, 50);
             seq[k] = next++;
             on[k] = true;
-            pfs__fheap_set(&h, k, 1000 + k, at[k], seq[k]);
-        } else if (u < 0.8) {
+            job[k] = 1000 + k;
+            pfs__fheap_set(&h, k, job[k], at[k], seq[k]);
+        } else if (u < 0.75) {
             on[k] = false;
             pfs__fheap_del(&h, k);
+        } else if (u < 0.8) { /* record k's event, if any, to a record with none (a finish's
+                               * last slot moving into the finished one's) */
+            uint32_t to = (uint32_t)gsl_rng_uniform_int(r, N_REC);
+
+            if (to == k || on[to])
+                continue;
+            pfs__fheap_move(&h, k, to);
+            at[to] = at[k];
+            seq[to] = seq[k];
+            job[to] = job[k];
+            on[to] = on[k];
+            on[k] = false;
+            moved += on[to];
         } else if (h.n > 0) { /* the first comes out */
             uint32_t got = h.v[0].rec;
 
-            CHECK_INT(h.v[0].job, 1000 + got);
+            CHECK_INT(h.v[0].job, job[got]);
             on[got] = false;
             pfs__fheap_del(&h, got);
             popped++;
@@ -673,6 +688,7 @@ test_fheap(struct test *t)
                       h.v[0].rec, first);
     }
     CHECK(popped > 10000);
+    CHECK(moved > 1000);
     pfs__fheap_fini(&h);
     gsl_rng_free(r);
 }
