@@ -273,8 +273,9 @@ struct sim {
         size_t slot, q;
     } * land; /* actuate's scratch: a decision's entries by the slots of their jobs now */
     size_t land_cap;
-    uint32_t *land_at; /* actuate's: per slot, its landing's index + 1 (0: none) */
-    struct dcand *dc;  /* discrete_select's scratch: the jobs it may pause */
+    uint32_t *land_at;        /* actuate's: per slot, its landing's index + 1 (0: none) */
+    struct decided *land_dec; /* actuate's: per slot, its landing's decision (land_at) */
+    struct dcand *dc;         /* discrete_select's scratch: the jobs it may pause */
     size_t dc_cap;
     bool planned_tight[2]; /* whether those decisions committed their whole caps' budget */
     size_t n_reduced;      /* running jobs below full power or paused: what "no limit" must undo */
@@ -1307,9 +1308,9 @@ set_rate(struct sim *s, size_t j)
     if (rate > 0) { /* its finish event, moved (the sequence number a new one would get) */
         int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
 
-        pfs__fheap_set(&s->fh, s->live_of[j] - 1, (uint32_t)j, t, s->heap.next_seq++);
+        pfs__fheap_set(&s->fh, (uint32_t)jb->slot, (uint32_t)j, t, s->heap.next_seq++);
     } else
-        pfs__fheap_del(&s->fh, s->live_of[j] - 1);
+        pfs__fheap_del(&s->fh, (uint32_t)jb->slot); /* (its record's index: its slot) */
     return 0;
 }
 
@@ -2294,8 +2295,10 @@ cmp_landing(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-/* Marks the slots of actuate's m landings in land_at (each its index + 1): true, or false
- * (none marked) where a slot comes twice, which a sort keeps in order and a mark would not. */
+/* Marks the slots of actuate's m landings in land_at (each its index + 1), each one's
+ * decision copied to land_dec at its slot (read in slot order after, where the entries
+ * are in the order they were decided: a cache miss each): true, or false (none marked)
+ * where a slot comes twice, which a sort keeps in order and a mark would not. */
 static bool
 land_by_slot(struct sim *s, size_t m)
 {
@@ -2308,6 +2311,7 @@ land_by_slot(struct sim *s, size_t m)
             return false;
         }
         s->land_at[r] = (uint32_t)q + 1;
+        s->land_dec[r] = s->dq[s->land[q].q];
     }
     return true;
 }
@@ -2342,19 +2346,17 @@ actuate(struct sim *s, uint32_t round)
                 if (!(g = pfs__grow(s->land, &s->land_cap, m, sizeof *s->land, 256)))
                     return PFS_ENOMEM;
                 s->land = g;
-                s->land[m++] = (struct landing){job_rec(s, j)->slot, b.from + q};
+                s->land[m++] = (struct landing){s->live_of[j] - 1, b.from + q}; /* (its slot) */
             }
             if (m > 32 && s->land_at && m >= s->n_running / 8 && land_by_slot(s, m)) {
                 /* many of the running jobs: by a pass over the slots, not a sort */
                 s->res->slot_passes++;
                 for (size_t r = 0; r < s->n_running; r++) {
-                    uint32_t q = s->land_at[r];
-                    const struct decided *e;
+                    const struct decided *e = &s->land_dec[r];
 
-                    if (!q)
+                    if (!s->land_at[r])
                         continue;
                     s->land_at[r] = 0; /* (all of them, whatever rc) */
-                    e = &s->dq[s->land[q - 1].q];
                     if (rc == 0)
                         rc = transition(s, e->job, e->cap, e->pause, e->active);
                 }
@@ -3231,6 +3233,12 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.ad = calloc(most + 1, sizeof *s.ad);
         s.view_ok = calloc(most + 1, sizeof *s.view_ok);
         s.land_at = calloc(most + 1, sizeof *s.land_at); /* (NULL: sorted) */
+        s.land_dec = s.land_at ? malloc((most + 1) * sizeof *s.land_dec) : NULL;
+        if (!s.land_dec) { /* (both or neither) */
+            free(s.land_at);
+            free(s.land_dec);
+            s.land_at = NULL;
+        }
         s.si = calloc(most + 1, sizeof *s.si);
         s.fin = calloc(most + 1, sizeof *s.fin);
         s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
