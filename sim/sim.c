@@ -174,6 +174,7 @@ struct job {
     int64_t dpause_left_us, dpause_until_us;
     double dpause_lift_s;
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
+    int n_gpus;              /* its own (the workload's, kept here: set_rate reads no workload) */
     /* Its key in the finish order (finish_key when its rate last changed), and its place + 1
      * in the list of those not yet put in the order (0: in it as it is). */
     double ord_key;
@@ -1272,7 +1273,6 @@ static int
 set_rate(struct sim *s, size_t j)
 {
     struct job *jb = job_rec(s, j);
-    const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     const struct corpus_curve *c = job_curve(s, j);
     bool ckpt = s->now_us < jb->ckpt_until_us;
     double env = 0, power = 0, rate, gw, pause = jb->pause, left;
@@ -1281,11 +1281,11 @@ set_rate(struct sim *s, size_t j)
         curve_at(s, jb, c, jb->cap_w, &env, &power);
     rate = s->now_us < jb->resume_until_us || ckpt
                ? 0
-               : (1 - pause) * env * w->n_gpus / c->n_gpus * jb->active / w->n_gpus;
+               : (1 - pause) * env * jb->n_gpus / c->n_gpus * jb->active / jb->n_gpus;
     /* A resized job's GPUs set free idle (docs/policies.md, resize-fair). */
     gw = ckpt ? jb->ckpt_gpu_w
               : (pause * job_gpu(s, j)->idle_w + (1 - pause) * power) * jb->active +
-                    (w->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
+                    (jb->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
 
     touch(s, j);
     s->total_rate += rate - jb->rate;
@@ -1294,7 +1294,8 @@ set_rate(struct sim *s, size_t j)
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    left = tokens_left(s, j);
+    left = s->si[jb->slot].tokens - jb->done; /* (tokens_left, the tokens kept by slot) */
+    left = left > 0 ? left : 0;
     jb->ord_key = finish_key_left(s, j, left); /* into the finish order when it is next asked */
     if (!jb->ord_late) {
         uint32_t *g = pfs__grow(s->ord_late, &s->ord_late_cap, s->n_ord_late, sizeof *g, 1024);
@@ -1694,7 +1695,7 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->last_us = s->now_us;
     jb->cap_w = g->max_limit_w;
     jb->pause = 0;
-    jb->active = jb->pend_active = s->in->wl->jobs[j].n_gpus;
+    jb->active = jb->pend_active = jb->n_gpus = s->in->wl->jobs[j].n_gpus;
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
      * overrunning the limit for the actuation delay. */
