@@ -175,6 +175,8 @@ struct job {
     double dpause_lift_s;
     int active, pend_active; /* GPUs it runs on (fewer than its own when resized), and pending */
     int n_gpus;              /* its own (the workload's, kept here: set_rate reads no workload) */
+    uint32_t start_round;    /* the control round it started in (before that round's decision) */
+    uint32_t cls;            /* its class, set while the groups are on (decide_by_class) */
     /* Its key in the finish order (finish_key when its rate last changed), and its place + 1
      * in the list of those not yet put in the order (0: in it as it is). */
     double ord_key;
@@ -197,10 +199,11 @@ struct gpu_ring {
 /* A decision in flight: what it set for one job, and the decisions themselves, in the order
  * they were made (the order their caps take effect: the actuation delay is one constant). */
 struct decided {
-    uint32_t job;
+    uint32_t job; /* or DQ_CLASS | k: every job of class k running when it was decided */
     int active;
     double cap, pause;
 };
+enum { DQ_CLASS = 0x80000000u };
 
 struct batch {
     uint32_t round;
@@ -358,6 +361,7 @@ struct sim {
     uint32_t *fresh;
     size_t n_fresh, fresh_cap;
     uint32_t *g_count, *g_rep, *tie_class, *tie_at; /* per class: the policy's input, the merge's */
+    uint32_t *c_entry; /* per class: actuate's, its entry in the decision landing + 1 (0: none) */
     uint32_t *present, n_present; /* the classes with running jobs, ascending: the classes of
                                    * a year are thousands, those running at once a few hundred */
     double *g_cap;
@@ -1495,7 +1499,6 @@ groups_reserve(struct sim *s)
         return PFS_ENOMEM;
     memset(g + s->n_groups, 0, (n - s->n_groups) * sizeof *g);
     s->group = g;
-    s->n_groups = n;
 #define REGROW(a)                                                                                  \
     do {                                                                                           \
         void *p_ = realloc((a), n * sizeof *(a));                                                  \
@@ -1510,7 +1513,10 @@ groups_reserve(struct sim *s)
     REGROW(s->g_cap);
     REGROW(s->g_tie);
     REGROW(s->present);
+    REGROW(s->c_entry);
 #undef REGROW
+    memset(s->c_entry + s->n_groups, 0, (n - s->n_groups) * sizeof *s->c_entry);
+    s->n_groups = n;
     return 0;
 }
 
@@ -1696,6 +1702,8 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->cap_w = g->max_limit_w;
     jb->pause = 0;
     jb->active = jb->pend_active = jb->n_gpus = s->in->wl->jobs[j].n_gpus;
+    jb->start_round = s->round;
+    jb->cls = UINT32_MAX;
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
      * overrunning the limit for the actuation delay. */
@@ -1723,6 +1731,7 @@ start_job(struct sim *s, size_t j, size_t p)
         s->fresh = f;
         s->fresh[s->n_fresh++] = (uint32_t)j;
         s->cls[jb->slot] = k;
+        jb->cls = k;
     }
     s->full_gpu_w += full_draw_w(s, j);
     s->floor_gpu_w += floor_draw_w(s, j);
@@ -2270,6 +2279,46 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
     return 0;
 }
 
+/* The open decision sets every job of class k's group to (cap, pause) on active GPUs: one
+ * entry for the class (DQ_CLASS), applied to each of its jobs still running when it takes
+ * effect, where an entry per changed job cost the decision and its landing some 110
+ * instructions a job (equal's level moves every job's cap at every decision of an event).
+ * The jobs whose latest decision this already was get it again when it lands: a no-op
+ * (transition), as decide() leaving them out is: their latest decision is in effect by
+ * then, the decisions taking effect in order. */
+static int
+decide_class(struct sim *s, uint32_t k, double cap, double pause, int active)
+{
+    const struct group *g = &s->group[k];
+    struct decided *e;
+    bool any = false;
+    int rc = 0;
+
+    if (s->reference || s->sc->discrete_pauses) { /* (apply() goes job by job) */
+        for (uint32_t i = 0; rc == 0 && i < g->n; i++)
+            rc = decide(s, g->slot[i], cap, pause, active);
+        return rc;
+    }
+    for (uint32_t i = 0; i < g->n; i++) {
+        struct slot_info *si = &s->si[g->slot[i]];
+
+        if (!(cap < si->cap) && !(cap > si->cap) && !(pause < si->pause) && !(pause > si->pause) &&
+            active == si->active)
+            continue;
+        si->cap = cap;
+        si->pause = pause;
+        si->active = active;
+        any = true;
+    }
+    if (!any)
+        return 0;
+    if (!(e = pfs__grow(s->dq, &s->dq_cap, s->dq_len, sizeof *s->dq, 1024)))
+        return PFS_ENOMEM;
+    s->dq = e;
+    s->dq[s->dq_len++] = (struct decided){DQ_CLASS | k, active, cap, pause};
+    return 0;
+}
+
 /* Closes the decision opened at entry from, as round s->round. */
 static int
 batch_close(struct sim *s, size_t from)
@@ -2293,7 +2342,9 @@ cmp_landing(const void *a, const void *b)
 {
     const struct landing *x = a, *y = b;
 
-    return (x->slot > y->slot) - (x->slot < y->slot);
+    if (x->slot != y->slot)
+        return (x->slot > y->slot) - (x->slot < y->slot);
+    return (x->q > y->q) - (x->q < y->q); /* (a slot's entries in the order decided) */
 }
 
 /* Marks the slots of actuate's m landings in land_at (each its index + 1), each one's
@@ -2317,6 +2368,68 @@ land_by_slot(struct sim *s, size_t m)
     return true;
 }
 
+/* Sorts actuate's m landings by slot, those of a slot in the order they were decided. */
+static void
+land_sort(struct sim *s, size_t m)
+{
+    if (m > 32) {
+        qsort(s->land, m, sizeof *s->land, cmp_landing);
+        return;
+    }
+    for (size_t q = 1; q < m; q++) { /* (a handful, mostly: glibc's qsort cost 3,000 a call) */
+        struct landing x = s->land[q];
+        size_t p = q;
+
+        for (; p > 0 && s->land[p - 1].slot > x.slot; p--)
+            s->land[p] = s->land[p - 1];
+        s->land[p] = x;
+    }
+}
+
+/* Batch b, whose class entries are marked in c_entry, takes effect with its m job entries
+ * (landings): in a pass over the slots, a slot's job takes its class's entry where it ran
+ * when b was decided (it started in an earlier round), then its own entries, in the order
+ * decided (a class's entries come first: decide_by_class decides the jobs of classes not
+ * tied, by class, before the rest). */
+static int
+land_classes(struct sim *s, const struct batch *b, size_t m)
+{
+    bool marked = s->land_at && land_by_slot(s, m);
+    size_t q = 0;
+    int rc = 0;
+
+    if (!marked)
+        land_sort(s, m);
+    s->res->slot_passes++;
+    for (size_t r = 0; r < s->n_running; r++) {
+        const struct job *jb = &s->live[r]; /* (the record at its slot) */
+        size_t j = s->running[r];
+
+        if (jb->start_round < b->round && jb->cls < s->n_groups && s->c_entry[jb->cls]) {
+            const struct decided *e = &s->dq[s->c_entry[jb->cls] - 1];
+
+            if (rc == 0)
+                rc = transition(s, j, e->cap, e->pause, e->active);
+        }
+        if (marked && s->land_at[r]) {
+            s->land_at[r] = 0; /* (all of them, whatever rc) */
+            if (rc == 0)
+                rc = transition(s, j, s->land_dec[r].cap, s->land_dec[r].pause,
+                                s->land_dec[r].active);
+        }
+        for (; !marked && q < m && s->land[q].slot == r; q++) {
+            const struct decided *e = &s->dq[s->land[q].q];
+
+            if (rc == 0)
+                rc = transition(s, j, e->cap, e->pause, e->active);
+        }
+    }
+    for (size_t k = 0; k < b->n; k++) /* the marks off */
+        if (s->dq[b->from + k].job & DQ_CLASS)
+            s->c_entry[s->dq[b->from + k].job & ~DQ_CLASS] = 0;
+    return rc;
+}
+
 /* The decisions up to round take effect, oldest first. A decision made while an earlier one
  * was still in flight waits its own actuation delay; an earlier version kept one pending
  * decision per job, which the next decision overwrote, so that with decisions closer
@@ -2336,18 +2449,28 @@ actuate(struct sim *s, uint32_t round)
         if (!s->reference && !s->sc->discrete_pauses) {
             /* The changes only (decide), job by job in the order of their slots now: the
              * order in which apply() would meet them going through every running job. */
-            size_t m = 0;
+            size_t m = 0, classes = 0;
 
             for (size_t q = 0; q < b.n; q++) {
                 size_t j = s->dq[b.from + q].job;
                 struct landing *g;
 
+                if (j & DQ_CLASS) { /* (class entries: land_classes) */
+                    s->c_entry[j & ~DQ_CLASS] = (uint32_t)(b.from + q) + 1;
+                    classes++;
+                    continue;
+                }
                 if (job_state(s, j) != RUNNING)
                     continue; /* finished since */
                 if (!(g = pfs__grow(s->land, &s->land_cap, m, sizeof *s->land, 256)))
                     return PFS_ENOMEM;
                 s->land = g;
                 s->land[m++] = (struct landing){s->live_of[j] - 1, b.from + q}; /* (its slot) */
+            }
+            if (classes > 0) {
+                rc = land_classes(s, &b, m);
+                s->dq_head = b.from + b.n;
+                continue;
             }
             if (m > 32 && s->land_at && m >= s->n_running / 8 && land_by_slot(s, m)) {
                 /* many of the running jobs: by a pass over the slots, not a sort */
@@ -2364,18 +2487,7 @@ actuate(struct sim *s, uint32_t round)
                 s->dq_head = b.from + b.n;
                 continue;
             }
-            if (m > 32) {
-                qsort(s->land, m, sizeof *s->land, cmp_landing);
-            } else { /* (a handful, mostly: glibc's qsort cost 3,000 instructions a call) */
-                for (size_t q = 1; q < m; q++) {
-                    struct landing x = s->land[q];
-                    size_t p = q;
-
-                    for (; p > 0 && s->land[p - 1].slot > x.slot; p--)
-                        s->land[p] = s->land[p - 1];
-                    s->land[p] = x;
-                }
-            }
+            land_sort(s, m);
             for (size_t q = 0; q < m && rc == 0; q++) {
                 const struct decided *e = &s->dq[s->land[q].q];
 
@@ -2466,9 +2578,11 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
         }
         if (groups_reserve(s))
             return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        for (size_t r = 0; r < s->n_running; r++)
+        for (size_t r = 0; r < s->n_running; r++) {
             if (group_put(s, s->cls[r], r))
                 return pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            s->live[r].cls = s->cls[r]; /* (the record at its slot) */
+        }
         for (uint32_t k = 0; k < s->n_classes; k++)
             s->group[k].uniform = false;
         s->groups_on = true;
@@ -2537,10 +2651,8 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
         if (g->uniform && !(dk.cap_w < g->cap_w) && !(dk.cap_w > g->cap_w) &&
             !(dk.pause_frac < g->pause) && !(dk.pause_frac > g->pause))
             continue; /* as its jobs have it, all but the fresh ones */
-        for (uint32_t i = 0; i < g->n; i++)
-            if ((rc = decide(s, g->slot[i], dk.cap_w, dk.pause_frac,
-                             pfs_alloc_active_gpus(rep, &dk))))
-                return rc;
+        if ((rc = decide_class(s, k, dk.cap_w, dk.pause_frac, pfs_alloc_active_gpus(rep, &dk))))
+            return rc;
         g->uniform = true;
         g->cap_w = dk.cap_w;
         g->pause = dk.pause_frac;
@@ -3487,6 +3599,7 @@ out:
     free(s.g_cap);
     free(s.g_tie);
     free(s.present);
+    free(s.c_entry);
     free(s.memo);
     free(s.land_at);
     free(s.pred[0]);
