@@ -2016,23 +2016,26 @@ static int
 transition(struct sim *s, size_t j, double cap, double pause, int active)
 {
     struct job *jb = job_rec(s, j);
+    /* (its cap alone, mostly: every job at every decision of an event under equal) */
+    bool same_pause = !(pause < jb->pause) && !(pause > jb->pause) && active == jb->active;
     int rc;
 
-    if (!(cap < jb->cap_w) && !(cap > jb->cap_w) && !(pause < jb->pause) && !(pause > jb->pause) &&
-        active == jb->active)
+    if (same_pause && !(cap < jb->cap_w) && !(cap > jb->cap_w))
         return 0; /* unchanged: its rate and finish time stand */
-    if (active != jb->active) {
-        /* A resize: the job checkpoints and restarts on its new GPUs (resume_s, no progress). */
-        jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
-        jb->ckpt_until_us = 0;
-        jb->active = active;
-    } else if ((jb->pause >= 1 && pause < 1) || (jb->pause > 0 && !(pause > 0))) {
-        jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
-        jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
-    } else if (((jb->pause < 1 && pause >= 1) || (!(jb->pause > 0) && pause > 0)) &&
-               s->sc->checkpoint_s > 0) {
-        jb->ckpt_until_us = s->now_us + (int64_t)(s->sc->checkpoint_s * US);
-        jb->ckpt_gpu_w = jb->gpu_w;
+    if (!same_pause) {
+        if (active != jb->active) {
+            /* A resize: it checkpoints and restarts on its new GPUs (resume_s, no progress). */
+            jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+            jb->ckpt_until_us = 0;
+            jb->active = active;
+        } else if ((jb->pause >= 1 && pause < 1) || (jb->pause > 0 && !(pause > 0))) {
+            jb->resume_until_us = s->now_us + (int64_t)(s->sc->resume_s * US);
+            jb->ckpt_until_us = 0; /* resumed while checkpointing: the write is abandoned */
+        } else if (((jb->pause < 1 && pause >= 1) || (!(jb->pause > 0) && pause > 0)) &&
+                   s->sc->checkpoint_s > 0) {
+            jb->ckpt_until_us = s->now_us + (int64_t)(s->sc->checkpoint_s * US);
+            jb->ckpt_gpu_w = jb->gpu_w;
+        }
     }
     jb->cap_w = cap;
     jb->pause = pause;
