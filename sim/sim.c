@@ -3352,7 +3352,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.land_dec = s.land_at ? malloc((most + 1) * sizeof *s.land_dec) : NULL;
         if (!s.land_dec) { /* (both or neither) */
             free(s.land_at);
-            free(s.land_dec);
             s.land_at = NULL;
         }
         s.si = calloc(most + 1, sizeof *s.si);
@@ -3605,6 +3604,7 @@ out:
     free(s.c_entry);
     free(s.memo);
     free(s.land_at);
+    free(s.land_dec);
     free(s.pred[0]);
     free(s.pred[1]);
     for (size_t k = 0; s.own && k < most; k++)
