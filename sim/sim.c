@@ -2376,9 +2376,13 @@ class_entries_few(struct sim *s, size_t from)
 
     if (s->n_cx == 0 || s->cx_many)
         return 0;
-    if (!(o = pfs__grow(s->cx_out, &s->cx_out_cap, s->dq_len - from + total, sizeof *o, 256)))
-        return PFS_ENOMEM;
-    s->cx_out = o;
+    if (s->cx_out_cap < s->dq_len - from + total) { /* (pfs__grow: one element, not n) */
+        if (!(o = realloc(s->cx_out, (s->dq_len - from + total) * sizeof *o)))
+            return PFS_ENOMEM;
+        s->cx_out = o;
+        s->cx_out_cap = s->dq_len - from + total;
+    }
+    o = s->cx_out;
     for (size_t q = from; q < s->dq_len; q++) {
         const struct decided *e = &s->dq[q];
 
