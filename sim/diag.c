@@ -260,6 +260,11 @@ pfs__grow_to(void *v, size_t *cap, size_t n, size_t elem, size_t first)
     if (n < *cap)
         return v;
     want = *cap ? 2 * *cap : first;
+    while (want <= n) { /* (n may jump: doubled until it fits) */
+        if (want > SIZE_MAX / 2)
+            return NULL;
+        want *= 2;
+    }
     if (want > SIZE_MAX / elem)
         return NULL;
     p = realloc(v, want * elem);

@@ -46,8 +46,8 @@ bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
 void *pfs__grow_to(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* Makes room for element n of the array v of *cap elements of elem bytes, doubling the
- * capacity (first when empty). Returns the array, moved or not, or NULL when out of memory
- * (v is then still valid and unchanged). Inline where there is room: the engine asks at
+ * capacity (first when empty) until n fits. Returns the array, moved or not, or NULL when out of
+ * memory (v is then still valid and unchanged). Inline where there is room: the engine asks at
  * every entry of a decision (the call was 2.7% of equal's 28-day run with 20 events). */
 static inline void *
 pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)

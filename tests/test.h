@@ -228,6 +228,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_indexed_queue)                                                                      \
     X(test_sim_class_entries_many)                                                                 \
+    X(test_grow_jump)                                                                              \
     X(test_sort_doubles)                                                                           \
     X(test_fheap)                                                                                  \
     X(test_queue_index)                                                                            \

@@ -734,6 +734,32 @@ test_fheap(struct test *t)
     gsl_rng_free(r);
 }
 
+/* pfs__grow makes room for element n wherever n lies: d137574's expansion of class entries
+ * asked it for a few hundred at once past twice the capacity, and it doubled once (256 ->
+ * 512 for 567 entries at one decision of the 100,000-GPU year: an overrun). Every element
+ * up to n is written, so ASan sees an overrun too. */
+void
+test_grow_jump(struct test *t)
+{
+    size_t cap = 0, asks[] = {0, 5, 255, 256, 567, 100000, 100001};
+    int *v = NULL;
+
+    for (size_t k = 0; k < sizeof asks / sizeof *asks; k++) {
+        int *g = pfs__grow(v, &cap, asks[k], sizeof *g, 256);
+
+        if (!g) {
+            test_fail(t, __FILE__, __LINE__, "out of memory at %zu", asks[k]);
+            break;
+        }
+        v = g;
+        CHECK(cap > asks[k]);
+        for (size_t i = 0; i <= asks[k]; i++)
+            v[i] = (int)i;
+    }
+    CHECK_INT(cap, 131072); /* doubled from 256, no more than it takes */
+    free(v);
+}
+
 void
 test_sort_doubles(struct test *t)
 {
