@@ -362,13 +362,10 @@ struct sim {
     size_t n_fresh, fresh_cap;
     uint32_t *g_count, *g_rep, *tie_class, *tie_at; /* per class: the policy's input, the merge's */
     uint32_t *c_entry; /* per class: actuate's, its entry in the decision landing + 1 (0: none) */
-    /* The open decision's class entries (decide_class), in order: the slots each changed,
-     * cx_slot[from .. from + n), for batch_close to make them job entries again where they
-     * change few jobs (class_entries_few). */
-    struct cexp {
-        size_t from, n;
-    } * cx;
-    size_t n_cx, cx_cap;
+    /* The open decision's class entries (decide_class), in order: how many slots each
+     * changed, those slots one class after another in cx_slot, for batch_close to make them
+     * job entries again where they change few jobs (class_entries_few). */
+    size_t *cx_n, n_cx, cx_cap;
     uint32_t *cx_slot;
     size_t n_cx_slot, cx_slot_cap;
     bool cx_many;           /* they change too many jobs to be made job entries: not kept */
@@ -1256,12 +1253,13 @@ touch(struct sim *s, size_t j)
         s->si[jb->slot].done = jb->done;
 }
 
-/* What job j has left to do, tokens: fmax(0, ...) inline (a call into libm, twice at every
- * change of a job's rate). */
+/* What running job j has left to do, tokens: its slot's tokens, not the workload's (a
+ * cache miss at every change of rate); fmax(0, ...) inline (a call into libm). */
 static inline double
 tokens_left(const struct sim *s, size_t j)
 {
-    double left = s->in->wl->jobs[j].tokens - job_rec(s, j)->done;
+    const struct job *jb = job_rec(s, j);
+    double left = s->si[jb->slot].tokens - jb->done;
 
     return left > 0 ? left : 0;
 }
@@ -1310,8 +1308,7 @@ set_rate(struct sim *s, size_t j)
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    left = s->si[jb->slot].tokens - jb->done; /* (tokens_left, the tokens kept by slot) */
-    left = left > 0 ? left : 0;
+    left = tokens_left(s, j);
     jb->ord_key = finish_key_left(s, j, left); /* into the finish order when it is next asked */
     if (!jb->ord_late) {
         uint32_t *g = pfs__grow(s->ord_late, &s->ord_late_cap, s->n_ord_late, sizeof *g, 1024);
@@ -2316,8 +2313,7 @@ decide_class(struct sim *s, uint32_t k, double cap, double pause, int active)
 {
     const struct group *g = &s->group[k];
     struct decided *e;
-    struct cexp *x;
-    size_t from = s->n_cx_slot, changed = 0, keep = class_entries_limit(s);
+    size_t *x, from = s->n_cx_slot, changed = 0, keep = class_entries_limit(s);
     uint32_t *c;
     int rc = 0;
 
@@ -2327,12 +2323,11 @@ decide_class(struct sim *s, uint32_t k, double cap, double pause, int active)
         return rc;
     }
     if (s->cx_many) {
-        keep = 0;                       /* none kept: too many already */
-    } else if (s->cx_slot_cap < keep) { /* room for as many as are kept */
-        if (!(c = realloc(s->cx_slot, keep * sizeof *c)))
+        keep = 0; /* none kept: too many already */
+    } else {      /* room for as many as are kept */
+        if (!(c = pfs__grow(s->cx_slot, &s->cx_slot_cap, keep, sizeof *c, 256)))
             return PFS_ENOMEM;
         s->cx_slot = c;
-        s->cx_slot_cap = keep;
     }
     for (uint32_t i = 0; i < g->n; i++) {
         struct slot_info *si = &s->si[g->slot[i]];
@@ -2354,10 +2349,10 @@ decide_class(struct sim *s, uint32_t k, double cap, double pause, int active)
     if (!(e = pfs__grow(s->dq, &s->dq_cap, s->dq_len, sizeof *s->dq, 1024)))
         return PFS_ENOMEM;
     s->dq = e;
-    if (!(x = pfs__grow(s->cx, &s->cx_cap, s->n_cx, sizeof *x, 64)))
+    if (!(x = pfs__grow(s->cx_n, &s->cx_cap, s->n_cx, sizeof *x, 64)))
         return PFS_ENOMEM;
-    s->cx = x;
-    s->cx[s->n_cx++] = (struct cexp){from, s->n_cx_slot - from};
+    s->cx_n = x;
+    s->cx_n[s->n_cx++] = changed;
     s->dq[s->dq_len++] = (struct decided){DQ_CLASS | k, active, cap, pause};
     return 0;
 }
@@ -2376,33 +2371,25 @@ class_entries_few(struct sim *s, size_t from)
 
     if (s->n_cx == 0 || s->cx_many)
         return 0;
-    if (s->cx_out_cap < s->dq_len - from + total) { /* (pfs__grow: one element, not n) */
-        if (!(o = realloc(s->cx_out, (s->dq_len - from + total) * sizeof *o)))
-            return PFS_ENOMEM;
-        s->cx_out = o;
-        s->cx_out_cap = s->dq_len - from + total;
-    }
-    o = s->cx_out;
-    for (size_t q = from; q < s->dq_len; q++) {
+    if (!(o = pfs__grow(s->cx_out, &s->cx_out_cap, s->dq_len - from + total, sizeof *o, 256)))
+        return PFS_ENOMEM;
+    s->cx_out = o;
+    for (size_t q = from, at = 0; q < s->dq_len; q++) { /* (at: the class's first slot kept) */
         const struct decided *e = &s->dq[q];
 
         if (!(e->job & DQ_CLASS)) {
             o[m++] = *e;
             continue;
         }
-        for (size_t i = 0; i < s->cx[c].n; i++)
-            o[m++] = (struct decided){(uint32_t)s->running[s->cx_slot[s->cx[c].from + i]],
-                                      e->active, e->cap, e->pause};
-        c++;
+        for (size_t i = 0; i < s->cx_n[c]; i++)
+            o[m++] = (struct decided){(uint32_t)s->running[s->cx_slot[at + i]], e->active, e->cap,
+                                      e->pause};
+        at += s->cx_n[c++];
     }
-    while (s->dq_cap < from + m) { /* (room: pfs__grow doubles it) */
-        struct decided *g = pfs__grow(s->dq, &s->dq_cap, s->dq_cap, sizeof *g, 1024);
-
-        if (!g)
-            return PFS_ENOMEM;
-        s->dq = g;
-    }
-    memcpy(s->dq + from, o, m * sizeof *o);
+    if (!(o = pfs__grow(s->dq, &s->dq_cap, from + m, sizeof *o, 1024)))
+        return PFS_ENOMEM;
+    s->dq = o;
+    memcpy(s->dq + from, s->cx_out, m * sizeof *o);
     s->dq_len = from + m;
     s->n_cx = s->n_cx_slot = 0;
     return 0;
@@ -2479,13 +2466,13 @@ land_sort(struct sim *s, size_t m)
     }
 }
 
-/* Batch b, whose class entries are marked in c_entry, takes effect with its m job entries
- * (landings): in a pass over the slots, a slot's job takes its class's entry where it ran
- * when b was decided (it started in an earlier round), then its own entries, in the order
- * decided (a class's entries come first: decide_by_class decides the jobs of classes not
- * tied, by class, before the rest). */
+/* Batch b takes effect in a pass over the slots, with its m job entries (landings) and, if
+ * classes, its class entries marked in c_entry: a slot's job takes its class's entry where
+ * it ran when b was decided (it started in an earlier round), then its own entries, in the
+ * order decided (a class's entries come first: decide_by_class decides the jobs of classes
+ * not tied, by class, before the rest). */
 static int
-land_classes(struct sim *s, const struct batch *b, size_t m)
+land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
 {
     bool marked = s->land_at && land_by_slot(s, m);
     size_t q = 0;
@@ -2498,7 +2485,7 @@ land_classes(struct sim *s, const struct batch *b, size_t m)
         const struct job *jb = &s->live[r]; /* (the record at its slot) */
         size_t j = s->running[r];
 
-        if (jb->start_round < b->round && jb->cls < s->n_groups && s->c_entry[jb->cls]) {
+        if (classes && jb->start_round < b->round && jb->cls < s->n_groups && s->c_entry[jb->cls]) {
             const struct decided *e = &s->dq[s->c_entry[jb->cls] - 1];
 
             if (rc == 0)
@@ -2517,7 +2504,7 @@ land_classes(struct sim *s, const struct batch *b, size_t m)
                 rc = transition(s, j, e->cap, e->pause, e->active);
         }
     }
-    for (size_t k = 0; k < b->n; k++) /* the marks off */
+    for (size_t k = 0; classes && k < b->n; k++) /* the marks off */
         if (s->dq[b->from + k].job & DQ_CLASS)
             s->c_entry[s->dq[b->from + k].job & ~DQ_CLASS] = 0;
     return rc;
@@ -2560,23 +2547,9 @@ actuate(struct sim *s, uint32_t round)
                 s->land = g;
                 s->land[m++] = (struct landing){s->live_of[j] - 1, b.from + q}; /* (its slot) */
             }
-            if (classes > 0) {
-                rc = land_classes(s, &b, m);
-                s->dq_head = b.from + b.n;
-                continue;
-            }
-            if (m > 32 && s->land_at && m >= s->n_running / 8 && land_by_slot(s, m)) {
-                /* many of the running jobs: by a pass over the slots, not a sort */
-                s->res->slot_passes++;
-                for (size_t r = 0; r < s->n_running; r++) {
-                    const struct decided *e = &s->land_dec[r];
-
-                    if (!s->land_at[r])
-                        continue;
-                    s->land_at[r] = 0; /* (all of them, whatever rc) */
-                    if (rc == 0)
-                        rc = transition(s, e->job, e->cap, e->pause, e->active);
-                }
+            if (classes > 0 || (m > 32 && s->land_at && m >= s->n_running / 8)) {
+                /* classes, or many of the running jobs: by a pass over the slots */
+                rc = land_pass(s, &b, m, classes > 0);
                 s->dq_head = b.from + b.n;
                 continue;
             }
@@ -3692,7 +3665,7 @@ out:
     free(s.g_tie);
     free(s.present);
     free(s.c_entry);
-    free(s.cx);
+    free(s.cx_n);
     free(s.cx_slot);
     free(s.cx_out);
     free(s.memo);
