@@ -254,6 +254,11 @@ tree_set(struct bucket *b, size_t size, size_t leaf, double v)
 {
     size_t i = size + leaf;
 
+    if (v < b->tree[i]) { /* lower: each minimum above is v or stays (one read a level) */
+        for (b->tree[i] = v, i /= 2; i >= 1 && v < b->tree[i]; i /= 2)
+            b->tree[i] = v;
+        return;
+    }
     b->tree[i] = v;
     for (i /= 2; i >= 1; i /= 2) {
         double l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l < r ? l : r;

@@ -3533,8 +3533,18 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         switch (ev.type) {
         case PFS__EV_ARRIVAL:
             if (s.iq) {
-                pfs__queue_push(s.iq, ev.job); /* its place in queue order is its rank */
-                rc = control(&s);
+                int p;
+
+                /* Into an empty queue where it fits now: the pass of control's schedule would
+                 * take it straight out as the head and start it, so it starts here without
+                 * going in (a push and a removal each walk a bucket's tree to its root when
+                 * the queue is empty: 10% of a year on 100,000 GPUs). */
+                if (pfs__queue_len(s.iq) == 0 && (p = fit_now(&s, ev.job)) >= 0)
+                    rc = start_job(&s, ev.job, (size_t)p);
+                else
+                    pfs__queue_push(s.iq, ev.job); /* its place in queue order is its rank */
+                if (rc == 0)
+                    rc = control(&s);
                 break;
             }
             s.queue[s.q_head + s.q_len++] = ev.job;
