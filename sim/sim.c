@@ -181,6 +181,7 @@ struct job {
      * in the list of those not yet put in the order (0: in it as it is). */
     double ord_key;
     uint32_t ord_late;
+    double ord_in; /* its key in the order now (NaN: not in it) */
 };
 
 /* facility.variability: a running job's curve on the GPUs it holds (in the order taken). */
@@ -1335,7 +1336,7 @@ full_draw_w(const struct sim *s, size_t j)
     const struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = job_curve(s, j);
 
-    return c->top_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
+    return c->top_w[jb->pool] * jb->n_gpus;
 }
 
 /* Job j's draw, all its GPUs, at its minimum cap: what capping alone cannot go below. */
@@ -1345,7 +1346,7 @@ floor_draw_w(const struct sim *s, size_t j)
     const struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = job_curve(s, j);
 
-    return c->floor_w[jb->pool] * s->in->wl->jobs[j].n_gpus;
+    return c->floor_w[jb->pool] * jb->n_gpus;
 }
 
 /* Keeps the count of reduced jobs in step with job j's decision. */
@@ -1713,6 +1714,7 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->active = jb->pend_active = jb->n_gpus = s->in->wl->jobs[j].n_gpus;
     jb->start_round = s->round;
     jb->cls = UINT32_MAX;
+    jb->ord_in = NAN; /* (into the finish order at the next order_flush) */
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
      * overrunning the limit for the actuation delay. */
@@ -1787,9 +1789,12 @@ order_flush(struct sim *s)
         struct job *jb = job_rec(s, j);
 
         jb->ord_late = 0;
-        pfs__order_remove(s->ord, jb->pool, j);
-        if (pfs__order_insert(s->ord, jb->pool, j, jb->ord_key, s->in->wl->jobs[j].n_gpus) != 0)
+        if (!isnan(jb->ord_in))
+            pfs__order_remove(s->ord, jb->pool, j, jb->ord_in);
+        jb->ord_in = NAN;
+        if (pfs__order_insert(s->ord, jb->pool, j, jb->ord_key, jb->n_gpus) != 0)
             return PFS_ENOMEM;
+        jb->ord_in = jb->ord_key;
     }
     s->n_ord_late = 0;
     return 0;
@@ -3070,16 +3075,19 @@ record_loss(struct sim *s, size_t j)
     return 0;
 }
 
+/* Job j, at its slot, finishes. (Its slot from its finish event: not looked up by its index,
+ * a cache miss in an array of the workload's jobs.) */
 static int
-finish(struct sim *s, size_t j)
+finish(struct sim *s, size_t j, size_t slot)
 {
-    struct job *jb = job_rec(s, j);
+    struct job *jb = &s->live[slot];
     const struct pfs_workload_job *w = &s->in->wl->jobs[j];
     double took, loss;
-    size_t slot = jb->slot;
     int rc;
 
-    pfs__order_remove(s->ord, jb->pool, j);
+    assert(s->live_of[j] - 1 == slot && jb->slot == slot);
+    if (!isnan(jb->ord_in))
+        pfs__order_remove(s->ord, jb->pool, j, jb->ord_in);
     if (jb->ord_late) { /* out of the list: the last one takes its place */
         uint32_t last = s->ord_late[--s->n_ord_late];
 
@@ -3098,7 +3106,7 @@ finish(struct sim *s, size_t j)
     jb->state = DONE;
     mark(s, j);
     jb->finish_us = s->now_us;
-    pfs__fheap_del(&s->fh, s->live_of[j] - 1); /* (taken when it came out) */
+    pfs__fheap_del(&s->fh, (uint32_t)slot); /* (taken when it came out) */
     s->running[slot] = s->running[--s->n_running];
     job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
@@ -3365,7 +3373,7 @@ next_event(struct sim *s, struct pfs__event *ev)
 
     if (s->fh.n > 0 && (s->heap.n == 0 ||
                         pfs__event_before(f->t_us, f->seq, s->heap.v[0].t_us, s->heap.v[0].seq))) {
-        *ev = (struct pfs__event){f->t_us, f->seq, PFS__EV_FINISH, f->job, 0};
+        *ev = (struct pfs__event){f->t_us, f->seq, PFS__EV_FINISH, f->job, f->rec};
         pfs__fheap_del(&s->fh, f->rec);
         return true;
     }
@@ -3467,7 +3475,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     if (s.by_class) /* (without memory: the price found afresh at each decision) */
         for (int f = 0; f < 2; f++)
             s.ccache[f] = pfs__class_cache_new();
-    if ((rc = pfs__order_new(&s.ord, n, most)) != 0 || (rc = indexed_queue(&s)) != 0 ||
+    if ((rc = pfs__order_new(&s.ord)) != 0 || (rc = indexed_queue(&s)) != 0 ||
         (rc = pfs__fheap_init(&s.fh, most)) != 0 ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
         rc = pfs__diag_set(diag, rc ? rc : PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
@@ -3563,7 +3571,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             rc = control(&s);
             break;
         case PFS__EV_FINISH:
-            if ((rc = finish(&s, ev.job)) == 0)
+            if ((rc = finish(&s, ev.job, ev.version)) == 0) /* (version: its slot) */
                 rc = control(&s);
             break;
         case PFS__EV_CONTROL: {

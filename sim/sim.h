@@ -10,7 +10,7 @@
 
 enum pfs__event_type {
     PFS__EV_ARRIVAL, /* job: a job is submitted */
-    PFS__EV_FINISH,  /* job, version: a running job completes (stale if version moved on) */
+    PFS__EV_FINISH,  /* job, version: a running job completes (version: its slot) */
     PFS__EV_CONTROL, /* the policy's cadence */
     PFS__EV_ACTUATE, /* version: decided caps take effect */
     PFS__EV_MINUTE,  /* a minute boundary: metrics and the budget's next step */
@@ -99,17 +99,16 @@ size_t pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any
                        double max_dur, unsigned slot);
 
 /* sim/order.c: the running jobs of each pool in order of (key, job index), key the
- * estimated time to finish. pfs__order_reach is the first job in that order at which the
- * GPUs of the jobs up to it reach want (> 0), with its key and those GPUs (*freed), or
- * SIZE_MAX if all of the pool's together have fewer. */
+ * estimated time to finish. A job is inserted when it is not in the order and removed by
+ * the key it was inserted with (the caller keeps it; remove it first to change its key).
+ * pfs__order_reach is the first job in that order at which the GPUs of the jobs up to it
+ * reach want (> 0), with its key and those GPUs (*freed), or SIZE_MAX if all of the pool's
+ * together have fewer. Keys are not NaN. */
 struct pfs__order;
-/* n jobs, at most live of them in the order at once (insert returns PFS_ENOMEM beyond); a
- * job is inserted when it is not in the order (remove it first to change its key). */
-int pfs__order_new(struct pfs__order **out, size_t n, size_t live);
+int pfs__order_new(struct pfs__order **out);
 void pfs__order_free(struct pfs__order *o);
 int pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
-void pfs__order_remove(struct pfs__order *o, int pool, size_t j);
-bool pfs__order_has(const struct pfs__order *o, size_t j);
+void pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key);
 int64_t pfs__order_total(const struct pfs__order *o, int pool);
 size_t pfs__order_reach(const struct pfs__order *o, int pool, int64_t want, double *key,
                         int64_t *freed);

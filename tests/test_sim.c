@@ -734,6 +734,111 @@ test_fheap(struct test *t)
     gsl_rng_free(r);
 }
 
+/* sim/order.c's blocks against a sorted array, per pool: random insertions and removals
+ * that fill pools past many blocks (splits) and empty them again (joins, dropped blocks),
+ * keys with ties, +inf and values a rounding error apart; after every step the pool's total
+ * and its answer to "the first job at which the GPUs reach W" for W at every entry's
+ * cumulative GPUs, one less and one more. */
+struct ord_entry {
+    double key;
+    uint32_t job;
+    int gpus;
+};
+
+void
+test_order(struct test *t)
+{
+    enum { POOLS = 3, JOBS = 3000 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs__order *o = NULL;
+    static struct ord_entry e[POOLS][JOBS];
+    static double in_key[JOBS];
+    static int in_pool[JOBS], gpus_of[JOBS];
+    size_t n[POOLS] = {0}, checks = 0, most = 0;
+
+    gsl_rng_set(r, 11);
+    CHECK_INT(pfs__order_new(&o), 0);
+    for (size_t j = 0; j < JOBS; j++)
+        in_pool[j] = -1;
+    for (int step = 0; step < 60000 && t->failures < 5; step++) {
+        /* grow for 3,000 steps, then shrink for 3,000: each pool passes 500 entries */
+        bool grow = (step / 3000) % 2 == 0;
+        uint32_t j = (uint32_t)gsl_rng_uniform_int(r, JOBS);
+        int p = in_pool[j];
+
+        if (p < 0 && (grow || gsl_rng_uniform(r) < 0.3)) { /* in */
+            double u = gsl_rng_uniform(r),
+                   key = u < 0.3    ? (double)gsl_rng_uniform_int(r, 20)
+                         : u < 0.35 ? HUGE_VAL
+                         : u < 0.5  ? 7 + (double)gsl_rng_uniform_int(r, 4) * DBL_EPSILON * 8
+                                    : 1e5 * gsl_rng_uniform(r);
+            size_t at = 0;
+
+            p = (int)gsl_rng_uniform_int(r, POOLS);
+            gpus_of[j] = 1 + (int)gsl_rng_uniform_int(r, 16);
+            CHECK_INT(pfs__order_insert(o, p, j, key, gpus_of[j]), 0);
+            while (at < n[p] && (e[p][at].key < key || (!(e[p][at].key > key) && e[p][at].job < j)))
+                at++;
+            memmove(&e[p][at + 1], &e[p][at], (n[p] - at) * sizeof e[p][0]);
+            e[p][at] = (struct ord_entry){key, j, gpus_of[j]};
+            n[p]++;
+            in_pool[j] = p;
+            in_key[j] = key;
+        } else if (p >= 0 && (!grow || gsl_rng_uniform(r) < 0.3)) { /* out */
+            size_t at = 0;
+
+            pfs__order_remove(o, p, j, in_key[j]);
+            while (e[p][at].job != j)
+                at++;
+            memmove(&e[p][at], &e[p][at + 1], (n[p] - at - 1) * sizeof e[p][0]);
+            n[p]--;
+            in_pool[j] = -1;
+        } else
+            continue;
+        most = n[p] > most ? n[p] : most;
+        {
+            static int64_t cum[JOBS]; /* GPUs up to and with each entry */
+            int64_t sum = 0;
+
+            for (size_t i = 0; i < n[p]; i++)
+                cum[i] = sum += e[p][i].gpus;
+            CHECK_INT(pfs__order_total(o, p), sum);
+            for (size_t i = 0; i < n[p]; i++) { /* W at each entry's sum, one less, one more */
+                for (int64_t w = cum[i] - 1; w <= cum[i] + 1; w++) {
+                    double key = NAN;
+                    int64_t freed = -1;
+                    size_t want = SIZE_MAX, got = pfs__order_reach(o, p, w, &key, &freed);
+
+                    size_t lo = 0, hi = n[p]; /* the first entry whose sum reaches w */
+
+                    while (lo < hi)
+                        if (cum[(lo + hi) / 2] >= w)
+                            hi = (lo + hi) / 2;
+                        else
+                            lo = (lo + hi) / 2 + 1;
+                    want = w > 0 && lo < n[p] ? lo : SIZE_MAX;
+                    if (want == SIZE_MAX ? got != SIZE_MAX
+                                         : got != e[p][want].job || freed != cum[want] ||
+                                               memcmp(&key, &e[p][want].key, sizeof key) != 0) {
+                        test_fail(t, __FILE__, __LINE__,
+                                  "step %d pool %d W %lld: job %zu, should be %zu", step, p,
+                                  (long long)w, got,
+                                  want == SIZE_MAX ? SIZE_MAX : (size_t)e[p][want].job);
+                        break;
+                    }
+                    checks++;
+                }
+                if (i > 8 && i + 8 < n[p]) /* the middle sparsely: the ends are where blocks turn */
+                    i += gsl_rng_uniform_int(r, 16);
+            }
+        }
+    }
+    CHECK(most > 500); /* many blocks */
+    CHECK(checks > 1000000);
+    pfs__order_free(o);
+    gsl_rng_free(r);
+}
+
 /* pfs__grow makes room for element n wherever n lies: d137574's expansion of class entries
  * asked it for a few hundred at once past twice the capacity, and it doubled once (256 ->
  * 512 for 567 entries at one decision of the 100,000-GPU year: an overrun). Every element
