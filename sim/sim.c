@@ -3085,7 +3085,7 @@ finish(struct sim *s, size_t j, size_t slot)
     double took, loss;
     int rc;
 
-    assert(s->live_of[j] - 1 == slot && jb->slot == slot);
+    assert(jb->slot == slot);
     if (!isnan(jb->ord_in))
         pfs__order_remove(s->ord, jb->pool, j, jb->ord_in);
     if (jb->ord_late) { /* out of the list: the last one takes its place */
@@ -3375,6 +3375,10 @@ next_event(struct sim *s, struct pfs__event *ev)
                         pfs__event_before(f->t_us, f->seq, s->heap.v[0].t_us, s->heap.v[0].seq))) {
         *ev = (struct pfs__event){f->t_us, f->seq, PFS__EV_FINISH, f->job, f->rec};
         pfs__fheap_del(&s->fh, f->rec);
+        if (s->fh.n > 0) { /* the next finish's records, on their way while this one runs */
+            __builtin_prefetch(&s->live[f->rec]);
+            __builtin_prefetch(&s->in->wl->jobs[f->job]);
+        }
         return true;
     }
     return pfs__heap_pop(&s->heap, ev);
@@ -3532,6 +3536,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             struct arrival_key a = arrival_at(in, s.n_arrived);
 
             rc = pfs__heap_push_seq(&s.heap, a.t_us, PFS__EV_ARRIVAL, a.job, 0, a.job);
+            __builtin_prefetch(&in->wl->jobs[a.job]); /* (read when it arrives) */
         } else if (ev.type == PFS__EV_MINUTE &&
                    (int64_t)(ev.job + 2) * 60 * (int64_t)US <= s.end_us)
             rc = pfs__heap_push_seq(&s.heap, (int64_t)(ev.job + 2) * 60 * (int64_t)US,
