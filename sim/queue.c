@@ -52,8 +52,9 @@ struct answer {
 
 /* A run's queue: which jobs are queued now. */
 struct bucket {
-    size_t queued; /* its jobs queued now */
-    double *tree;  /* [2 size] min run time over each node's queued jobs (+inf: none) */
+    size_t queued;  /* its jobs queued now */
+    uint64_t *tree; /* [2 size] the least run time over each node's queued jobs, as rank():
+                     * the most rank (0: none) */
     /* the last answers to a backfill pass's first question (after the head's rank) and to
      * its others: a pass asks again after every job it takes, and a bucket it did not take
      * from has not changed; the next pass asks after the same head with a bound tightened by
@@ -220,11 +221,10 @@ pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x)
         struct bucket *b = &q->b[k];
         size_t leaves = 2 * x->b[k].size;
 
-        if (!(b->tree = malloc(leaves * sizeof *b->tree)))
+        /* (zeros, none queued: pages the queue never reaches are never touched) */
+        if (!(b->tree = calloc(leaves, sizeof *b->tree)))
             goto fail;
         pfs__huge(b->tree, leaves * sizeof *b->tree);
-        for (size_t i = 0; i < leaves; i++)
-            b->tree[i] = HUGE_VAL;
     }
     *out = q;
     return 0;
@@ -246,24 +246,48 @@ pfs__queue_free(struct pfs__queue *q)
     free(q);
 }
 
-/* Sets a leaf and the minima above it, up to the first that does not change. The values
- * are run times or +inf, never NaN (index_make), so a comparison is fmin (a call into libm
- * at -O2, 2% of a year of the Poisson case). */
+/* A run time d in [0, +inf] as a rank that orders the other way: the bits of +inf less
+ * d's (the bits of non-negative doubles order as their values), so +inf, no job, is 0 and
+ * the trees start as zeroed memory the kernel hands out untouched (a tree of +inf written
+ * out at the start of a run was every page of a tree made for all of a year's jobs, most
+ * never queued on a facility that seldom queues: 8% of a year on 100,000 GPUs in page
+ * clearing). Run times are never NaN (index_make). */
+static inline uint64_t
+rank(double d)
+{
+    uint64_t bits, inf_bits;
+    double inf = HUGE_VAL;
+
+    memcpy(&bits, &d, sizeof bits);
+    memcpy(&inf_bits, &inf, sizeof inf_bits);
+    return inf_bits - bits;
+}
+
+/* The least rank of a run time at most x (a bound: finite, not NaN); 0 where no
+ * run time is (x < 0), which callers check before asking the tree. */
+static inline uint64_t
+rank_bound(double x)
+{
+    return x < 0 ? 0 : rank(x + 0.0); /* (+ 0.0: -0 as +0) */
+}
+
+/* Sets a leaf and the maxima above it, up to the first that does not change. */
 static void
-tree_set(struct bucket *b, size_t size, size_t leaf, double v)
+tree_set(struct bucket *b, size_t size, size_t leaf, double d)
 {
     size_t i = size + leaf;
+    uint64_t v = rank(d);
 
-    if (v < b->tree[i]) { /* lower: each minimum above is v or stays (one read a level) */
-        for (b->tree[i] = v, i /= 2; i >= 1 && v < b->tree[i]; i /= 2)
+    if (v > b->tree[i]) { /* higher: each maximum above is v or stays (one read a level) */
+        for (b->tree[i] = v, i /= 2; i >= 1 && v > b->tree[i]; i /= 2)
             b->tree[i] = v;
         return;
     }
     b->tree[i] = v;
     for (i /= 2; i >= 1; i /= 2) {
-        double l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l < r ? l : r;
+        uint64_t l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l > r ? l : r;
 
-        if (!(m < b->tree[i]) && !(m > b->tree[i]))
+        if (m == b->tree[i])
             break;
         b->tree[i] = m;
     }
@@ -358,29 +382,31 @@ pfs__queue_rank(const struct pfs__queue *q, size_t j)
     return rank_of(q->x, j);
 }
 
-/* The first leaf >= lo of a tree of `size` leaves whose value is <= x, or SIZE_MAX. From leaf
+/* The first leaf >= lo of a tree of `size` leaves whose run time is <= x (whose rank is at
+ * least rank_bound(x): x >= 0), or SIZE_MAX. From leaf
  * lo up to the first subtree to its right that holds such a value, then down its left-most
  * path to one: O(log d) steps up for an answer d leaves on, where a descent from the root,
  * left first, read the whole height and the subtrees left of lo that held one (issue 16: 9%
  * of a Poisson year's instructions, in a queue of a million jobs). */
 static size_t
-first_at_most(const double *tree, size_t size, size_t lo, double x)
+first_at_most(const uint64_t *tree, size_t size, size_t lo, double x)
 {
     size_t i = size + lo;
+    uint64_t least = rank_bound(x);
 
-    if (lo >= size)
+    if (lo >= size || least == 0)
         return SIZE_MAX;
-    if (tree[i] <= x)
+    if (tree[i] >= least)
         return lo;
     for (;;) {
         for (; i & 1; i /= 2) /* a right child: its parent's right is next */
             if (i == 1)
                 return SIZE_MAX;
-        if (tree[++i] <= x)
+        if (tree[++i] >= least)
             break;
     }
     while (i < size) /* down: the left child if it holds one, else the right, which does */
-        i = tree[2 * i] <= x ? 2 * i : 2 * i + 1;
+        i = tree[2 * i] >= least ? 2 * i : 2 * i + 1;
     return i - size;
 }
 
@@ -416,7 +442,7 @@ reuse(const struct bucket_index *b, struct bucket *c, struct answer *e, size_t a
         *leaf = SIZE_MAX;
         return true;
     } else if (!e->gone && b->rank[e->leaf] >= key) {
-        if (c->tree[b->size + e->leaf] <= bound)
+        if (bound >= 0 && c->tree[b->size + e->leaf] >= rank_bound(bound))
             return *leaf = e->leaf, true; /* (its bound stays the looser one) */
         *leaf = first_at_most(c->tree, b->size, e->leaf + 1, bound);
     } else if (e->gone && b->rank[e->leaf] + 1 >= key) { /* (after it, or its rank) */

@@ -579,7 +579,14 @@ queue_index_random(struct test *t, bool ident)
             size_t after = head == SIZE_MAX ? SIZE_MAX : rank_of[head], got, want;
             int free_gpus = (int)gsl_rng_uniform_int(r, 80),
                 extra = (int)gsl_rng_uniform_int(r, 20);
-            double max_dur = step % 7 == 0 ? HUGE_VAL : 60 + 20000 * gsl_rng_uniform(r);
+            /* no bound; a bound some run times equal exactly (they are whole seconds); one
+             * none is within (negative, -0, 0); any */
+            double u = gsl_rng_uniform(r), max_dur = step % 7 == 0   ? HUGE_VAL
+                                                     : step % 7 == 1 ? 60 + floor(20000 * u)
+                                                     : step % 7 == 2 ? (step % 3 == 0   ? -5
+                                                                        : step % 3 == 1 ? -0.0
+                                                                                        : 0)
+                                                                     : 60 + 20000 * u;
 
             unsigned slot = 0; /* the pass's first question, then its others (any slot
                                 * must give the right answer: now and then the other) */
@@ -650,6 +657,9 @@ test_queue_index(struct test *t)
         for (size_t j = 0; q && j < 8; j++)
             pfs__queue_push(q, j);
         if (q) {
+            /* a bound the run times equal is met; one an ulp below it is not */
+            CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, 100, 0), 0);
+            CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, nextafter(100, 0), 0), SIZE_MAX);
             CHECK_INT(pfs__queue_next(q, SIZE_MAX, 1, 0, 200, 1), 0);
             pfs__queue_remove(q, 0);
             CHECK_INT(pfs__queue_next(q, 1, 1, 0, 200, 1), 2); /* rank 1 is job 1's */
