@@ -112,5 +112,8 @@ void pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key);
 int64_t pfs__order_total(const struct pfs__order *o, int pool);
 size_t pfs__order_reach(const struct pfs__order *o, int pool, int64_t want, double *key,
                         int64_t *freed);
+/* Whether the order's blocks hold together: entries in order within and across blocks,
+ * first entries and sums as kept (tests). */
+bool pfs__order_ok(const struct pfs__order *o);
 
 #endif

@@ -806,6 +806,10 @@ test_order(struct test *t)
         } else
             continue;
         most = n[p] > most ? n[p] : most;
+        if (!pfs__order_ok(o)) {
+            test_fail(t, __FILE__, __LINE__, "step %d: the blocks do not hold together", step);
+            break;
+        }
         {
             static int64_t cum[JOBS]; /* GPUs up to and with each entry */
             int64_t sum = 0;
