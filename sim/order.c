@@ -8,13 +8,13 @@
  * running job at every scheduling pass.
  *
  * Each pool's order is a list of sorted blocks of at most BLOCK entries (key, job, GPUs),
- * with each block's GPUs summed, and the blocks' first entries in arrays of their own. An insertion
- * or removal is a binary search over the first entries, one within the block and a move of at most
- * BLOCK entries; "the first job at which the GPUs freed reach W" adds up block sums and then scans
- * one block (W is one queued job's GPUs: nearly always inside the first block). The treap this
- * replaced answered the same in O(log n), but its walks of 20 to 30 nodes, each a branch on a
- * comparison of keys, were 20% of the cycles of a Poisson year; a block's entries are contiguous
- * and its searches short.
+ * each block's GPUs summed, the list an array of the blocks with their first entries. An
+ * insertion or removal is a binary search over the first entries, one within the block and
+ * a move of at most BLOCK entries; "the first job at which the GPUs freed reach W" adds up
+ * block sums and then scans one block (W is one queued job's GPUs: nearly always inside the
+ * first block). The treap this replaced answered the same in O(log n), but its walks of 20
+ * to 30 nodes, each a branch on a comparison of keys, were 20% of the cycles of a Poisson
+ * year; a block's entries are contiguous and its searches short.
  *
  * The caller keeps each job's key in the order (it removes a job by its key): the order
  * holds nothing per job of the workload, so its memory is what is running.
@@ -36,13 +36,17 @@ struct block {
     int32_t gpus[BLOCK];
 };
 
-/* One pool's order: its blocks in order, and each block's first entry (sep_key, sep_job),
- * kept as entries come and go at the front: the blocks' searches need them in order, and a
- * stale first entry need not be (a block split after its first left could start below it). */
+/* A block in its pool's list, with its first entry (kept as entries come and go at its
+ * front: the search for a block needs the first entries in order, and a stale one is not). */
+struct place {
+    struct block *b;
+    double key;
+    uint32_t job;
+};
+
+/* One pool's order: its blocks in order. */
 struct list {
-    struct block **b;
-    double *sep_key;
-    uint32_t *sep_job;
+    struct place *v;
     size_t n, cap;
     int64_t total;
 };
@@ -67,10 +71,8 @@ pfs__order_free(struct pfs__order *o)
         return;
     for (size_t p = 0; p < PFS_MAX_POOLS; p++) {
         for (size_t b = 0; b < o->l[p].n; b++)
-            free(o->l[p].b[b]);
-        free(o->l[p].b);
-        free(o->l[p].sep_key);
-        free(o->l[p].sep_job);
+            free(o->l[p].v[b].b);
+        free(o->l[p].v);
     }
     for (size_t k = 0; k < o->n_spare; k++)
         free(o->spare[k]);
@@ -96,7 +98,7 @@ block_of(const struct list *l, double key, uint32_t j)
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
 
-        if (before(key, j, l->sep_key[mid], l->sep_job[mid]))
+        if (before(key, j, l->v[mid].key, l->v[mid].job))
             hi = mid;
         else
             lo = mid + 1;
@@ -122,22 +124,20 @@ place_in(const struct block *x, double key, uint32_t j)
 }
 
 static void
-set_sep(struct list *l, size_t b)
+set_first(struct list *l, size_t b)
 {
-    l->sep_key[b] = l->b[b]->key[0];
-    l->sep_job[b] = l->b[b]->job[0];
+    l->v[b].key = l->v[b].b->key[0];
+    l->v[b].job = l->v[b].b->job[0];
 }
 
-/* Puts block x into the list at b (the arrays have room). */
+/* Puts block x into the list at b (the list has room). */
 static void
 list_put(struct list *l, size_t b, struct block *x)
 {
-    memmove(&l->b[b + 1], &l->b[b], (l->n - b) * sizeof *l->b);
-    memmove(&l->sep_key[b + 1], &l->sep_key[b], (l->n - b) * sizeof *l->sep_key);
-    memmove(&l->sep_job[b + 1], &l->sep_job[b], (l->n - b) * sizeof *l->sep_job);
-    l->b[b] = x;
+    memmove(&l->v[b + 1], &l->v[b], (l->n - b) * sizeof *l->v);
+    l->v[b].b = x;
     l->n++;
-    set_sep(l, b);
+    set_first(l, b);
 }
 
 /* Takes block b out of the list, to the spares (which have room: every block made is
@@ -145,11 +145,9 @@ list_put(struct list *l, size_t b, struct block *x)
 static void
 list_drop(struct pfs__order *o, struct list *l, size_t b)
 {
-    o->spare[o->n_spare++] = l->b[b];
+    o->spare[o->n_spare++] = l->v[b].b;
     l->n--;
-    memmove(&l->b[b], &l->b[b + 1], (l->n - b) * sizeof *l->b);
-    memmove(&l->sep_key[b], &l->sep_key[b + 1], (l->n - b) * sizeof *l->sep_key);
-    memmove(&l->sep_job[b], &l->sep_job[b + 1], (l->n - b) * sizeof *l->sep_job);
+    memmove(&l->v[b], &l->v[b + 1], (l->n - b) * sizeof *l->v);
 }
 
 /* Room for one more block in pool l's list, and a block to put there (a spare or a new
@@ -157,40 +155,20 @@ list_drop(struct pfs__order *o, struct list *l, size_t b)
 static struct block *
 block_new(struct pfs__order *o, struct list *l)
 {
-    struct block *x;
+    struct place *v = pfs__grow(l->v, &l->cap, l->n, sizeof *v, 8);
+    struct block **s, *x;
 
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        struct block **b = realloc(l->b, cap * sizeof *b);
-        double *fk;
-        uint32_t *fj;
-
-        if (!b)
-            return NULL;
-        l->b = b;
-        if (!(fk = realloc(l->sep_key, cap * sizeof *fk)))
-            return NULL;
-        l->sep_key = fk;
-        if (!(fj = realloc(l->sep_job, cap * sizeof *fj)))
-            return NULL;
-        l->sep_job = fj;
-        l->cap = cap;
-    }
+    if (!v)
+        return NULL;
+    l->v = v;
     if (o->n_spare > 0)
         return o->spare[--o->n_spare];
+    /* a new one, and a place for it among the spares for when it is one */
+    if (!(s = pfs__grow(o->spare, &o->spare_cap, o->made, sizeof *s, 16)))
+        return NULL;
+    o->spare = s;
     if (!(x = malloc(sizeof *x)))
         return NULL;
-    if (o->made == o->spare_cap) { /* a place for it among the spares, for when it is one */
-        size_t cap = o->spare_cap ? 2 * o->spare_cap : 16;
-        struct block **s = realloc(o->spare, cap * sizeof *s);
-
-        if (!s) {
-            free(x);
-            return NULL;
-        }
-        o->spare = s;
-        o->spare_cap = cap;
-    }
     o->made++;
     return x;
 }
@@ -213,7 +191,7 @@ pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus
         list_put(l, 0, x);
     }
     b = block_of(l, key, (uint32_t)j);
-    x = l->b[b];
+    x = l->v[b].b;
     if (x->n == BLOCK) { /* full: its upper half to a new block after it */
         struct block *y = block_new(o, l);
 
@@ -230,7 +208,7 @@ pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus
         x->sum -= y->sum;
         list_put(l, b + 1, y);
         if (!before(key, (uint32_t)j, y->key[0], y->job[0]))
-            x = l->b[++b];
+            x = l->v[++b].b;
     }
     at = place_in(x, key, (uint32_t)j);
     memmove(&x->key[at + 1], &x->key[at], (x->n - at) * sizeof *x->key);
@@ -243,7 +221,7 @@ pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus
     x->sum += gpus;
     l->total += gpus;
     if (at == 0)
-        set_sep(l, b);
+        set_first(l, b);
     return 0;
 }
 
@@ -252,7 +230,7 @@ pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key)
 {
     struct list *l = &o->l[pool];
     size_t b = block_of(l, key, (uint32_t)j), at;
-    struct block *x = l->b[b];
+    struct block *x = l->v[b].b;
 
     at = place_in(x, key, (uint32_t)j);
     assert(at < x->n && x->job[at] == j);
@@ -267,13 +245,12 @@ pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key)
         return;
     }
     if (at == 0)
-        set_sep(l, b);
-    /* A block under a quarter full joins a neighbour where the two fill at most three
-     * quarters of one: no two neighbours are both sparse, so the blocks stay within four
-     * times the fewest that could hold the entries. */
+        set_first(l, b);
+    /* A block under a quarter full joins the next (the one before, for the last) where the
+     * two fill at most three quarters of one, so that the blocks do not thin out. */
     if (x->n < BLOCK / 4 && l->n > 1) {
         size_t a = b + 1 < l->n ? b : b - 1; /* the earlier of the two */
-        struct block *u = l->b[a], *v = l->b[a + 1];
+        struct block *u = l->v[a].b, *v = l->v[a + 1].b;
 
         if (u->n + v->n <= 3 * BLOCK / 4) {
             memcpy(&u->key[u->n], v->key, v->n * sizeof *v->key);
@@ -301,7 +278,7 @@ pfs__order_reach(const struct pfs__order *o, int pool, int64_t want, double *key
     if (want <= 0 || l->total < want)
         return SIZE_MAX;
     for (size_t b = 0; b < l->n; b++) {
-        const struct block *x = l->b[b];
+        const struct block *x = l->v[b].b;
 
         if (before_b + x->sum < want) {
             before_b += x->sum;
@@ -325,15 +302,13 @@ pfs__order_ok(const struct pfs__order *o)
         int64_t total = 0;
 
         for (size_t b = 0; b < l->n; b++) {
-            const struct block *x = l->b[b];
+            const struct block *x = l->v[b].b, *w = b > 0 ? l->v[b - 1].b : NULL;
             int64_t sum = 0;
 
             if (x->n == 0 || x->n > BLOCK || isnan(x->key[0]) ||
-                memcmp(&l->sep_key[b], &x->key[0], sizeof x->key[0]) != 0 ||
-                l->sep_job[b] != x->job[0])
+                memcmp(&l->v[b].key, &x->key[0], sizeof x->key[0]) != 0 || l->v[b].job != x->job[0])
                 return false;
-            if (b > 0 && !before(l->b[b - 1]->key[l->b[b - 1]->n - 1],
-                                 l->b[b - 1]->job[l->b[b - 1]->n - 1], x->key[0], x->job[0]))
+            if (w && !before(w->key[w->n - 1], w->job[w->n - 1], x->key[0], x->job[0]))
                 return false; /* (blocks in order) */
             for (size_t i = 0; i < x->n; i++) {
                 if (i > 0 && !before(x->key[i - 1], x->job[i - 1], x->key[i], x->job[i]))
