@@ -2298,10 +2298,11 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
     return 0;
 }
 
-/* How many jobs the open decision's class entries may change and still be made job entries
- * (class_entries_few): 32, or under an eighth of those running. */
+/* How many changed jobs a decision lands by a pass over every slot rather than by sorting
+ * its changes (actuate): 33, or an eighth of those running if more; class entries that
+ * change fewer are made job entries again (class_entries_few). */
 static size_t
-class_entries_limit(const struct sim *s)
+pass_limit(const struct sim *s)
 {
     return s->n_running / 8 > 32 ? s->n_running / 8 : 33;
 }
@@ -2318,7 +2319,7 @@ decide_class(struct sim *s, uint32_t k, double cap, double pause, int active)
 {
     const struct group *g = &s->group[k];
     struct decided *e;
-    size_t *x, from = s->n_cx_slot, changed = 0, keep = class_entries_limit(s);
+    size_t *x, from = s->n_cx_slot, changed = 0, keep = pass_limit(s);
     uint32_t *c;
     int rc = 0;
 
@@ -2552,7 +2553,7 @@ actuate(struct sim *s, uint32_t round)
                 s->land = g;
                 s->land[m++] = (struct landing){s->live_of[j] - 1, b.from + q}; /* (its slot) */
             }
-            if (classes > 0 || (m > 32 && s->land_at && m >= s->n_running / 8)) {
+            if (classes > 0 || (s->land_at && m >= pass_limit(s))) {
                 /* classes, or many of the running jobs: by a pass over the slots */
                 rc = land_pass(s, &b, m, classes > 0);
                 s->dq_head = b.from + b.n;
