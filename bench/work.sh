@@ -5,7 +5,8 @@
 # without events one after another). This machine's speed moves by a third within minutes;
 # an instruction count does not. Results in docs/benchmarks.md ("What an event costs equal
 # and sla", "The cap-4k series without its events"); about 10 minutes on 2 cores, twice
-# that with --without-events.
+# that with --without-events. Fits: the exponent in days, the line through 0 and a + b
+# days (the bar: linear in days), and a + b days + e events (linear in the work).
 #   sh bench/work.sh [--without-events] [DAYS...]     default: 7 13 28 91 182 365
 # --without-events: the same windows with `dr_events = ();` as well, and what the events
 # add: the run without events that prices them (a quarter of the four runs' own work) and
@@ -52,7 +53,7 @@ for d in "$@"; do
     read -r ev ir <<EOF
 $(instructions "$d" 1)
 EOF
-    echo "$d $ir" >> "$tmp/fit"
+    echo "$d $ir $ev" >> "$tmp/fit"
     if [ $both = 1 ]; then
         read -r _ ir0 <<EOF
 $(instructions "$d" 0)
@@ -81,5 +82,23 @@ fit() {
                printf "by least squares (%.4f G a day): at most %.0f%% off (at %d days); against a + b days\n", b / 1e9, 100 * worst, at
                printf "(a = %.3f G, b = %.4f G a day): at most %.0f%% off (at %d days)\n", a1 / 1e9, b1 / 1e9, 100 * worst1, at1 }' "$2"
 }
+# fit_events FILE: the work as a + b days + e events by least squares (Cramer's rule on the
+# normal equations), with each window's relative miss: linear in the work, which days alone
+# cannot show while the short windows hold no event
+fit_events() {
+    awk '{ n++; d[n] = $1; t[n] = $2; k[n] = $3 }
+         END { if (n < 4) exit
+               for (i = 1; i <= n; i++) { x[1] = 1; x[2] = d[i]; x[3] = k[i]
+                   for (r = 1; r <= 3; r++) { v[r] += x[r] * t[i]; for (c = 1; c <= 3; c++) A[r, c] += x[r] * x[c] } }
+               det = A[1,1] * (A[2,2] * A[3,3] - A[2,3] * A[3,2]) - A[1,2] * (A[2,1] * A[3,3] - A[2,3] * A[3,1]) + A[1,3] * (A[2,1] * A[3,2] - A[2,2] * A[3,1])
+               if (det == 0) { print "\nno fit in days and events: every window holds the same events per day"; exit }
+               for (c = 1; c <= 3; c++) {
+                   for (r = 1; r <= 3; r++) for (q = 1; q <= 3; q++) B[r, q] = (q == c) ? v[r] : A[r, q]
+                   p[c] = (B[1,1] * (B[2,2] * B[3,3] - B[2,3] * B[3,2]) - B[1,2] * (B[2,1] * B[3,3] - B[2,3] * B[3,1]) + B[1,3] * (B[2,1] * B[3,2] - B[2,2] * B[3,1])) / det }
+               printf "\nagainst a + b days + e events (a = %.3f G, b = %.4f G a day, e = %.3f G an event):", p[1] / 1e9, p[2] / 1e9, p[3] / 1e9
+               for (i = 1; i <= n; i++) printf " %+.1f%%", 100 * ((p[1] + p[2] * d[i] + p[3] * k[i]) / t[i] - 1)
+               printf " (the windows in order)\n" }' "$1"
+}
 fit "with its events" "$tmp/fit"
+fit_events "$tmp/fit"
 [ $both = 0 ] || fit "without them" "$tmp/fit0"
