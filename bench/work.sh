@@ -86,15 +86,16 @@ fit() {
 # normal equations), with each window's relative miss: linear in the work, which days alone
 # cannot show while the short windows hold no event
 fit_events() {
-    awk '{ n++; d[n] = $1; t[n] = $2; k[n] = $3 }
+    awk 'function det3(M) {
+             return M[1,1] * (M[2,2] * M[3,3] - M[2,3] * M[3,2]) - M[1,2] * (M[2,1] * M[3,3] - M[2,3] * M[3,1]) + M[1,3] * (M[2,1] * M[3,2] - M[2,2] * M[3,1]) }
+         { n++; d[n] = $1; t[n] = $2; k[n] = $3 }
          END { if (n < 4) exit
                for (i = 1; i <= n; i++) { x[1] = 1; x[2] = d[i]; x[3] = k[i]
                    for (r = 1; r <= 3; r++) { v[r] += x[r] * t[i]; for (c = 1; c <= 3; c++) A[r, c] += x[r] * x[c] } }
-               det = A[1,1] * (A[2,2] * A[3,3] - A[2,3] * A[3,2]) - A[1,2] * (A[2,1] * A[3,3] - A[2,3] * A[3,1]) + A[1,3] * (A[2,1] * A[3,2] - A[2,2] * A[3,1])
-               if (det == 0) { print "\nno fit in days and events: every window holds the same events per day"; exit }
+               if ((det = det3(A)) == 0) { print "\nno fit in days and events: the windows\047 events do not vary apart from their days"; exit }
                for (c = 1; c <= 3; c++) {
                    for (r = 1; r <= 3; r++) for (q = 1; q <= 3; q++) B[r, q] = (q == c) ? v[r] : A[r, q]
-                   p[c] = (B[1,1] * (B[2,2] * B[3,3] - B[2,3] * B[3,2]) - B[1,2] * (B[2,1] * B[3,3] - B[2,3] * B[3,1]) + B[1,3] * (B[2,1] * B[3,2] - B[2,2] * B[3,1])) / det }
+                   p[c] = det3(B) / det }
                printf "\nagainst a + b days + e events (a = %.3f G, b = %.4f G a day, e = %.3f G an event):", p[1] / 1e9, p[2] / 1e9, p[3] / 1e9
                for (i = 1; i <= n; i++) printf " %+.1f%%", 100 * ((p[1] + p[2] * d[i] + p[3] * k[i]) / t[i] - 1)
                printf " (the windows in order)\n" }' "$1"
