@@ -13,6 +13,8 @@
 #ifndef PFISIM_POLICIES_H
 #define PFISIM_POLICIES_H
 
+#include <math.h>
+
 #include "internal.h"
 
 /* struct pfs_params, struct pfs_policy_ops and the view are the policy ABI's
@@ -65,6 +67,53 @@ int pfs__waterfill(const char *who, const struct pfs_pwl *curves, const struct p
 int pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double *from,
                         const struct pfs_alloc_job *jobs, size_t n, double budget_w,
                         const bool *skip, struct pfs_alloc_decision *out, struct pfs_diag *diag);
+
+/* Where curve i's part from its floor from[i] starts, as pfs__waterfill_from finds it: its
+ * value there, and its first point above it (1 where the floor is its lowest point). Kept
+ * by a caller that water-fills the same curves from the same floors again. */
+struct pfs__from {
+    double y0;
+    uint32_t k;
+};
+
+/* pfs__waterfill_from with each curve's part from its floor given in fr[i] (as
+ * pfs__from_of makes it): the same answer, bit for bit, without finding it again. */
+int pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
+                      const struct pfs__from *fr, const struct pfs_alloc_job *jobs, size_t n,
+                      double budget_w, const bool *skip, struct pfs_alloc_decision *out,
+                      struct pfs_diag *diag);
+/* Where curve c's part from lo starts (pfs__waterfill_from's). */
+struct pfs__from pfs__from_of(const struct pfs_pwl *c, double lo);
+
+/* ----- sla's decisions with what it kept from the last (sim/sim.c, issue 16) -----
+ *
+ * A running job's floor, and where its curve's part from it starts, stay the same from one
+ * decision of an event to the next unless its tolerance or its deadline moves them. The
+ * engine keeps an entry per running job and family of curves (within the predictions,
+ * extrapolated), moved with the job's view and cleared (pfs__sla_kept_clear) when its view
+ * is built; sla reads and refreshes it. The answer is sla's allocate's, bit for bit. */
+struct pfs__sla_kept {
+    double loss;         /* the tolerance the tier floor was made for (NAN: none yet) */
+    double raw;          /* pfs__floor_cap at loss */
+    double x0, y0, top;  /* the curve's lowest point and its top */
+    double floor;        /* the floor last water-filled from (NAN: none yet) */
+    struct pfs__from fr; /* the curve's part from it */
+};
+
+static inline void
+pfs__sla_kept_clear(struct pfs__sla_kept *e)
+{
+    e->loss = e->floor = NAN;
+}
+
+/* policies/sla.c: sla's allocate with kept[e][i] job i's entries (e: within the
+ * predictions, extrapolated), read where the view's kept curves are used. */
+int pfs__sla_allocate_kept(const struct pfs_alloc_view *v, struct pfs__sla_kept *const kept[2],
+                           struct pfs_alloc_decision *out, struct pfs_diag *diag);
+/* policies/registry.c: whether ops is sla, and pfs__policy_decide for it with the entries. */
+bool pfs__policy_is_sla(const struct pfs_policy_ops *ops);
+int pfs__sla_decide_kept(const struct pfs_alloc_view *v, struct pfs__sla_kept *const kept[2],
+                         struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag);
 
 /* pfs__waterfill (no skip) for jobs in classes: cls[i] < n_classes, and jobs of one class
  * have the same curve and GPU count, bit for bit. Each class's segments are priced once,

@@ -243,6 +243,26 @@ pfs__policy_decide(const struct pfs_policy_ops *ops, const struct pfs_alloc_view
     return rc == 0 ? check(ops, view, out, committed, diag) : rc;
 }
 
+bool
+pfs__policy_is_sla(const struct pfs_policy_ops *ops)
+{
+    return ops == &pfs_policy_sla;
+}
+
+int
+pfs__sla_decide_kept(const struct pfs_alloc_view *view, struct pfs__sla_kept *const kept[2],
+                     struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag)
+{
+    int rc;
+
+    /* pfs__policy_run's, for a built-in policy without state: every job at its highest
+     * limit, then the policy */
+    for (size_t i = 0; i < view->n_jobs; i++)
+        out[i] = (struct pfs_alloc_decision){.cap_w = view->jobs[i].max_w, .pause_frac = 0};
+    rc = pfs__sla_allocate_kept(view, kept, out, diag);
+    return rc == 0 ? check(&pfs_policy_sla, view, out, committed, diag) : rc;
+}
+
 int
 pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag)

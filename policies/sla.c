@@ -35,6 +35,54 @@ deadline_floor(const struct pfs_alloc_job *j, const struct pfs_pwl *c)
     return pfs__floor_cap(c, max_of(0, 1 - need / top));
 }
 
+/* The bits of a and b the same (a kept input against today's; NAN matches nothing). */
+static inline bool
+same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Whether job j's deadline floor is no higher than its tolerance's floor on a curve whose
+ * lowest point gives y0 and whose top is top, so that max_of(tolerance's floor,
+ * deadline_floor) is the tolerance's, bit for bit. It is where the job has none; where the
+ * curve's lowest point meets its need (deadline_floor is then the lowest cap, and the
+ * tolerance's floor is never below it); and where the loss its deadline allows is above its
+ * tolerance by more than rounding (pfs__floor_cap falls with the loss: a margin of 1e-9 of
+ * the loss is some 1e-8 W of cap at the least, where the two could round past each other by
+ * 1e-13 at a segment's end). The arithmetic is deadline_floor's and pfs__floor_cap's own. */
+static bool
+deadline_clear(const struct pfs_alloc_job *j, double y0, double top)
+{
+    double left, need, loss;
+
+    if (!isfinite(j->deadline_s) || !(j->remaining_tokens > 0) || !(top > 0))
+        return true;
+    left = j->deadline_s - j->now_s;
+    need = left > 0 ? j->remaining_tokens / left : HUGE_VAL;
+    loss = max_of(0, 1 - need / top);
+    return y0 >= (1 - loss) * top || loss > j->max_loss * (1 + 1e-9) + 1e-12;
+}
+
+/* Job j's floor on curve c, as sla_try works it out, with its kept entry e: its tolerance's
+ * floor made again only when its tolerance moved, its deadline's only where it may bind. */
+static double
+kept_floor(struct pfs__sla_kept *e, const struct pfs_alloc_job *j, const struct pfs_pwl *c)
+{
+    double f;
+
+    if (!same_bits(e->loss, j->max_loss)) {
+        e->loss = j->max_loss;
+        e->raw = pfs__floor_cap(c, j->max_loss);
+        e->x0 = c->x[0];
+        e->y0 = c->y[0];
+        e->top = c->y[c->n - 1];
+    }
+    f = e->raw;
+    if (!deadline_clear(j, e->y0, e->top))
+        f = max_of(f, deadline_floor(j, c));
+    return pfs__clamp(f, e->x0, j->max_w); /* (f is a number) */
+}
+
 struct order {
     double key1, key2;
     size_t i;
@@ -161,9 +209,11 @@ pause_by_tier(const struct pfs_alloc_view *v, const struct order *o, size_t m, b
     return true;
 }
 
+/* One try of sla's decision, on the curves within the predictions or extrapolated; kept:
+ * the jobs' kept entries for that family (NULL: none). */
 static int
-sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decision *out,
-        struct pfs_diag *diag)
+sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs__sla_kept *kept,
+        struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     size_t n = v->n_jobs, m = 0;
     const struct pfs_pwl *c = NULL;
@@ -178,11 +228,17 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
     memset(paused, 0, n * sizeof *paused);
     if ((rc = pfs__predicted_readonly(v, "sla", extrapolate, &c, diag)) != 0)
         return rc;
+    if (c != v->predicted[extrapolate])
+        kept = NULL; /* (the entries are the kept curves') */
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 
-        floor[i] = max_of(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
-        floor[i] = pfs__clamp(floor[i], c[i].x[0], j->max_w); /* (floor is a number) */
+        if (kept)
+            floor[i] = kept_floor(&kept[i], j, &c[i]);
+        else {
+            floor[i] = max_of(pfs__floor_cap(&c[i], j->max_loss), deadline_floor(j, &c[i]));
+            floor[i] = pfs__clamp(floor[i], c[i].x[0], j->max_w); /* (floor is a number) */
+        }
         out[i] = (struct pfs_alloc_decision){.cap_w = floor[i], .pause_frac = 0};
         need += j->n_gpus * floor[i];
         if (j->tier != PFS_TIER_FIRM)
@@ -210,26 +266,58 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs_alloc_decis
     if (need > v->budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, "sla", v->budget_w, need,
                                "the firm jobs' floors, every interruptible job paused,");
-    /* Above the floors, PFI-aware: on the curves from the floors up. */
+    /* Above the floors, PFI-aware: on the curves from the floors up (each one's part from
+     * its floor found again only where the floor moved). */
+    if (kept) {
+        struct pfs__from *fr = pfs__scratch(4, n * sizeof *fr);
+
+        if (!fr)
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            if (paused[i])
+                continue;
+            if (!same_bits(kept[i].floor, floor[i])) {
+                kept[i].floor = floor[i];
+                kept[i].fr = pfs__from_of(&c[i], floor[i]);
+            }
+            fr[i] = kept[i].fr;
+        }
+        return pfs__waterfill_fr("sla", c, floor, fr, v->jobs, n, v->budget_w, paused, out, diag);
+    }
     return pfs__waterfill_from("sla", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
+}
+
+/* sla's decision; kept: the jobs' kept entries per family (NULL: none). */
+static int
+sla_decide(const struct pfs_alloc_view *v, struct pfs__sla_kept *const *kept,
+           struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    struct pfs_diag first = {0};
+    int rc;
+
+    /* Within the predictions' range first (pausing if need be); extrapolate only when even
+     * that cannot meet the budget. */
+    rc = sla_try(v, false, kept ? kept[0] : NULL, out, &first);
+    if (rc == PFS_EINVAL)
+        rc = sla_try(v, true, kept ? kept[1] : NULL, out, diag);
+    else if (rc)
+        *diag = first;
+    return rc;
 }
 
 static int
 sla_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
              struct pfs_diag *diag)
 {
-    struct pfs_diag first = {0};
-    int rc;
-
     (void)state;
-    /* Within the predictions' range first (pausing if need be); extrapolate only when even
-     * that cannot meet the budget. */
-    rc = sla_try(v, false, out, &first);
-    if (rc == PFS_EINVAL)
-        rc = sla_try(v, true, out, diag);
-    else if (rc)
-        *diag = first;
-    return rc;
+    return sla_decide(v, NULL, out, diag);
+}
+
+int
+pfs__sla_allocate_kept(const struct pfs_alloc_view *v, struct pfs__sla_kept *const kept[2],
+                       struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return sla_decide(v, kept, out, diag);
 }
 
 const struct pfs_policy_ops pfs_policy_sla = {

@@ -362,6 +362,22 @@ wf_from(const struct pfs_pwl *c, double lo)
     return (struct wf_curve){lo, pfs_pwl_eval(c, lo), c->x + k, c->y + k, c->n - k};
 }
 
+struct pfs__from
+pfs__from_of(const struct pfs_pwl *c, double lo)
+{
+    struct wf_curve w = wf_from(c, lo);
+
+    return (struct pfs__from){w.y0, (uint32_t)(w.x - c->x)};
+}
+
+/* wf_from as fr has it: x0 is lo, or the lowest point where lo is not above it. */
+static inline struct wf_curve
+wf_kept(const struct pfs_pwl *c, double lo, struct pfs__from fr)
+{
+    return (struct wf_curve){fr.k == 1 && lo <= c->x[0] ? c->x[0] : lo, fr.y0, c->x + fr.k,
+                             c->y + fr.k, c->n - fr.k};
+}
+
 /* Job i's curve in pfs__waterfill_from: from its floor (cv[i], made once) or whole. */
 static inline struct wf_curve
 wf_job(const struct pfs_pwl *curves, const struct wf_curve *cv, size_t i)
@@ -443,6 +459,15 @@ pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double 
                     const struct pfs_alloc_job *jobs, size_t n, double budget_w, const bool *skip,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
+    return pfs__waterfill_fr(who, curves, from, NULL, jobs, n, budget_w, skip, out, diag);
+}
+
+int
+pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
+                  const struct pfs__from *fr, const struct pfs_alloc_job *jobs, size_t n,
+                  double budget_w, const bool *skip, struct pfs_alloc_decision *out,
+                  struct pfs_diag *diag)
+{
     size_t n_seg = 0, m = 0, *first;
     struct wf_scratch *w;
     struct wf_curve *cv = NULL;
@@ -460,7 +485,9 @@ pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double 
             used += pfs_alloc_power_w(&jobs[i], &out[i]);
             continue;
         }
-        c = from ? (cv[i] = wf_from(&curves[i], from[i])) : wf_whole(&curves[i]);
+        c = !from
+                ? wf_whole(&curves[i])
+                : (cv[i] = fr ? wf_kept(&curves[i], from[i], fr[i]) : wf_from(&curves[i], from[i]));
         out[i].cap_w = c.x0;
         out[i].pause_frac = 0;
         used += jobs[i].n_gpus * c.x0;

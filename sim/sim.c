@@ -335,6 +335,10 @@ struct sim {
     } * si;
     bool views_any;          /* some view_ok is set */
     struct pfs_pwl *pred[2]; /* its predicted curve, within the predictions / extrapolated */
+    /* sla's entries per job (its floor and its curve's part from it, per family of curves),
+     * moved with the view and cleared when it is built: NULL for every other policy, and
+     * for the reference, which asks sla's allocate itself */
+    struct pfs__sla_kept *sla_kept[2];
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
@@ -1458,6 +1462,8 @@ view_fill(struct sim *s, size_t r)
          * its Poisson year) */
         if (s->needs_truth || pfs__predicted_curve(&one, 0, e == 1, &s->pred[e][r], &quiet) != 0)
             s->pred[e][r].n = 0;
+        if (s->sla_kept[e])
+            pfs__sla_kept_clear(&s->sla_kept[e][r]);
     }
     if (s->needs_truth) {           /* opaque to every other policy: built for the oracle */
         s->truth.hull[r] = tc->env; /* the job's true curve: on its own GPUs where they differ */
@@ -1484,6 +1490,8 @@ view_move(struct sim *s, size_t from, size_t to)
     s->at[to] = s->at[from];
     s->pred[0][to] = s->pred[0][from];
     s->pred[1][to] = s->pred[1][from];
+    for (int e = 0; s->sla_kept[0] && e < 2; e++)
+        s->sla_kept[e][to] = s->sla_kept[e][from];
     if (s->needs_truth) {
         s->truth.hull[to] = s->truth.hull[from];
         s->truth.power[to] = s->truth.power[from];
@@ -2910,7 +2918,9 @@ control(struct sim *s)
             if (!reuse) {
                 v = alloc_view(s, gpu_budget);
                 s->res->policy_decisions++;
-                rc = pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
+                rc = s->sla_kept[0] && !s->reference
+                         ? pfs__sla_decide_kept(&v, s->sla_kept, s->ad, &committed, &d)
+                         : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }
             if (rc == PFS_EINVAL) {
                 /* The budget cannot be met with this policy: everyone at the minimum cap;
@@ -3438,6 +3448,15 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.cls = in->fit ? NULL : calloc(most + 1, sizeof *s.cls);
         s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
         s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
+        if (s.policy && pfs__policy_is_sla(s.policy)) { /* (without memory: sla as plugins) */
+            s.sla_kept[0] = malloc((most + 1) * sizeof *s.sla_kept[0]);
+            s.sla_kept[1] = malloc((most + 1) * sizeof *s.sla_kept[1]);
+            if (!s.sla_kept[0] || !s.sla_kept[1]) {
+                free(s.sla_kept[0]);
+                free(s.sla_kept[1]);
+                s.sla_kept[0] = s.sla_kept[1] = NULL;
+            }
+        }
     }
     if (in->fit && (rc = own_curves_new(&s, most)) != 0)
         goto out;
@@ -3697,6 +3716,8 @@ out:
     free(s.land_dec);
     free(s.pred[0]);
     free(s.pred[1]);
+    free(s.sla_kept[0]);
+    free(s.sla_kept[1]);
     for (size_t k = 0; s.own && k < most; k++)
         free(s.own[k].gpu);
     free(s.own);

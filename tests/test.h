@@ -176,6 +176,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_waterfill_from)                                                                         \
     X(test_level_early)                                                                            \
     X(test_policies_sla_pausing)                                                                   \
+    X(test_policies_sla_kept)                                                                      \
     X(test_level_classes)                                                                          \
     X(test_waterfill_cached)                                                                       \
     X(test_policies_infeasible)                                                                    \
@@ -227,6 +228,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
     X(test_sim_indexed_queue)                                                                      \
+    X(test_sim_sla_kept)                                                                           \
     X(test_sim_class_entries_many)                                                                 \
     X(test_grow_jump)                                                                              \
     X(test_sort_doubles)                                                                           \

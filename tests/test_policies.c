@@ -671,6 +671,147 @@ test_waterfill_counted(struct test *t)
     gsl_rng_free(r);
 }
 
+/* sla with the entries the engine keeps per running job (pfs__sla_allocate_kept) against its
+ * allocate, over sequences of decisions on one view as an event has them: time moving (the
+ * deadline floors with it, some binding), work done, tolerances changed (a new event's
+ * length), budgets anywhere from above the floors to below what pausing every Flex job
+ * reaches (some infeasible within the predictions, some on both tries), jobs finishing
+ * (the last slot's job and entries moved into the freed slot) and starting (entries
+ * cleared). The extrapolated curves reach below the predicted ones. The same return and
+ * the same bits at every decision. */
+void
+test_policies_sla_kept(struct test *t)
+{
+    enum { MOST = 160 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs_pwl *base = calloc(4, sizeof *base), *c0 = calloc(MOST, sizeof *c0),
+                   *c1 = calloc(MOST, sizeof *c1);
+    struct pfs_alloc_job *jobs = calloc(MOST, sizeof *jobs);
+    struct pfs_telemetry *tel = calloc(MOST, sizeof *tel);
+    struct pfs__sla_kept *k0 = calloc(MOST, sizeof *k0), *k1 = calloc(MOST, sizeof *k1);
+    struct pfs__sla_kept *const kept[2] = {k0, k1};
+    struct pfs_alloc_decision a[MOST], b[MOST];
+    int decisions = 0, infeasible = 0, extrapolated = 0, binding = 0, moved = 0;
+
+    gsl_rng_set(r, 61);
+    for (int seq = 0; seq < 60 && t->failures < 10; seq++) {
+        size_t n = 1 + gsl_rng_uniform_int(r, MOST - 1), n_base = 1 + gsl_rng_uniform_int(r, 4);
+        double now = 1000, stretch = 1;
+
+        for (size_t q = 0; q < n_base; q++)
+            random_envelope(r, 8, seq % 2 == 0, &base[q]);
+            /* job i of slot i, new: its curves, limits, tier and deadline; its entries cleared */
+#define NEW_JOB(i)                                                                                 \
+    do {                                                                                           \
+        struct pfs_alloc_job *j_ = &jobs[i];                                                       \
+        int g_ = 1 << gsl_rng_uniform_int(r, 3);                                                   \
+                                                                                                   \
+        c0[i] = base[gsl_rng_uniform_int(r, n_base)];                                              \
+        for (size_t p_ = 0; p_ < c0[i].n; p_++)                                                    \
+            c0[i].y[p_] *= g_;                                                                     \
+        c1[i] = c0[i]; /* extrapolated: a point 100 W below, at 70% of the lowest */               \
+        memmove(&c1[i].x[1], &c1[i].x[0], c1[i].n * sizeof c1[i].x[0]);                            \
+        memmove(&c1[i].y[1], &c1[i].y[0], c1[i].n * sizeof c1[i].y[0]);                            \
+        c1[i].x[0] = c1[i].x[1] - 100;                                                             \
+        c1[i].y[0] = 0.7 * c1[i].y[1];                                                             \
+        c1[i].n++;                                                                                 \
+        pfs_pwl_hull(&c1[i]);                                                                      \
+        memset(j_, 0, sizeof *j_);                                                                 \
+        j_->n_gpus = g_;                                                                           \
+        j_->min_w = 100;                                                                           \
+        j_->max_w = c0[i].x[c0[i].n - 1];                                                          \
+        j_->idle_w = 75;                                                                           \
+        j_->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);                                       \
+        j_->max_loss = fmin(0.95, pfs_tier_max_loss(j_->tier) * stretch);                          \
+        j_->deadline_s = gsl_rng_uniform(r) < 0.3 ? (double)NAN : now + 7200 * gsl_rng_uniform(r); \
+        j_->remaining_tokens = c0[i].y[c0[i].n - 1] * 7200 * gsl_rng_uniform(r);                   \
+        j_->limit_until_s = INFINITY;                                                              \
+        pfs__sla_kept_clear(&k0[i]);                                                               \
+        pfs__sla_kept_clear(&k1[i]);                                                               \
+    } while (0)
+        for (size_t i = 0; i < n; i++)
+            NEW_JOB(i);
+        for (int step = 0; step < 40 && t->failures < 10; step++) {
+            struct pfs_alloc_view v = {
+                .n_jobs = n, .jobs = jobs, .telemetry = tel, .predicted = {c0, c1}};
+            double floors = 0, lowest = 0;
+            struct pfs_diag d = {0};
+            int ra, rb;
+
+            now += 60 * gsl_rng_uniform(r);
+            if (step % 13 == 12) { /* a new event's length: every Flex tolerance moves */
+                stretch = 1 + 3 * gsl_rng_uniform(r);
+                for (size_t i = 0; i < n; i++)
+                    jobs[i].max_loss = fmin(0.95, pfs_tier_max_loss(jobs[i].tier) * stretch);
+            }
+            for (size_t i = 0; i < n; i++) {
+                jobs[i].now_s = now;
+                if (gsl_rng_uniform(r) < 0.2) /* work done since */
+                    jobs[i].remaining_tokens *= 0.9 + 0.1 * gsl_rng_uniform(r);
+                floors += jobs[i].n_gpus * jobs[i].max_w;
+                lowest += jobs[i].n_gpus * (jobs[i].tier == PFS_TIER_FIRM ? c1[i].x[0] : 75);
+            }
+            if (n > 1 && gsl_rng_uniform(r) < 0.2) { /* a job finishes: the last moves in */
+                size_t i = gsl_rng_uniform_int(r, n);
+
+                n--;
+                jobs[i] = jobs[n];
+                c0[i] = c0[n];
+                c1[i] = c1[n];
+                k0[i] = k0[n];
+                k1[i] = k1[n];
+                v.n_jobs = n;
+                moved++;
+            }
+            if (n < MOST && gsl_rng_uniform(r) < 0.2) { /* a job starts in the next slot */
+                NEW_JOB(n);
+                n++;
+                v.n_jobs = n;
+            }
+            /* from a little below what every Flex job paused leaves to above full power */
+            v.budget_w = lowest * 0.95 + (floors * 1.05 - lowest * 0.95) * gsl_rng_uniform(r);
+            ra = pfs__sla_allocate_kept(&v, kept, a, &d);
+            rb = pfs_policy_allocate(pfs_policy_find("sla"), &v, b, &d);
+            decisions++;
+            infeasible += rb == PFS_EINVAL;
+            CHECK_INT(ra, rb);
+            for (size_t i = 0; i < n; i++) {
+                double lf = jobs[i].deadline_s - now;
+
+                binding +=
+                    isfinite(lf) && lf > 0 &&
+                    jobs[i].remaining_tokens / lf > (1 - jobs[i].max_loss) * c0[i].y[c0[i].n - 1];
+            }
+            for (size_t i = 0; ra == 0 && rb == 0 && i < n; i++) {
+                extrapolated += b[i].cap_w < c0[i].x[0];
+                if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
+                    test_fail(t, __FILE__, __LINE__,
+                              "sequence %d, step %d, job %zu: cap %.17g pause %g, allocate's "
+                              "%.17g pause %g",
+                              seq, step, i, a[i].cap_w, a[i].pause_frac, b[i].cap_w,
+                              b[i].pause_frac);
+                    break;
+                }
+            }
+        }
+#undef NEW_JOB
+    }
+    /* the sequences went where they must */
+    CHECK(decisions == 60 * 40);
+    CHECK(infeasible > 50);
+    CHECK(extrapolated > 50);
+    CHECK(binding > 1000);
+    CHECK(moved > 200);
+    free(base);
+    free(c0);
+    free(c1);
+    free(jobs);
+    free(tel);
+    free(k0);
+    free(k1);
+    gsl_rng_free(r);
+}
+
 /* equal by class (pfs__level_classes, the engine's decisions by class) against equal's
  * allocate over every job, on random classes of GPUs with whole-watt limits that differ
  * (some jobs clamped low, some high, some free): the same cap for every job, bit for bit,
