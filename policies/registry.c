@@ -249,18 +249,29 @@ pfs__policy_is_sla(const struct pfs_policy_ops *ops)
     return ops == &pfs_policy_sla;
 }
 
+/* pfs__policy_decide for sla: every job at its highest limit, then the policy, then the
+ * check's sum of what it commits, in job order. Not the check of each answer against its
+ * job's limits: the answers are allocate's, bit for bit (test_policies_sla_kept, where
+ * allocate's are checked), and the check was a tenth of sla's cost in an event. */
 int
 pfs__sla_decide_kept(const struct pfs_alloc_view *view, struct pfs__sla_kept *const kept[2],
                      struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag)
 {
+    double total = 0;
     int rc;
 
-    /* pfs__policy_run's, for a built-in policy without state: every job at its highest
-     * limit, then the policy */
     for (size_t i = 0; i < view->n_jobs; i++)
         out[i] = (struct pfs_alloc_decision){.cap_w = view->jobs[i].max_w, .pause_frac = 0};
-    rc = pfs__sla_allocate_kept(view, kept, out, diag);
-    return rc == 0 ? check(&pfs_policy_sla, view, out, committed, diag) : rc;
+    if ((rc = pfs__sla_allocate_kept(view, kept, out, diag)) != 0)
+        return rc;
+    for (size_t i = 0; i < view->n_jobs; i++)
+        total += pfs_alloc_power_w(&view->jobs[i], &out[i]);
+    *committed = total;
+    if (total > view->budget_w * (1 + 1e-9))
+        return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "policy sla committed %.3f W of a %.3f W budget (a bug)", total,
+                             view->budget_w);
+    return 0;
 }
 
 int

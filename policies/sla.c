@@ -248,8 +248,10 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs__sla_kept *
      * (pause_by_tier), or where its sums cannot tell, taken from a heap in that order, as
      * many as it takes (sorting them all, most never taken, was a quarter of sla's time in a
      * long event). The need left matters only to say whether the rest fit, and by how much
-     * in the message of the extrapolated try (the first one's is not kept). */
-    if (need > v->budget_w && pause_by_tier(v, o, m, extrapolate, &need, paused, out, sg))
+     * in the message of the extrapolated try (the first one's is not kept; nor, with kept
+     * entries, the engine's, so there the sums by tier say it: the same answer, a message
+     * whose need may differ in its last bits). */
+    if (need > v->budget_w && pause_by_tier(v, o, m, extrapolate && !kept, &need, paused, out, sg))
         m = 0; /* decided */
     if (need > v->budget_w)
         for (size_t q = m / 2; q-- > 0;)
