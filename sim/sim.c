@@ -2943,12 +2943,22 @@ control(struct sim *s)
              * Conditional integration (anti-windup): k may grow only while the policy
              * commits the budget it is given. A policy that pauses whole jobs leaves some
              * unused; raising k then would only store up power released all at once later. */
-            for (size_t r = 0; (!reuse || s->sc->discrete_pauses) && r < s->n_running; r++) {
+            bool discrete = s->sc->discrete_pauses, quick = !s->reference && !discrete;
+
+            for (size_t r = 0; (!reuse || discrete) && r < s->n_running; r++) {
+                const struct pfs_alloc_decision *a = &s->ad[r];
+
+                /* decide()'s test of an unchanged decision, inline: most of sla's jobs keep
+                 * theirs at every decision of an event */
+                if (quick && a->deadline != PFS_DEADLINE_BUDGET && !(a->cap_w < s->si[r].cap) &&
+                    !(a->cap_w > s->si[r].cap) && !(a->pause_frac < s->si[r].pause) &&
+                    !(a->pause_frac > s->si[r].pause) &&
+                    pfs_alloc_active_gpus(&s->aj[r], a) == s->si[r].active)
+                    continue;
                 /* Discrete pausing carries a fractional pause out with whole jobs, which
                  * save in steps and leave budget unused: such a decision does not commit
                  * its budget. */
-                stepped |=
-                    s->sc->discrete_pauses && s->ad[r].pause_frac > 0 && s->ad[r].pause_frac < 1;
+                stepped |= discrete && a->pause_frac > 0 && a->pause_frac < 1;
                 if (s->ad[r].deadline == PFS_DEADLINE_BUDGET) { /* (its record: a cache miss) */
                     struct job *jb = job_rec(s, s->running[r]);
 
