@@ -353,6 +353,32 @@ near_run_result(const struct pfs_run_result *a, struct pfs_run_result *b, double
     }
 }
 
+/* Runs policy on sc with the straightforward engine (scan_backfill) into *a and *ja, then
+ * with the engine into *b and *jb: n jobs' results each, arrays the caller frees. Returns
+ * false, the test failed, where case k's inputs cannot be made. */
+static bool
+both_engines(struct test *t, struct pfs_scenario *sc, const char *policy, int k,
+             struct pfs_run_result *a, struct pfs_run_result *b, struct pfs_job_result **ja,
+             struct pfs_job_result **jb, size_t *n)
+{
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+
+    if (pfs_sim_inputs_new(sc, &in, &d) != 0) {
+        test_fail(t, __FILE__, __LINE__, "case %d: %s", k, d.message);
+        return false;
+    }
+    *n = pfs_sim_inputs_n_jobs(in);
+    *ja = calloc(*n + 1, sizeof **ja);
+    *jb = calloc(*n + 1, sizeof **jb);
+    sc->scan_backfill = true;
+    CHECK_INT(pfs_sim_run(sc, in, policy, a, NULL, *ja, &d), 0);
+    sc->scan_backfill = false;
+    CHECK_INT(pfs_sim_run(sc, in, policy, b, NULL, *jb, &d), 0);
+    pfs_sim_inputs_free(in);
+    return true;
+}
+
 void
 test_sim_indexed_queue(struct test *t)
 {
@@ -372,8 +398,6 @@ test_sim_indexed_queue(struct test *t)
     gsl_rng_set(r, 16);
     for (int k = 0; k < 16; k++) {
         struct pfs_scenario sc;
-        struct pfs_sim_inputs *in = NULL;
-        struct pfs_diag d = {0};
         struct pfs_run_result a, b;
         struct pfs_job_result *ja = NULL, *jb = NULL;
         size_t n;
@@ -390,17 +414,8 @@ test_sim_indexed_queue(struct test *t)
                      (int)(10 + gsl_rng_uniform_int(r, 20)));
         else
             sc.arrivals.load = 2.0 + 2.0 * gsl_rng_uniform(r);
-        if (pfs_sim_inputs_new(&sc, &in, &d) != 0) {
-            test_fail(t, __FILE__, __LINE__, "case %d: %s", k, d.message);
+        if (!both_engines(t, &sc, policy[k % 3], k, &a, &b, &ja, &jb, &n))
             break;
-        }
-        n = pfs_sim_inputs_n_jobs(in);
-        ja = calloc(n + 1, sizeof *ja);
-        jb = calloc(n + 1, sizeof *jb);
-        sc.scan_backfill = true;
-        CHECK_INT(pfs_sim_run(&sc, in, policy[k % 3], &a, NULL, ja, &d), 0);
-        sc.scan_backfill = false;
-        CHECK_INT(pfs_sim_run(&sc, in, policy[k % 3], &b, NULL, jb, &d), 0);
         CHECK(!a.indexed_queue);
         indexed += b.indexed_queue;
         b.indexed_queue = false;
@@ -437,7 +452,6 @@ test_sim_indexed_queue(struct test *t)
         CHECK(memcmp(ja, jb, n * sizeof *ja) == 0);
         free(ja);
         free(jb);
-        pfs_sim_inputs_free(in);
     }
     CHECK_INT(indexed, 16); /* every case ran the indexed scheduler */
     CHECK(reused > 0);      /* and some decisions were reused, so their reuse was compared */
@@ -473,8 +487,6 @@ test_sim_sla_kept(struct test *t)
     gsl_rng_set(r, 17);
     for (int k = 0; k < 8; k++) {
         struct pfs_scenario sc;
-        struct pfs_sim_inputs *in = NULL;
-        struct pfs_diag d = {0};
         struct pfs_run_result a, b;
         struct pfs_job_result *ja = NULL, *jb = NULL;
         size_t n;
@@ -492,17 +504,8 @@ test_sim_sla_kept(struct test *t)
                                          .ramp_s = 900,
                                          .cut_frac = 0.3 + 0.05 * k,
                                          .notice_s = INFINITY};
-        if (pfs_sim_inputs_new(&sc, &in, &d) != 0) {
-            test_fail(t, __FILE__, __LINE__, "case %d: %s", k, d.message);
+        if (!both_engines(t, &sc, "sla", k, &a, &b, &ja, &jb, &n))
             break;
-        }
-        n = pfs_sim_inputs_n_jobs(in);
-        ja = calloc(n + 1, sizeof *ja);
-        jb = calloc(n + 1, sizeof *jb);
-        sc.scan_backfill = true;
-        CHECK_INT(pfs_sim_run(&sc, in, "sla", &a, NULL, ja, &d), 0);
-        sc.scan_backfill = false;
-        CHECK_INT(pfs_sim_run(&sc, in, "sla", &b, NULL, jb, &d), 0);
         decisions += a.policy_decisions;
         b.indexed_queue = a.indexed_queue;
         b.slot_passes = a.slot_passes;
@@ -515,7 +518,6 @@ test_sim_sla_kept(struct test *t)
         }
         free(ja);
         free(jb);
-        pfs_sim_inputs_free(in);
     }
     CHECK(decisions > 1000);
     gsl_rng_free(r);
