@@ -249,10 +249,11 @@ pfs__policy_is_sla(const struct pfs_policy_ops *ops)
     return ops == &pfs_policy_sla;
 }
 
-/* pfs__policy_decide for sla: every job at its highest limit, then the policy, then the
- * check's sum of what it commits, in job order. Not the check of each answer against its
- * job's limits: the answers are allocate's, bit for bit (test_policies_sla_kept, where
- * allocate's are checked), and the check was a tenth of sla's cost in an event. */
+/* pfs__policy_decide for sla: the policy, then the check's sum of what it commits, in job
+ * order. Not pfs__policy_run's answer for every job before the policy's (sla writes every
+ * job's), nor the check of each answer against its job's limits: the answers are
+ * allocate's, bit for bit (test_policies_sla_kept, where allocate's are checked), and the
+ * check was a tenth of sla's cost in an event. */
 int
 pfs__sla_decide_kept(const struct pfs_alloc_view *view, struct pfs__sla_kept *const kept[2],
                      struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag)
@@ -260,8 +261,6 @@ pfs__sla_decide_kept(const struct pfs_alloc_view *view, struct pfs__sla_kept *co
     double total = 0;
     int rc;
 
-    for (size_t i = 0; i < view->n_jobs; i++)
-        out[i] = (struct pfs_alloc_decision){.cap_w = view->jobs[i].max_w, .pause_frac = 0};
     if ((rc = pfs__sla_allocate_kept(view, kept, out, diag)) != 0)
         return rc;
     for (size_t i = 0; i < view->n_jobs; i++)
