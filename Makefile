@@ -8,6 +8,7 @@
 #                    make fuzz-ci: each briefly, as CI does
 #   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs;
 #                    make bench-work: the cap-4k series in instructions (needs valgrind)
+#                    make bench-events: what one DR event costs each policy, in instructions
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
 #   make lint        clang-format check, cppcheck, the banned-function list
@@ -77,7 +78,7 @@ TESTBIN  := $(BUILD)/pfisim-tests
 PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
             $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all plugins run test check check-asan bench bench-scale bench-work lint format install uninstall clean deps \
+.PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events lint format install uninstall clean deps \
         study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
@@ -226,6 +227,11 @@ bench-scale: deps
 bench-work: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)sh bench/work.sh
+
+# What one DR event costs each policy, in instructions (callgrind: about 2 minutes).
+bench-events: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh bench/event-cost.sh
 
 DEB_PKGS := libgsl-dev libconfig-dev libcairo2-dev libsqlite3-dev pkg-config fonts-dejavu-core
 deps:
