@@ -10,17 +10,12 @@
 #   sh bench/event-cost.sh [DAYS [POLICY...]]     default: 91 equal sla pfi oracle
 set -eu
 dir=$(dirname "$0")
-bin=$dir/../build/pfisim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v valgrind > /dev/null || { echo "bench/event-cost.sh: needs valgrind (Debian: valgrind)" >&2; exit 1; }
+me=bench/event-cost.sh
+. "$dir/callgrind.sh"
 days=${1:-91}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- equal sla pfi oracle
-
-cp "$dir/cap-4k.cfg" "$tmp/ev.cfg"
-awk '/dr_events = \(/ { print "    dr_events = ();"; skip = 1; next }
-     skip && /^    \);/ { skip = 0; next } !skip' "$dir/cap-4k.cfg" > "$tmp/none.cfg"
+without_events "$dir/cap-4k.cfg" "$tmp/none.cfg"
 
 # work CFG POLICY...: prints "EVENTS INSTRUCTIONS" for one run of the window
 work() {
@@ -29,11 +24,7 @@ work() {
     args=
     for p in "$@"; do args="$args --policy $p"; done
     # shellcheck disable=SC2086 # (the policies, one word each)
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run "$cfg" --days "$days" \
-        $args --threads 1 > "$tmp/out" 2> "$tmp/err"
-    ev=$(sed -n 1p "$tmp/out" | sed 's/.*, \([0-9]*\) DR events,.*/\1/')
-    ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/err")
-    echo "$ev $ir"
+    counted "$cfg" --days "$days" $args
 }
 
 read -r _ one <<EOF2
@@ -48,7 +39,7 @@ echo "| policy | events | with them | without them | an event |"
 echo "|---|---|---|---|---|"
 for p in "$@"; do
     read -r k with <<EOF2
-$(work "$tmp/ev.cfg" "$p")
+$(work "$dir/cap-4k.cfg" "$p")
 EOF2
     read -r _ without <<EOF2
 $(work "$tmp/none.cfg" "$p")

@@ -13,10 +13,8 @@
 # the rest, per event.
 set -eu
 dir=$(dirname "$0")
-bin=$dir/../build/pfisim
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-command -v valgrind > /dev/null || { echo "bench/work.sh: needs valgrind (Debian: valgrind)" >&2; exit 1; }
+me=bench/work.sh
+. "$dir/callgrind.sh"
 both=0
 if [ "${1:-}" = "--without-events" ]; then
     both=1
@@ -28,16 +26,11 @@ fi
 # its events (1 or 0)
 instructions() {
     sed "s/duration_days = 365.0;/duration_days = $1.0;/" "$dir/cap-4k.cfg" > "$tmp/cap.cfg"
-    if [ "$2" = 0 ]; then # the events' list, up to its closing line, made empty
-        awk '/dr_events = \(/ { print "    dr_events = ();"; skip = 1; next }
-             skip && /^    \);/ { skip = 0; next } !skip' "$tmp/cap.cfg" > "$tmp/capn.cfg"
+    if [ "$2" = 0 ]; then
+        without_events "$tmp/cap.cfg" "$tmp/capn.cfg"
         mv "$tmp/capn.cfg" "$tmp/cap.cfg"
     fi
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin" run "$tmp/cap.cfg" \
-        --threads 1 > "$tmp/out" 2> "$tmp/err"
-    ev=$(sed -n 1p "$tmp/out" | sed 's/.*, \([0-9]*\) DR events,.*/\1/')
-    ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/err")
-    echo "$ev $ir"
+    counted "$tmp/cap.cfg"
 }
 
 if [ $both = 1 ]; then
