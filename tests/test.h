@@ -83,6 +83,11 @@ bool test_leftover_tmp(const char *dir);
 void test_check_png(struct test *t, const char *path, int w, int h);
 /* Whether two files have the same bytes (false when either cannot be read). */
 bool test_same_file(const char *a, const char *b);
+/* The first of n jobs whose results in a and b differ in a field's bits (n where none
+ * does): memcmp over the records would also compare their padding, which runs leave as it
+ * falls. */
+size_t test_first_job_differing(const struct pfs_job_result *a, const struct pfs_job_result *b,
+                                size_t n);
 /* One integer (the first column of the first row) from sql on db; -1 on error. */
 struct sqlite3;
 long test_query_long(struct sqlite3 *db, const char *sql);

@@ -59,8 +59,8 @@ test_trust_nonbinding_cap(struct test *t)
         if (r.policy_decisions != 0)
             test_fail(t, __FILE__, __LINE__, "%s asked %zu times under a cap that never binds",
                       name, r.policy_decisions);
-        if (!same_outcome(&ref, &r) || memcmp(jref, jr, n * sizeof *jr) != 0 || ts.n != tref.n ||
-            memcmp(ts.rows, tref.rows, ts.n * sizeof *ts.rows) != 0)
+        if (!same_outcome(&ref, &r) || test_first_job_differing(jref, jr, n) != n ||
+            ts.n != tref.n || memcmp(ts.rows, tref.rows, ts.n * sizeof *ts.rows) != 0)
             test_fail(t, __FILE__, __LINE__, "%s differs from equal under a cap that never binds",
                       name);
         pfs_timeseries_free(&ts);
