@@ -185,16 +185,19 @@ pfs__policy_answer_ok(const struct pfs_policy_ops *ops, const struct pfs_alloc_j
     return 0;
 }
 
-static int
+/* The dispatcher's check of a policy's answers d: each within its job's limits (unless not
+ * each: answers known to be another path's, bit for bit), and the power they commit, summed
+ * in job order into *committed, within the budget. */
+static inline int
 check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
-      const struct pfs_alloc_decision *d, double *committed, struct pfs_diag *diag)
+      const struct pfs_alloc_decision *d, bool each, double *committed, struct pfs_diag *diag)
 {
     double total = 0;
 
     for (size_t i = 0; i < v->n_jobs; i++) {
-        int rc = pfs__policy_answer_ok(ops, &v->jobs[i], &d[i], diag);
+        int rc;
 
-        if (rc)
+        if (each && (rc = pfs__policy_answer_ok(ops, &v->jobs[i], &d[i], diag)) != 0)
             return rc;
         total += pfs_alloc_power_w(&v->jobs[i], &d[i]);
     }
@@ -240,7 +243,7 @@ pfs__policy_decide(const struct pfs_policy_ops *ops, const struct pfs_alloc_view
 {
     int rc = pfs__policy_run(ops, view, out, diag);
 
-    return rc == 0 ? check(ops, view, out, committed, diag) : rc;
+    return rc == 0 ? check(ops, view, out, true, committed, diag) : rc;
 }
 
 bool
@@ -258,19 +261,9 @@ int
 pfs__sla_decide_kept(const struct pfs_alloc_view *view, struct pfs__sla_kept *const kept[2],
                      struct pfs_alloc_decision *out, double *committed, struct pfs_diag *diag)
 {
-    double total = 0;
-    int rc;
+    int rc = pfs__sla_allocate_kept(view, kept, out, diag);
 
-    if ((rc = pfs__sla_allocate_kept(view, kept, out, diag)) != 0)
-        return rc;
-    for (size_t i = 0; i < view->n_jobs; i++)
-        total += pfs_alloc_power_w(&view->jobs[i], &out[i]);
-    *committed = total;
-    if (total > view->budget_w * (1 + 1e-9))
-        return pfs__diag_set(diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
-                             "policy sla committed %.3f W of a %.3f W budget (a bug)", total,
-                             view->budget_w);
-    return 0;
+    return rc == 0 ? check(&pfs_policy_sla, view, out, false, committed, diag) : rc;
 }
 
 int
