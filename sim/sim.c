@@ -2282,6 +2282,14 @@ batch_open(struct sim *s)
     return s->dq_len;
 }
 
+/* Whether a decision for slot si's job is the one it already has. */
+static inline bool
+unchanged(const struct slot_info *si, double cap, double pause, int active)
+{
+    return !(cap < si->cap) && !(cap > si->cap) && !(pause < si->pause) && !(pause > si->pause) &&
+           active == si->active;
+}
+
 /* The open decision sets the job of slot r to (cap, pause) on active GPUs. Outside discrete
  * pausing only a change is kept: a job the decision leaves as the latest one had it would
  * be a no-op when it takes effect (transition), and at 20,000 running jobs one decision
@@ -2293,8 +2301,7 @@ decide(struct sim *s, size_t r, double cap, double pause, int active)
     size_t j = s->running[r];
     struct decided *g;
 
-    if (!s->reference && !s->sc->discrete_pauses && !(cap < si->cap) && !(cap > si->cap) &&
-        !(pause < si->pause) && !(pause > si->pause) && active == si->active)
+    if (!s->reference && !s->sc->discrete_pauses && unchanged(si, cap, pause, active))
         return 0; /* (the straightforward engine keeps them all: the check of this) */
     si->cap = cap;
     si->pause = pause;
@@ -2918,9 +2925,8 @@ control(struct sim *s)
             if (!reuse) {
                 v = alloc_view(s, gpu_budget);
                 s->res->policy_decisions++;
-                rc = s->sla_kept[0] && !s->reference
-                         ? pfs__sla_decide_kept(&v, s->sla_kept, s->ad, &committed, &d)
-                         : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
+                rc = s->sla_kept[0] ? pfs__sla_decide_kept(&v, s->sla_kept, s->ad, &committed, &d)
+                                    : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }
             if (rc == PFS_EINVAL) {
                 /* The budget cannot be met with this policy: everyone at the minimum cap;
@@ -2948,12 +2954,11 @@ control(struct sim *s)
             for (size_t r = 0; (!reuse || discrete) && r < s->n_running; r++) {
                 const struct pfs_alloc_decision *a = &s->ad[r];
 
-                /* decide()'s test of an unchanged decision, inline: most of sla's jobs keep
+                /* decide()'s test of an unchanged decision, here: most of sla's jobs keep
                  * theirs at every decision of an event */
-                if (quick && a->deadline != PFS_DEADLINE_BUDGET && !(a->cap_w < s->si[r].cap) &&
-                    !(a->cap_w > s->si[r].cap) && !(a->pause_frac < s->si[r].pause) &&
-                    !(a->pause_frac > s->si[r].pause) &&
-                    pfs_alloc_active_gpus(&s->aj[r], a) == s->si[r].active)
+                if (quick && a->deadline != PFS_DEADLINE_BUDGET &&
+                    unchanged(&s->si[r], a->cap_w, a->pause_frac,
+                              pfs_alloc_active_gpus(&s->aj[r], a)))
                     continue;
                 /* Discrete pausing carries a fractional pause out with whole jobs, which
                  * save in steps and leave budget unused: such a decision does not commit
@@ -3458,15 +3463,6 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.cls = in->fit ? NULL : calloc(most + 1, sizeof *s.cls);
         s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
         s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
-        if (s.policy && pfs__policy_is_sla(s.policy)) { /* (without memory: sla as plugins) */
-            s.sla_kept[0] = malloc((most + 1) * sizeof *s.sla_kept[0]);
-            s.sla_kept[1] = malloc((most + 1) * sizeof *s.sla_kept[1]);
-            if (!s.sla_kept[0] || !s.sla_kept[1]) {
-                free(s.sla_kept[0]);
-                free(s.sla_kept[1]);
-                s.sla_kept[0] = s.sla_kept[1] = NULL;
-            }
-        }
     }
     if (in->fit && (rc = own_curves_new(&s, most)) != 0)
         goto out;
@@ -3506,6 +3502,15 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
     }
     s.by_class = !s.reference && !sc->discrete_pauses && s.cls && pfs__policy_by_class(s.policy);
+    if (!s.reference && s.policy && pfs__policy_is_sla(s.policy)) { /* (none: job by job) */
+        s.sla_kept[0] = malloc((most + 1) * sizeof *s.sla_kept[0]);
+        s.sla_kept[1] = malloc((most + 1) * sizeof *s.sla_kept[1]);
+        if (!s.sla_kept[0] || !s.sla_kept[1]) {
+            free(s.sla_kept[0]);
+            free(s.sla_kept[1]);
+            s.sla_kept[0] = s.sla_kept[1] = NULL;
+        }
+    }
     if (s.by_class) /* (without memory: the price found afresh at each decision) */
         for (int f = 0; f < 2; f++)
             s.ccache[f] = pfs__class_cache_new();
