@@ -671,6 +671,52 @@ test_waterfill_counted(struct test *t)
     gsl_rng_free(r);
 }
 
+/* test_policies_sla_kept's sequence: its curves to draw from, its time, its tolerances'
+ * stretch, and the view's arrays (slot i: its job, its curves, its entries). */
+struct sla_seq {
+    gsl_rng *r;
+    const struct pfs_pwl *base;
+    size_t n_base;
+    double now, stretch;
+    struct pfs_pwl *c0, *c1; /* within the predictions, extrapolated */
+    struct pfs_alloc_job *jobs;
+    struct pfs__sla_kept *k0, *k1;
+};
+
+/* A new job in slot i: its curves (extrapolated: a point 100 W below, at 70% of the
+ * lowest), limits, tier and deadline; its entries cleared. */
+static void
+sla_seq_start(struct sla_seq *q, size_t i)
+{
+    struct pfs_alloc_job *j = &q->jobs[i];
+    struct pfs_pwl *c0 = &q->c0[i], *c1 = &q->c1[i];
+    int g = 1 << gsl_rng_uniform_int(q->r, 3);
+
+    *c0 = q->base[gsl_rng_uniform_int(q->r, q->n_base)];
+    for (size_t p = 0; p < c0->n; p++)
+        c0->y[p] *= g;
+    *c1 = *c0;
+    memmove(&c1->x[1], &c1->x[0], c1->n * sizeof c1->x[0]);
+    memmove(&c1->y[1], &c1->y[0], c1->n * sizeof c1->y[0]);
+    c1->x[0] = c1->x[1] - 100;
+    c1->y[0] = 0.7 * c1->y[1];
+    c1->n++;
+    pfs_pwl_hull(c1);
+    memset(j, 0, sizeof *j);
+    j->n_gpus = g;
+    j->min_w = 100;
+    j->max_w = c0->x[c0->n - 1];
+    j->idle_w = 75;
+    j->tier = (int)gsl_rng_uniform_int(q->r, PFS_N_TIERS);
+    j->max_loss = fmin(0.95, pfs_tier_max_loss(j->tier) * q->stretch);
+    j->deadline_s =
+        gsl_rng_uniform(q->r) < 0.3 ? (double)NAN : q->now + 7200 * gsl_rng_uniform(q->r);
+    j->remaining_tokens = c0->y[c0->n - 1] * 7200 * gsl_rng_uniform(q->r);
+    j->limit_until_s = INFINITY;
+    pfs__sla_kept_clear(&q->k0[i]);
+    pfs__sla_kept_clear(&q->k1[i]);
+}
+
 /* sla with the entries the engine keeps per running job (pfs__sla_allocate_kept) against its
  * allocate, over sequences of decisions on one view as an event has them: time moving (the
  * deadline floors with it, some binding), work done, tolerances changed (a new event's
@@ -696,41 +742,12 @@ test_policies_sla_kept(struct test *t)
     gsl_rng_set(r, 61);
     for (int seq = 0; seq < 60 && t->failures < 10; seq++) {
         size_t n = 1 + gsl_rng_uniform_int(r, MOST - 1), n_base = 1 + gsl_rng_uniform_int(r, 4);
-        double now = 1000, stretch = 1;
+        struct sla_seq q = {r, base, n_base, 1000, 1, c0, c1, jobs, k0, k1};
 
-        for (size_t q = 0; q < n_base; q++)
-            random_envelope(r, 8, seq % 2 == 0, &base[q]);
-            /* job i of slot i, new: its curves, limits, tier and deadline; its entries cleared */
-#define NEW_JOB(i)                                                                                 \
-    do {                                                                                           \
-        struct pfs_alloc_job *j_ = &jobs[i];                                                       \
-        int g_ = 1 << gsl_rng_uniform_int(r, 3);                                                   \
-                                                                                                   \
-        c0[i] = base[gsl_rng_uniform_int(r, n_base)];                                              \
-        for (size_t p_ = 0; p_ < c0[i].n; p_++)                                                    \
-            c0[i].y[p_] *= g_;                                                                     \
-        c1[i] = c0[i]; /* extrapolated: a point 100 W below, at 70% of the lowest */               \
-        memmove(&c1[i].x[1], &c1[i].x[0], c1[i].n * sizeof c1[i].x[0]);                            \
-        memmove(&c1[i].y[1], &c1[i].y[0], c1[i].n * sizeof c1[i].y[0]);                            \
-        c1[i].x[0] = c1[i].x[1] - 100;                                                             \
-        c1[i].y[0] = 0.7 * c1[i].y[1];                                                             \
-        c1[i].n++;                                                                                 \
-        pfs_pwl_hull(&c1[i]);                                                                      \
-        memset(j_, 0, sizeof *j_);                                                                 \
-        j_->n_gpus = g_;                                                                           \
-        j_->min_w = 100;                                                                           \
-        j_->max_w = c0[i].x[c0[i].n - 1];                                                          \
-        j_->idle_w = 75;                                                                           \
-        j_->tier = (int)gsl_rng_uniform_int(r, PFS_N_TIERS);                                       \
-        j_->max_loss = fmin(0.95, pfs_tier_max_loss(j_->tier) * stretch);                          \
-        j_->deadline_s = gsl_rng_uniform(r) < 0.3 ? (double)NAN : now + 7200 * gsl_rng_uniform(r); \
-        j_->remaining_tokens = c0[i].y[c0[i].n - 1] * 7200 * gsl_rng_uniform(r);                   \
-        j_->limit_until_s = INFINITY;                                                              \
-        pfs__sla_kept_clear(&k0[i]);                                                               \
-        pfs__sla_kept_clear(&k1[i]);                                                               \
-    } while (0)
+        for (size_t p = 0; p < n_base; p++)
+            random_envelope(r, 8, seq % 2 == 0, &base[p]);
         for (size_t i = 0; i < n; i++)
-            NEW_JOB(i);
+            sla_seq_start(&q, i);
         for (int step = 0; step < 40 && t->failures < 10; step++) {
             struct pfs_alloc_view v = {
                 .n_jobs = n, .jobs = jobs, .telemetry = tel, .predicted = {c0, c1}};
@@ -738,14 +755,14 @@ test_policies_sla_kept(struct test *t)
             struct pfs_diag d = {0};
             int ra, rb;
 
-            now += 60 * gsl_rng_uniform(r);
+            q.now += 60 * gsl_rng_uniform(r);
             if (step % 13 == 12) { /* a new event's length: every Flex tolerance moves */
-                stretch = 1 + 3 * gsl_rng_uniform(r);
+                q.stretch = 1 + 3 * gsl_rng_uniform(r);
                 for (size_t i = 0; i < n; i++)
-                    jobs[i].max_loss = fmin(0.95, pfs_tier_max_loss(jobs[i].tier) * stretch);
+                    jobs[i].max_loss = fmin(0.95, pfs_tier_max_loss(jobs[i].tier) * q.stretch);
             }
             for (size_t i = 0; i < n; i++) {
-                jobs[i].now_s = now;
+                jobs[i].now_s = q.now;
                 if (gsl_rng_uniform(r) < 0.2) /* work done since */
                     jobs[i].remaining_tokens *= 0.9 + 0.1 * gsl_rng_uniform(r);
                 floors += jobs[i].n_gpus * jobs[i].max_w;
@@ -764,7 +781,7 @@ test_policies_sla_kept(struct test *t)
                 moved++;
             }
             if (n < MOST && gsl_rng_uniform(r) < 0.2) { /* a job starts in the next slot */
-                NEW_JOB(n);
+                sla_seq_start(&q, n);
                 n++;
                 v.n_jobs = n;
             }
@@ -776,7 +793,7 @@ test_policies_sla_kept(struct test *t)
             infeasible += rb == PFS_EINVAL;
             CHECK_INT(ra, rb);
             for (size_t i = 0; i < n; i++) {
-                double lf = jobs[i].deadline_s - now;
+                double lf = jobs[i].deadline_s - q.now;
 
                 binding +=
                     isfinite(lf) && lf > 0 &&
@@ -794,7 +811,6 @@ test_policies_sla_kept(struct test *t)
                 }
             }
         }
-#undef NEW_JOB
     }
     /* the sequences went where they must */
     CHECK(decisions == 60 * 40);
