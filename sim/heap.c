@@ -107,6 +107,27 @@ fplace(struct pfs__fheap *h, size_t i, struct pfs__fevent e)
     h->pos[e.rec] = (uint32_t)i + 1;
 }
 
+/* Moves the event at index i down to where its children come after it. */
+static void
+fdown(struct pfs__fheap *h, size_t i)
+{
+    struct pfs__fevent e = h->v[i];
+
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+
+        if (l >= h->n)
+            break;
+        if (l + 1 < h->n && fbefore(&h->v[l + 1], &h->v[l]))
+            m = l + 1;
+        if (!fbefore(&h->v[m], &e))
+            break;
+        fplace(h, i, h->v[m]);
+        i = m;
+    }
+    fplace(h, i, e);
+}
+
 static void
 fsift(struct pfs__fheap *h, size_t i)
 {
@@ -135,6 +156,7 @@ int
 pfs__fheap_init(struct pfs__fheap *h, size_t n_rec)
 {
     h->n = 0;
+    h->held = false;
     h->v = malloc((n_rec + 1) * sizeof *h->v);
     h->pos = calloc(n_rec + 1, sizeof *h->pos);
     if (!h->v || !h->pos) {
@@ -150,7 +172,10 @@ pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, u
     size_t i = h->pos[rec] ? h->pos[rec] - 1 : h->n++;
 
     h->v[i] = (struct pfs__fevent){t_us, seq, job, rec};
-    fsift(h, i);
+    if (h->held)
+        h->pos[rec] = (uint32_t)i + 1;
+    else
+        fsift(h, i);
 }
 
 void
@@ -164,8 +189,32 @@ pfs__fheap_del(struct pfs__fheap *h, uint32_t rec)
     h->pos[rec] = 0;
     if (i == --h->n)
         return;
-    h->v[i] = h->v[h->n];
-    fsift(h, i);
+    if (h->held)
+        fplace(h, i, h->v[h->n]);
+    else {
+        h->v[i] = h->v[h->n];
+        fsift(h, i);
+    }
+}
+
+void
+pfs__fheap_hold(struct pfs__fheap *h)
+{
+    h->held = true;
+}
+
+/* Floyd's construction: each parent, the last first, moved down below its children's
+ * smaller, about two comparisons an event, where a sift at every change was some 70
+ * instructions. The order of the events out of it is the (time, sequence number) order,
+ * which does not depend on the heap's shape. */
+void
+pfs__fheap_settle(struct pfs__fheap *h)
+{
+    if (!h->held)
+        return;
+    h->held = false;
+    for (size_t i = h->n / 2; i-- > 0;)
+        fdown(h, i);
 }
 
 void

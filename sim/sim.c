@@ -209,6 +209,7 @@ enum { DQ_CLASS = 0x80000000u };
 struct batch {
     uint32_t round;
     size_t from, n;   /* its entries in sim.dq */
+    size_t changes;   /* the jobs they change (a class entry's, each) */
     double planned_w; /* the facility limit it planned for (NAN: none binding) */
     bool tight;       /* whether it committed its whole caps' budget */
 };
@@ -2434,7 +2435,9 @@ batch_close(struct sim *s, size_t from)
         return PFS_ENOMEM;
     s->bq = g;
     s->bq[s->bq_head + s->bq_len++] =
-        (struct batch){s->round, from, s->dq_len - from, s->planned_w[0], s->planned_tight[0]};
+        (struct batch){s->round,         from,
+                       s->dq_len - from, s->dq_len - from - s->n_cx + s->n_cx_slot,
+                       s->planned_w[0],  s->planned_tight[0]};
     return 0;
 }
 
@@ -2502,6 +2505,8 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
     if (!marked)
         land_sort(s, m);
     s->res->slot_passes++;
+    if (3 * b->changes >= s->n_running) /* most finish events move: the heap made once */
+        pfs__fheap_hold(&s->fh);
     for (size_t r = 0; r < s->n_running; r++) {
         const struct job *jb = &s->live[r]; /* (the record at its slot) */
         size_t j = s->running[r];
@@ -2525,6 +2530,7 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
                 rc = transition(s, j, e->cap, e->pause, e->active);
         }
     }
+    pfs__fheap_settle(&s->fh);
     for (size_t k = 0; classes && k < b->n; k++) /* the marks off */
         if (s->dq[b->from + k].job & DQ_CLASS)
             s->c_entry[s->dq[b->from + k].job & ~DQ_CLASS] = 0;

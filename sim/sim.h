@@ -61,12 +61,18 @@ struct pfs__fheap {
     struct pfs__fevent *v;
     uint32_t *pos;
     size_t n;
+    bool held; /* changes are written in place, the heap made whole at settle */
 };
 int pfs__fheap_init(struct pfs__fheap *h, size_t n_rec);
 void pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq);
 void pfs__fheap_del(struct pfs__fheap *h, uint32_t rec);
 /* Record from's finish event, if any, now record to's (to has none): its place unchanged. */
 void pfs__fheap_move(struct pfs__fheap *h, uint32_t from, uint32_t to);
+/* Between hold and settle, set and del only write their events in place (v[0] is not the
+ * first); settle makes the heap whole again in O(n): for a change of most running jobs'
+ * rates at once (a decision landed by a pass over the slots). */
+void pfs__fheap_hold(struct pfs__fheap *h);
+void pfs__fheap_settle(struct pfs__fheap *h);
 void pfs__fheap_fini(struct pfs__fheap *h);
 
 /* sim/queue.c: the scheduler's queue indexed for EASY backfill. Job j (of n) has the fixed

@@ -238,6 +238,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_grow_jump)                                                                              \
     X(test_sort_doubles)                                                                           \
     X(test_fheap)                                                                                  \
+    X(test_fheap_held)                                                                             \
     X(test_order)                                                                                  \
     X(test_queue_index)                                                                            \
     X(test_sim_deterministic)                                                                      \

@@ -804,6 +804,81 @@ test_fheap(struct test *t)
     gsl_rng_free(r);
 }
 
+/* The finish heap held (pfs__fheap_hold) while most of its events are moved or dropped at
+ * once, as a decision landed by a pass over the slots does, then settled: afterwards every
+ * parent comes before its children, every record's position is where its event is, and
+ * the events come out in (time, sequence number) order, checked against a plain sort. */
+void
+test_fheap_held(struct test *t)
+{
+    enum { N_REC = 300 };
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs__fheap h = {0};
+    int64_t at[N_REC];
+    uint64_t seq[N_REC], next = 1;
+    bool on[N_REC] = {false};
+    size_t settled = 0;
+
+    gsl_rng_set(r, 17);
+    CHECK_INT(pfs__fheap_init(&h, N_REC), 0);
+    for (int round = 0; round < 400 && t->failures < 5; round++) {
+        size_t changes = gsl_rng_uniform_int(r, 2 * N_REC);
+        bool held = gsl_rng_uniform(r) < 0.7;
+
+        if (held)
+            pfs__fheap_hold(&h);
+        for (size_t c = 0; c < changes; c++) {
+            uint32_t k = (uint32_t)gsl_rng_uniform_int(r, N_REC);
+
+            if (gsl_rng_uniform(r) < 0.85) {
+                at[k] = (int64_t)gsl_rng_uniform_int(r, 200);
+                seq[k] = next++;
+                on[k] = true;
+                pfs__fheap_set(&h, k, 5000 + k, at[k], seq[k]);
+            } else {
+                on[k] = false;
+                pfs__fheap_del(&h, k);
+            }
+        }
+        pfs__fheap_settle(&h);
+        settled += held;
+        for (size_t i = 1; i < h.n; i++) {
+            const struct pfs__fevent *a = &h.v[(i - 1) / 2], *b = &h.v[i];
+
+            if (b->t_us < a->t_us || (b->t_us == a->t_us && b->seq < a->seq)) {
+                test_fail(t, __FILE__, __LINE__, "round %d: index %zu comes before its parent",
+                          round, i);
+                break;
+            }
+        }
+        for (uint32_t k = 0; k < N_REC; k++) {
+            if (on[k] != (h.pos[k] != 0) || (on[k] && h.v[h.pos[k] - 1].rec != k))
+                test_fail(t, __FILE__, __LINE__, "round %d: record %u out of place", round, k);
+        }
+        if (round % 50 == 49) { /* everything out, in order */
+            int64_t last_t = -1;
+            uint64_t last_s = 0;
+
+            while (h.n > 0) {
+                const struct pfs__fevent e = h.v[0];
+
+                if (e.t_us < last_t || (e.t_us == last_t && e.seq < last_s))
+                    test_fail(t, __FILE__, __LINE__, "round %d: out of order", round);
+                if (e.t_us != at[e.rec] || e.seq != seq[e.rec] || e.job != 5000 + e.rec)
+                    test_fail(t, __FILE__, __LINE__, "round %d: record %u's event changed", round,
+                              e.rec);
+                last_t = e.t_us;
+                last_s = e.seq;
+                on[e.rec] = false;
+                pfs__fheap_del(&h, e.rec);
+            }
+        }
+    }
+    CHECK(settled > 200);
+    pfs__fheap_fini(&h);
+    gsl_rng_free(r);
+}
+
 /* sim/order.c's blocks against a sorted array, per pool: random insertions and removals
  * that fill pools past many blocks (splits) and empty them again (joins, dropped blocks),
  * keys with ties, +inf and values a rounding error apart; after every step the pool's total
