@@ -51,8 +51,17 @@ struct list {
     int64_t total;
 };
 
+/* An entry taken out of its block, for pfs__order_rekey. */
+struct entry {
+    double key;
+    uint32_t job;
+    int32_t gpus;
+};
+
 struct pfs__order {
     struct list l[PFS_MAX_POOLS];
+    struct entry *tmp; /* (pfs__order_rekey's) */
+    size_t tmp_cap;
     struct block **spare;            /* emptied blocks, for the next split */
     size_t n_spare, spare_cap, made; /* (room for every block made: list_drop) */
 };
@@ -77,6 +86,7 @@ pfs__order_free(struct pfs__order *o)
     for (size_t k = 0; k < o->n_spare; k++)
         free(o->spare[k]);
     free(o->spare);
+    free(o->tmp);
     free(o);
 }
 
@@ -261,6 +271,65 @@ pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key)
             list_drop(o, l, a + 1);
         }
     }
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+
+    return before(x->key, x->job, y->key, y->job) ? -1 : before(y->key, y->job, x->key, x->job);
+}
+
+int
+pfs__order_rekey(struct pfs__order *o, int pool, double (*key_of)(void *arg, uint32_t job),
+                 void *arg)
+{
+    struct list *l = &o->l[pool];
+    struct entry *e;
+    size_t n = 0, moves = 0, k = 0;
+
+    for (size_t b = 0; b < l->n; b++)
+        n += l->v[b].b->n;
+    if (!(e = pfs__grow(o->tmp, &o->tmp_cap, n, sizeof *e, 256)))
+        return PFS_ENOMEM;
+    o->tmp = e;
+    for (size_t b = 0; b < l->n; b++) { /* out, in the old order, with the new keys */
+        const struct block *x = l->v[b].b;
+
+        for (size_t i = 0; i < x->n; i++, k++) {
+            e[k] = (struct entry){key_of(arg, x->job[i]), x->job[i], x->gpus[i]};
+            assert(!isnan(e[k].key));
+        }
+    }
+    /* The old order is nearly the new one where the keys moved together (a level that
+     * moved every rate the same way): by insertion, unless that takes more than a few
+     * moves an entry. */
+    for (size_t i = 1; i < n && moves <= 8 * n; i++) {
+        struct entry v = e[i];
+        size_t at = i;
+
+        for (; at > 0 && before(v.key, v.job, e[at - 1].key, e[at - 1].job); at--)
+            e[at] = e[at - 1];
+        e[at] = v;
+        moves += i - at;
+    }
+    if (moves > 8 * n)
+        qsort(e, n, sizeof *e, cmp_entry);
+    k = 0;
+    for (size_t b = 0; b < l->n; b++) { /* back, the blocks as large as they were */
+        struct block *x = l->v[b].b;
+
+        x->sum = 0;
+        for (size_t i = 0; i < x->n; i++, k++) {
+            x->key[i] = e[k].key;
+            x->job[i] = e[k].job;
+            x->gpus[i] = e[k].gpus;
+            x->sum += e[k].gpus;
+        }
+        set_first(l, b);
+    }
+    return 0;
 }
 
 int64_t

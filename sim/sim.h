@@ -115,6 +115,11 @@ int pfs__order_new(struct pfs__order **out);
 void pfs__order_free(struct pfs__order *o);
 int pfs__order_insert(struct pfs__order *o, int pool, size_t j, double key, int gpus);
 void pfs__order_remove(struct pfs__order *o, int pool, size_t j, double key);
+/* Gives every job of pool's order the key key_of(arg, job) and puts them in order again, in
+ * place: for a change of most keys at once, where a removal and an insertion cost a search
+ * and a move within a block each. Returns 0 or PFS_ENOMEM (the order as it was). */
+int pfs__order_rekey(struct pfs__order *o, int pool, double (*key_of)(void *arg, uint32_t job),
+                     void *arg);
 int64_t pfs__order_total(const struct pfs__order *o, int pool);
 size_t pfs__order_reach(const struct pfs__order *o, int pool, int64_t want, double *key,
                         int64_t *freed);

@@ -881,14 +881,33 @@ test_fheap_held(struct test *t)
 
 /* sim/order.c's blocks against a sorted array, per pool: random insertions and removals
  * that fill pools past many blocks (splits) and empty them again (joins, dropped blocks),
- * keys with ties, +inf and values a rounding error apart; after every step the pool's total
- * and its answer to "the first job at which the GPUs reach W" for W at every entry's
- * cumulative GPUs, one less and one more. */
+ * keys with ties, +inf and values a rounding error apart, and now and then every key of a
+ * pool changed at once (pfs__order_rekey: nearly in the old order, at random, or some
+ * left); after every step the pool's total and its answer to "the first job at which the
+ * GPUs reach W" for W at every entry's cumulative GPUs, one less and one more. */
 struct ord_entry {
     double key;
     uint32_t job;
     int gpus;
 };
+
+static double rekey_to[3000];
+
+static double
+rekey_key(void *arg, uint32_t job)
+{
+    return ((const double *)arg)[job];
+}
+
+static int
+cmp_ord_entry(const void *a, const void *b)
+{
+    const struct ord_entry *x = a, *y = b;
+
+    if (x->key < y->key || x->key > y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->job > y->job) - (x->job < y->job);
+}
 
 void
 test_order(struct test *t)
@@ -899,7 +918,7 @@ test_order(struct test *t)
     static struct ord_entry e[POOLS][JOBS];
     static double in_key[JOBS];
     static int in_pool[JOBS], gpus_of[JOBS];
-    size_t n[POOLS] = {0}, checks = 0, most = 0;
+    size_t n[POOLS] = {0}, checks = 0, most = 0, rekeyed = 0;
 
     gsl_rng_set(r, 11);
     CHECK_INT(pfs__order_new(&o), 0);
@@ -911,7 +930,29 @@ test_order(struct test *t)
         uint32_t j = (uint32_t)gsl_rng_uniform_int(r, JOBS);
         int p = in_pool[j];
 
-        if (p < 0 && (grow || gsl_rng_uniform(r) < 0.3)) { /* in */
+        if (gsl_rng_uniform(r) < 0.002) { /* every key of a pool at once (pfs__order_rekey) */
+            double u = gsl_rng_uniform(r);
+
+            p = (int)gsl_rng_uniform_int(r, POOLS);
+            for (size_t i = 0; i < n[p]; i++) {
+                uint32_t k = e[p][i].job;
+                double v = gsl_rng_uniform(r);
+
+                /* most moved together by a few percent (nearly the old order), or
+                 * rounded down (ties between neighbours, in the old order by their old
+                 * keys, not by job), or at random, or some ties and some left as they
+                 * were */
+                rekey_to[k] = u < 0.4   ? in_key[k] * (1 + 0.03 * v)
+                              : u < 0.6 ? floor(in_key[k] / 5000) * 5000
+                              : u < 0.8 ? 1e5 * v
+                              : v < 0.5 ? (double)gsl_rng_uniform_int(r, 20)
+                                        : in_key[k];
+                in_key[k] = e[p][i].key = rekey_to[k];
+            }
+            CHECK_INT(pfs__order_rekey(o, p, rekey_key, rekey_to), 0);
+            qsort(e[p], n[p], sizeof e[p][0], cmp_ord_entry);
+            rekeyed++;
+        } else if (p < 0 && (grow || gsl_rng_uniform(r) < 0.3)) { /* in */
             double u = gsl_rng_uniform(r),
                    key = u < 0.3    ? (double)gsl_rng_uniform_int(r, 20)
                          : u < 0.35 ? HUGE_VAL
@@ -984,6 +1025,7 @@ test_order(struct test *t)
     }
     CHECK(most > 500); /* many blocks */
     CHECK(checks > 1000000);
+    CHECK(rekeyed > 50);
     pfs__order_free(o);
     gsl_rng_free(r);
 }
