@@ -1799,10 +1799,16 @@ ord_key_of(void *s, uint32_t j)
 static int
 order_flush(struct sim *s)
 {
-    /* An eighth of the running jobs or more (a level moved them all): every pool's order
-     * re-keyed in place, some 25 instructions a job, where a job's removal and insertion
-     * were some 470 (the jobs whose key did not change keep it: ord_key is ord_in). */
-    bool rekey = 8 * s->n_ord_late >= s->n_running;
+    /* An eighth of the running jobs or more moved (a level moved them all): every pool's
+     * order re-keyed in place, some 25 instructions a job, where a job's removal and
+     * insertion were some 470 (the jobs whose key did not change keep it: ord_key is
+     * ord_in). Jobs started since go in one by one either way. */
+    size_t moved = 0;
+    bool rekey;
+
+    for (size_t q = 0; 8 * s->n_ord_late >= s->n_running && q < s->n_ord_late; q++)
+        moved += !isnan(job_rec(s, s->ord_late[q])->ord_in);
+    rekey = 8 * moved >= s->n_running;
 
     for (size_t p = 0; rekey && p < s->in->n_pools; p++)
         if (pfs__order_rekey(s->ord, (int)p, ord_key_of, s) != 0)
