@@ -1247,16 +1247,31 @@ advance(struct sim *s, int64_t to_us)
     s->now_us = to_us;
 }
 
-/* Brings job j's progress up to now. */
-static void
-touch(struct sim *s, size_t j)
+/* Brings the progress of the job of record jb up to now. */
+static inline void
+touch_rec(struct sim *s, struct job *jb)
 {
-    struct job *jb = job_rec(s, j);
-
     jb->done += jb->rate * (double)(s->now_us - jb->last_us) / US;
     jb->last_us = s->now_us;
     if (jb->state == RUNNING)
         s->si[jb->slot].done = jb->done;
+}
+
+/* Brings job j's progress up to now. */
+static void
+touch(struct sim *s, size_t j)
+{
+    touch_rec(s, job_rec(s, j));
+}
+
+/* (int64_t)ceil(x) for x >= 0 and below 2^63, inline: ceil is a call into libm, at every
+ * change of a running job's rate. */
+static inline int64_t
+ceil_us(double x)
+{
+    int64_t i = (int64_t)x;
+
+    return i + ((double)i < x);
 }
 
 /* What running job j has left to do, tokens: its slot's tokens, not the workload's (a
@@ -1293,29 +1308,33 @@ static int
 set_rate(struct sim *s, size_t j)
 {
     struct job *jb = job_rec(s, j);
-    const struct corpus_curve *c = job_curve(s, j);
-    bool ckpt = s->now_us < jb->ckpt_until_us;
+    const struct corpus_curve *c = jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
+    const int64_t now = s->now_us;
+    const double idle_w = s->in->gpu[jb->pool].idle_w;
+    bool ckpt = now < jb->ckpt_until_us;
     double env = 0, power = 0, rate, gw, pause = jb->pause, left;
 
     if (!ckpt) /* (checkpointing: no progress, the draw it had) */
         curve_at(s, jb, c, jb->cap_w, &env, &power);
-    rate = s->now_us < jb->resume_until_us || ckpt
+    rate = now < jb->resume_until_us || ckpt
                ? 0
                : (1 - pause) * env * jb->n_gpus / c->n_gpus * jb->active / jb->n_gpus;
     /* A resized job's GPUs set free idle (docs/policies.md, resize-fair). */
     gw = ckpt ? jb->ckpt_gpu_w
-              : (pause * job_gpu(s, j)->idle_w + (1 - pause) * power) * jb->active +
-                    (jb->n_gpus - jb->active) * job_gpu(s, j)->idle_w;
+              : (pause * idle_w + (1 - pause) * power) * jb->active +
+                    (jb->n_gpus - jb->active) * idle_w;
 
-    touch(s, j);
+    touch_rec(s, jb);
     s->total_rate += rate - jb->rate;
     s->gpu_w_total += gw - jb->gpu_w;
     s->pool_rate[jb->pool] += rate - jb->rate;
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    left = tokens_left(s, j);
-    jb->ord_key = finish_key_left(s, j, left); /* into the finish order when it is next asked */
+    left = s->si[jb->slot].tokens - jb->done; /* (tokens_left and finish_key_left, inline) */
+    left = left > 0 ? left : 0;
+    /* into the finish order when it is next asked; with a rate, the time to finish */
+    jb->ord_key = left / (rate > 0 ? rate : s->in->wl->jobs[j].tokens / jb->dur_s);
     if (!jb->ord_late) {
         uint32_t *g = pfs__grow(s->ord_late, &s->ord_late_cap, s->n_ord_late, sizeof *g, 1024);
 
@@ -1326,7 +1345,7 @@ set_rate(struct sim *s, size_t j)
         jb->ord_late = (uint32_t)s->n_ord_late;
     }
     if (rate > 0) { /* its finish event, moved (the sequence number a new one would get) */
-        int64_t t = s->now_us + (int64_t)ceil(left / rate * US);
+        int64_t t = now + ceil_us(jb->ord_key * US); /* (left / rate * US) */
 
         pfs__fheap_set(&s->fh, (uint32_t)jb->slot, (uint32_t)j, t, s->heap.next_seq++);
     } else
