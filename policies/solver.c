@@ -158,7 +158,8 @@ struct wf_curve {
  * afresh each time (megabytes, from the kernel: mmap and page faults) cost as much as the
  * solve (issue 16, docs/benchmarks.md). Freed when the thread ends. */
 #define WF_BUCKETS 1024
-#define WF_SMALL   256 /* at most this many segments: the plain selection over all of them */
+_Static_assert(WF_BUCKETS <= UINT16_MAX + 1, "a bucket index is kept in 16 bits (wf_price)");
+#define WF_SMALL 256 /* at most this many segments: the plain selection over all of them */
 
 struct wf_scratch {
     double *seg; /* seg_cap slopes, then seg_cap needs: per segment, job then segment order */
@@ -167,6 +168,8 @@ struct wf_scratch {
     size_t first_cap;
     size_t *tied; /* pfs__waterfill_fr: the jobs with a segment at exactly the price */
     size_t tied_cap;
+    uint16_t *bk; /* wf_price: each segment's bucket */
+    size_t bk_cap;
     struct pfs__seg *s; /* the segments of the threshold's bucket */
     size_t s_cap;
     size_t *cls; /* pfs__waterfill_classes: per class, WC_WORDS words */
@@ -203,6 +206,7 @@ wf_free(void *p)
         free(w->seg);
         free(w->first);
         free(w->tied);
+        free(w->bk);
         free(w->cls);
         free(w->order);
         free(w->cap_of);
@@ -313,13 +317,16 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
             w->s[q] = (struct pfs__seg){slope[q], need[q]};
         return pfs__threshold(w->s, m, R);
     }
+    if (wf_grow((void **)&w->bk, &w->bk_cap, m + 1, sizeof *w->bk))
+        return NAN;
     memcpy(&lo_bits, &lo, sizeof lo_bits); /* positive slopes: lo > 0 */
     memcpy(&hi_bits, &hi, sizeof hi_bits);
     while (shift < 63 && (hi_bits - lo_bits) >> shift >= WF_BUCKETS)
         shift++;
     memset(w->bucket, 0, sizeof w->bucket);
-    for (size_t q = 0; q < m; q++) {
-        w->bucket[wf_bucket(slope[q], lo_bits, shift)] += need[q];
+    for (size_t q = 0; q < m; q++) { /* (each one's bucket kept for the pass below) */
+        w->bk[q] = (uint16_t)wf_bucket(slope[q], lo_bits, shift);
+        w->bucket[w->bk[q]] += need[q];
     }
     while (b-- > 0) {
         if (above + w->bucket[b] >= R)
@@ -331,7 +338,7 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
     if (wf_grow((void **)&w->s, &w->s_cap, m + 1, sizeof *w->s))
         return NAN;
     for (size_t q = 0; q < m; q++) {
-        if (wf_bucket(slope[q], lo_bits, shift) == b)
+        if (w->bk[q] == b)
             w->s[e++] = (struct pfs__seg){slope[q], need[q]};
     }
     mu = pfs__threshold(w->s, e, R - above);
@@ -340,7 +347,7 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
          * with its own left-out segments, the price is the steepest of the flatter buckets'
          * segments, or everything fits. */
         for (size_t q = 0; q < m; q++) {
-            if (wf_bucket(slope[q], lo_bits, shift) < b && slope[q] > mu)
+            if (w->bk[q] < b && slope[q] > mu)
                 mu = slope[q];
         }
     }
