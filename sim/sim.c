@@ -1303,11 +1303,10 @@ finish_key(const struct sim *s, size_t j)
     return finish_key_left(s, j, tokens_left(s, j));
 }
 
-/* Sets job j's rate and draw from its decision and reschedules its finish. */
-static int
-set_rate(struct sim *s, size_t j)
+/* Sets job j's (of record jb) rate and draw from its decision and reschedules its finish. */
+static inline int
+set_rate_rec(struct sim *s, size_t j, struct job *jb)
 {
-    struct job *jb = job_rec(s, j);
     const struct corpus_curve *c = jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
     const int64_t now = s->now_us;
     const double idle_w = s->in->gpu[jb->pool].idle_w;
@@ -1353,6 +1352,13 @@ set_rate(struct sim *s, size_t j)
     return 0;
 }
 
+/* Sets job j's rate and draw from its decision and reschedules its finish. */
+static int
+set_rate(struct sim *s, size_t j)
+{
+    return set_rate_rec(s, j, job_rec(s, j));
+}
+
 /* Job j's draw, all its GPUs, at full power. */
 static double
 full_draw_w(const struct sim *s, size_t j)
@@ -1373,18 +1379,24 @@ floor_draw_w(const struct sim *s, size_t j)
     return c->floor_w[jb->pool] * jb->n_gpus;
 }
 
-/* Keeps the count of reduced jobs in step with job j's decision. */
-static void
-mark(struct sim *s, size_t j)
+/* Keeps the count of reduced jobs in step with the decision of the job of record jb. */
+static inline void
+mark_rec(struct sim *s, struct job *jb)
 {
-    struct job *jb = job_rec(s, j);
     bool reduced =
-        jb->state == RUNNING && (jb->cap_w < job_gpu(s, j)->max_limit_w || jb->pause > 0);
+        jb->state == RUNNING && (jb->cap_w < s->in->gpu[jb->pool].max_limit_w || jb->pause > 0);
 
     if (reduced != jb->reduced) {
         s->n_reduced += reduced ? 1 : (size_t)-1;
         jb->reduced = reduced;
     }
+}
+
+/* Keeps the count of reduced jobs in step with job j's decision. */
+static void
+mark(struct sim *s, size_t j)
+{
+    mark_rec(s, job_rec(s, j));
 }
 
 /* ----- scheduling ----- */
@@ -2079,9 +2091,8 @@ schedule(struct sim *s)
  * starts pausing (or stops running altogether) checkpoints once, one that stops pausing (or
  * runs again at all) restarts once. */
 static int
-transition(struct sim *s, size_t j, double cap, double pause, int active)
+transition_rec(struct sim *s, size_t j, struct job *jb, double cap, double pause, int active)
 {
-    struct job *jb = job_rec(s, j);
     /* (its cap alone, mostly: every job at every decision of an event under equal) */
     bool same_pause = !(pause < jb->pause) && !(pause > jb->pause) && active == jb->active;
     int rc;
@@ -2105,14 +2116,20 @@ transition(struct sim *s, size_t j, double cap, double pause, int active)
     }
     jb->cap_w = cap;
     jb->pause = pause;
-    mark(s, j);
-    rc = set_rate(s, j);
+    mark_rec(s, jb);
+    rc = set_rate_rec(s, j, jb);
     if (rc == 0 && jb->resume_until_us > s->now_us)
         rc =
             pfs__heap_push(&s->heap, jb->resume_until_us, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX);
     if (rc == 0 && jb->ckpt_until_us > s->now_us)
         rc = pfs__heap_push(&s->heap, jb->ckpt_until_us, PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX);
     return rc;
+}
+
+static int
+transition(struct sim *s, size_t j, double cap, double pause, int active)
+{
+    return transition_rec(s, j, job_rec(s, j), cap, pause, active);
 }
 
 /* Discrete pausing's effective pause of job j now: whole (1) inside its pause, none (0)
@@ -2551,14 +2568,14 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
     if (3 * b->changes >= s->n_running) /* most finish events move: the heap made once */
         pfs__fheap_hold(&s->fh);
     for (size_t r = 0; r < s->n_running; r++) {
-        const struct job *jb = &s->live[r]; /* (the record at its slot) */
+        struct job *jb = &s->live[r]; /* (the record at its slot) */
         size_t j = s->running[r];
 
         if (classes && jb->start_round < b->round && jb->cls < s->n_groups && s->c_entry[jb->cls]) {
             const struct decided *e = &s->dq[s->c_entry[jb->cls] - 1];
 
             if (rc == 0)
-                rc = transition(s, j, e->cap, e->pause, e->active);
+                rc = transition_rec(s, j, jb, e->cap, e->pause, e->active);
         }
         if (marked && s->land_at[r]) {
             s->land_at[r] = 0; /* (all of them, whatever rc) */
