@@ -91,7 +91,9 @@ struct pfs__from pfs__from_of(const struct pfs_pwl *c, double lo);
  * decision of an event to the next unless its tolerance or its deadline moves them. The
  * engine keeps an entry per running job and family of curves (within the predictions,
  * extrapolated), moved with the job's view and cleared (pfs__sla_kept_clear) when its view
- * is built; sla reads and refreshes it. The answer is sla's allocate's, bit for bit. */
+ * is built; sla reads and refreshes it. The answer is sla's allocate's, bit for bit. The
+ * entries of a family are given only where every job has a kept curve of that family (the
+ * engine counts the jobs without one), so that sla need not look at every job's curve. */
 struct pfs__sla_kept {
     double loss;         /* the tolerance the tier floor was made for (NAN: none yet) */
     double raw;          /* pfs__floor_cap at loss */
@@ -216,6 +218,9 @@ int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extra
 /* The view's kept predicted curves (struct pfs_alloc_view.predicted), when it has one for
  * every job made with its predictor: for a policy that only reads them; NULL otherwise. */
 const struct pfs_pwl *pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate);
+/* The same where the caller knows every job has one: the view's tests alone, without a pass
+ * over the jobs. */
+const struct pfs_pwl *pfs__predicted_given(const struct pfs_alloc_view *v, bool extrapolate);
 /* Predicted curves of every job of the view, into *out: the calling thread's own array,
  * which the caller may change and must not free, valid until its next call of this (at 20,000
  * jobs a fresh array was 20 MB from the kernel at every decision). A policy that only reads

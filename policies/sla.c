@@ -226,10 +226,13 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs__sla_kept *
     if (!floor || !paused || !o || !sg)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     memset(paused, 0, n * sizeof *paused);
-    if ((rc = pfs__predicted_readonly(v, "sla", extrapolate, &c, diag)) != 0)
-        return rc;
-    if (c != v->predicted[extrapolate])
-        kept = NULL; /* (the entries are the kept curves') */
+    /* (with entries, every job has its kept curve: policy.h) */
+    if (!kept || !(c = pfs__predicted_given(v, extrapolate))) {
+        if ((rc = pfs__predicted_readonly(v, "sla", extrapolate, &c, diag)) != 0)
+            return rc;
+        if (c != v->predicted[extrapolate])
+            kept = NULL; /* (the entries are the kept curves') */
+    }
     for (size_t i = 0; i < n; i++) {
         const struct pfs_alloc_job *j = &v->jobs[i];
 

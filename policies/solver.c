@@ -1285,11 +1285,19 @@ pfs__floor_cap(const struct pfs_pwl *c, double loss)
 }
 
 const struct pfs_pwl *
-pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
+pfs__predicted_given(const struct pfs_alloc_view *v, bool extrapolate)
 {
     const struct pfs_pwl *kept = v->predicted[extrapolate];
 
-    if (!kept || v->predicted_by != v->predictor || !v->telemetry)
+    return kept && v->predicted_by == v->predictor && v->telemetry ? kept : NULL;
+}
+
+const struct pfs_pwl *
+pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate)
+{
+    const struct pfs_pwl *kept = pfs__predicted_given(v, extrapolate);
+
+    if (!kept)
         return NULL;
     if (v->classes) {
         /* One job of each class is enough: a class's kept curves are the same bits. Seen

@@ -340,6 +340,7 @@ struct sim {
      * moved with the view and cleared when it is built: NULL for every other policy, and
      * for the reference, which asks sla's allocate itself */
     struct pfs__sla_kept *sla_kept[2];
+    size_t no_pred[2]; /* running slots with a built view and no pred[e] curve (n 0) */
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
@@ -1494,6 +1495,7 @@ view_fill(struct sim *s, size_t r)
          * its Poisson year) */
         if (s->needs_truth || pfs__predicted_curve(&one, 0, e == 1, &s->pred[e][r], &quiet) != 0)
             s->pred[e][r].n = 0;
+        s->no_pred[e] += s->pred[e][r].n == 0;
         if (s->sla_kept[e])
             pfs__sla_kept_clear(&s->sla_kept[e][r]);
     }
@@ -2669,6 +2671,22 @@ actuate(struct sim *s, uint32_t round)
     return rc;
 }
 
+/* Whether sim.no_pred counts what it says (the straightforward engine checks it at every
+ * decision; the other trusts it). */
+static bool
+no_pred_ok(const struct sim *s)
+{
+    for (int e = 0; e < 2; e++) {
+        size_t n = 0;
+
+        for (size_t r = 0; r < s->n_running; r++)
+            n += s->view_ok[r] && s->pred[e][r].n == 0;
+        if (n != s->no_pred[e])
+            return false;
+    }
+    return true;
+}
+
 /* Every running job's view, built where it is not yet (view_fill). */
 static void
 views_fill(struct sim *s)
@@ -2680,6 +2698,7 @@ views_fill(struct sim *s)
         }
     }
     s->views_any = true;
+    assert(!s->reference || no_pred_ok(s));
 }
 
 /* The policy's view of the running jobs under gpu_budget: the reference's without classes
@@ -2901,6 +2920,7 @@ control(struct sim *s)
         s->planned_round = s->round;
         if (s->views_any) { /* no policy until a limit binds again: stop moving views */
             memset(s->view_ok, 0, s->n_running * sizeof *s->view_ok);
+            s->no_pred[0] = s->no_pred[1] = 0;
             s->views_any = false;
             groups_off(s);
         }
@@ -2991,7 +3011,11 @@ control(struct sim *s)
             if (!reuse) {
                 v = alloc_view(s, gpu_budget);
                 s->res->policy_decisions++;
-                rc = s->sla_kept[0] ? pfs__sla_decide_kept(&v, s->sla_kept, s->ad, &committed, &d)
+                /* (a family's entries where every job has its curve: policy.h) */
+                struct pfs__sla_kept *const kept[2] = {s->no_pred[0] ? NULL : s->sla_kept[0],
+                                                       s->no_pred[1] ? NULL : s->sla_kept[1]};
+
+                rc = s->sla_kept[0] ? pfs__sla_decide_kept(&v, kept, s->ad, &committed, &d)
                                     : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }
             if (rc == PFS_EINVAL) {
@@ -3198,7 +3222,9 @@ finish(struct sim *s, size_t j, size_t slot)
     jb->state = DONE;
     mark(s, j);
     jb->finish_us = s->now_us;
-    pfs__fheap_del(&s->fh, (uint32_t)slot); /* (taken when it came out) */
+    pfs__fheap_del(&s->fh, (uint32_t)slot);         /* (taken when it came out) */
+    for (int e = 0; e < 2 && s->view_ok[slot]; e++) /* (its view goes) */
+        s->no_pred[e] -= s->pred[e][slot].n == 0;
     s->running[slot] = s->running[--s->n_running];
     job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
