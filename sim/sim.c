@@ -340,7 +340,8 @@ struct sim {
      * moved with the view and cleared when it is built: NULL for every other policy, and
      * for the reference, which asks sla's allocate itself */
     struct pfs__sla_kept *sla_kept[2];
-    size_t no_pred[2]; /* running slots with a built view and no pred[e] curve (n 0) */
+    size_t no_pred[2];  /* running slots with a built view and no pred[e] curve (n 0) */
+    double loss_ev_len; /* the event length the views' max_loss were worked out for */
     struct pfs_telemetry *at;
     struct pfs_alloc_decision *ad;
     struct pfs_truth truth;
@@ -1481,7 +1482,8 @@ view_fill(struct sim *s, size_t r)
                                       .idle_w = g->idle_w,
                                       .tier = w->tier,
                                       .deadline_s = w->deadline_s,
-                                      .restart_s = s->sc->resume_s};
+                                      .restart_s = s->sc->resume_s,
+                                      .max_loss = NAN}; /* (at its first decision: control) */
     pfs__strlcpy(s->aj[r].job_id, w->job_id, sizeof s->aj[r].job_id);
     s->at[r] = c->tel;
     s->at[r].n_gpus = w->n_gpus;
@@ -2883,7 +2885,7 @@ static int
 control(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
-    bool reuse, stepped, by_class;
+    bool reuse, stepped, by_class, all_loss;
     size_t from;
     int rc;
 
@@ -2991,19 +2993,25 @@ control(struct sim *s)
              * it was made, and none is gone through again) */
             if (!reuse || s->sc->discrete_pauses)
                 views_fill(s);
+            /* A job's tolerance moves only with the event's length: worked out for every job
+             * when that moves, else for the jobs whose view is new (NAN). */
+            all_loss = s->reference || memcmp(&s->loss_ev_len, &ev_len, sizeof ev_len) != 0;
+            s->loss_ev_len = ev_len;
             for (size_t r = 0; !reuse && r < s->n_running; r++) {
-                double loss = pfs_tier_max_loss(s->aj[r].tier);
+                if (all_loss || isnan(s->aj[r].max_loss)) {
+                    double loss = pfs_tier_max_loss(s->aj[r].tier);
 
-                /* A Flex job's tolerance is an average over its whole run: during an event
-                 * of length E it may lose up to L x (its run / E), as the Emerald pseudocode
-                 * has it. */
-                if (ev_len > 0 && loss > 0) { /* fmin and fmax: calls into libm */
-                    double f = s->si[r].dur_s / ev_len;
+                    /* A Flex job's tolerance is an average over its whole run: during an
+                     * event of length E it may lose up to L x (its run / E), as the Emerald
+                     * pseudocode has it. */
+                    if (ev_len > 0 && loss > 0) { /* fmin and fmax: calls into libm */
+                        double f = s->si[r].dur_s / ev_len;
 
-                    loss *= f > 1 ? f : 1;
-                    loss = loss < 0.95 ? loss : 0.95;
+                        loss *= f > 1 ? f : 1;
+                        loss = loss < 0.95 ? loss : 0.95;
+                    }
+                    s->aj[r].max_loss = loss;
                 }
-                s->aj[r].max_loss = loss;
                 s->aj[r].remaining_tokens = s->si[r].tokens - s->si[r].done;
                 s->aj[r].now_s = t;
                 s->aj[r].limit_until_s = until;
