@@ -108,7 +108,7 @@ fplace(struct pfs__fheap *h, size_t i, struct pfs__fevent e)
 }
 
 /* Moves the event at index i down to where its children come after it. */
-static void
+static inline void
 fdown(struct pfs__fheap *h, size_t i)
 {
     struct pfs__fevent e = h->v[i];
@@ -128,28 +128,20 @@ fdown(struct pfs__fheap *h, size_t i)
     fplace(h, i, e);
 }
 
+/* Moves the event at index i up or down to its place. */
 static void
 fsift(struct pfs__fheap *h, size_t i)
 {
     struct pfs__fevent e = h->v[i];
 
-    while (i > 0 && fbefore(&e, &h->v[(i - 1) / 2])) { /* up */
-        fplace(h, i, h->v[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) { /* down */
-        size_t l = 2 * i + 1, m = l;
-
-        if (l >= h->n)
-            break;
-        if (l + 1 < h->n && fbefore(&h->v[l + 1], &h->v[l]))
-            m = l + 1;
-        if (!fbefore(&h->v[m], &e))
-            break;
-        fplace(h, i, h->v[m]);
-        i = m;
-    }
-    fplace(h, i, e);
+    if (i > 0 && fbefore(&e, &h->v[(i - 1) / 2])) {
+        do { /* up: then it is before both its children */
+            fplace(h, i, h->v[(i - 1) / 2]);
+            i = (i - 1) / 2;
+        } while (i > 0 && fbefore(&e, &h->v[(i - 1) / 2]));
+        fplace(h, i, e);
+    } else
+        fdown(h, i);
 }
 
 int
