@@ -215,6 +215,10 @@ int pfs__level(const char *who, const struct pfs_alloc_job *jobs, size_t n, cons
 int pfs__predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
                          struct pfs_pwl *out, struct pfs_diag *diag);
 
+/* pfs_pwl_eval, the same bits, looking first on the segment *k (where the last x asked
+ * was: a cap that moves a little stays on it) and keeping the one found there. */
+double pfs__pwl_eval_near(const struct pfs_pwl *c, double x, uint32_t *k);
+
 /* The view's kept predicted curves (struct pfs_alloc_view.predicted), when it has one for
  * every job made with its predictor: for a policy that only reads them; NULL otherwise. */
 const struct pfs_pwl *pfs__predicted_kept(const struct pfs_alloc_view *v, bool extrapolate);

@@ -23,16 +23,19 @@
 
 #include "policy.h"
 
-double
-pfs_pwl_eval(const struct pfs_pwl *c, double x)
+/* c's value at x on its segment [lo, lo + 1]. */
+static inline double
+pwl_on(const struct pfs_pwl *c, size_t lo, double x)
 {
-    size_t lo = 0, hi;
+    return c->y[lo] + (c->y[lo + 1] - c->y[lo]) * (x - c->x[lo]) / (c->x[lo + 1] - c->x[lo]);
+}
 
-    if (c->n == 1 || x <= c->x[0])
-        return c->y[0];
-    if (x >= c->x[c->n - 1])
-        return c->y[c->n - 1];
-    hi = c->n - 1;
+/* The segment of c holding x, x[0] < x < x[n - 1]: the lo with x[lo] <= x < x[lo + 1]. */
+static inline size_t
+pwl_segment(const struct pfs_pwl *c, double x)
+{
+    size_t lo = 0, hi = c->n - 1;
+
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
 
@@ -41,7 +44,29 @@ pfs_pwl_eval(const struct pfs_pwl *c, double x)
         else
             hi = mid;
     }
-    return c->y[lo] + (c->y[hi] - c->y[lo]) * (x - c->x[lo]) / (c->x[hi] - c->x[lo]);
+    return lo;
+}
+
+double
+pfs_pwl_eval(const struct pfs_pwl *c, double x)
+{
+    if (c->n == 1 || x <= c->x[0])
+        return c->y[0];
+    if (x >= c->x[c->n - 1])
+        return c->y[c->n - 1];
+    return pwl_on(c, pwl_segment(c, x), x);
+}
+
+double
+pfs__pwl_eval_near(const struct pfs_pwl *c, double x, uint32_t *k)
+{
+    if (c->n == 1 || x <= c->x[0])
+        return c->y[0];
+    if (x >= c->x[c->n - 1])
+        return c->y[c->n - 1];
+    if (!(*k + 1 < c->n && c->x[*k] <= x && x < c->x[*k + 1]))
+        *k = (uint32_t)pwl_segment(c, x);
+    return pwl_on(c, *k, x);
 }
 
 void

@@ -386,6 +386,7 @@ struct sim {
     struct pfs__class_cache *ccache[2]; /* the classes' segments, per family of curves */
     struct curve_memo {
         double cap, env, power;
+        uint32_t k_env, k_power; /* the segments they were on */
     } * memo; /* curve_at's: per corpus curve, the last cap asked and its values (NULL: none) */
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
@@ -1198,10 +1199,17 @@ curve_at(struct sim *s, const struct job *jb, const struct corpus_curve *c, doub
         *power = m->power;
         return;
     }
-    *env = pfs_pwl_eval(&c->env, cap);
-    *power = pfs_pwl_eval(&c->power, cap);
-    if (m)
-        *m = (struct curve_memo){cap, *env, *power};
+    if (!m) {
+        *env = pfs_pwl_eval(&c->env, cap);
+        *power = pfs_pwl_eval(&c->power, cap);
+        return;
+    }
+    /* (the last cap's segments first: a level moves a little from one decision to the next) */
+    *env = pfs__pwl_eval_near(&c->env, cap, &m->k_env);
+    *power = pfs__pwl_eval_near(&c->power, cap, &m->k_power);
+    m->cap = cap;
+    m->env = *env;
+    m->power = *power;
 }
 
 /* What the free GPUs of every pool draw, W. */
@@ -3569,7 +3577,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     /* (without memory for it: every cap evaluated) */
     if ((s.memo = malloc((in->n_curves + 1) * sizeof *s.memo)) != NULL)
         for (size_t k = 0; k < in->n_curves; k++)
-            s.memo[k].cap = -HUGE_VAL;
+            s.memo[k] = (struct curve_memo){-HUGE_VAL, 0, 0, 0, 0};
     s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);

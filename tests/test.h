@@ -176,6 +176,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_predict_bad_input)                                                                      \
     X(test_policies_properties)                                                                    \
     X(test_waterfill_breakpoints)                                                                  \
+    X(test_pwl_eval_near)                                                                          \
     X(test_waterfill_classes)                                                                      \
     X(test_waterfill_counted)                                                                      \
     X(test_waterfill_from)                                                                         \

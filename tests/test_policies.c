@@ -1057,6 +1057,51 @@ test_waterfill_cached(struct test *t)
     gsl_rng_free(r);
 }
 
+/* pfs__pwl_eval_near against pfs_pwl_eval, bit for bit: random curves of 1 to 64 points,
+ * x at and between breakpoints and outside the curve, hints right, one off, stale (past the
+ * curve's end) and wrong; afterwards a hint for an x inside the curve names its segment. */
+void
+test_pwl_eval_near(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    struct pfs_pwl c;
+    size_t checks = 0, kept = 0;
+
+    gsl_rng_set(r, 29);
+    for (int round = 0; round < 2000 && t->failures < 5; round++) {
+        uint32_t k = (uint32_t)gsl_rng_uniform_int(r, 70);
+
+        c.n = 1 + gsl_rng_uniform_int(r, PFS_PWL_MAX);
+        for (size_t i = 0; i < c.n; i++) {
+            c.x[i] = (i ? c.x[i - 1] : 100) + 1 + 20 * gsl_rng_uniform(r);
+            c.y[i] = 1000 * gsl_rng_uniform(r);
+        }
+        for (int q = 0; q < 40; q++) {
+            double u = gsl_rng_uniform(r),
+                   x = u < 0.3   ? c.x[gsl_rng_uniform_int(r, c.n)] /* on a breakpoint */
+                       : u < 0.4 ? c.x[0] - 5 + 10 * gsl_rng_uniform(r)
+                       : u < 0.5 ? c.x[c.n - 1] - 5 + 10 * gsl_rng_uniform(r)
+                                 : c.x[0] + (c.x[c.n - 1] - c.x[0]) * gsl_rng_uniform(r);
+            double want = pfs_pwl_eval(&c, x), got;
+            uint32_t before = k;
+
+            if (gsl_rng_uniform(r) < 0.3)
+                k = (uint32_t)gsl_rng_uniform_int(r, 70);
+            got = pfs__pwl_eval_near(&c, x, &k);
+            if (memcmp(&got, &want, sizeof got) != 0)
+                test_fail(t, __FILE__, __LINE__, "round %d: %.17g at x %.17g, should be %.17g",
+                          round, got, x, want);
+            if (x > c.x[0] && x < c.x[c.n - 1] && !(c.x[k] <= x && x < c.x[k + 1]))
+                test_fail(t, __FILE__, __LINE__, "round %d: hint %u misses x %.17g", round, k, x);
+            kept += k == before;
+            checks++;
+        }
+    }
+    CHECK(checks == 80000);
+    CHECK(kept > 1000); /* (hints that were right already) */
+    gsl_rng_free(r);
+}
+
 /* Water-filling with the budget exactly at a breakpoint: the minimum caps plus the segments
  * steeper than some price, summed in another order than the solver sums them, so that what
  * is left after taking them is a rounding crumb of either sign. A solver that takes the crumb
