@@ -1169,19 +1169,30 @@ budget_ahead(const struct sim *s, double t, double period, double actuation)
 
 /* ----- progress and power ----- */
 
-/* The curve job j runs on: its own on its GPUs (facility.variability), else the corpus's. */
+/* The curve the job of record jb runs on: its own on its GPUs (facility.variability), else
+ * the corpus's. */
+static inline const struct corpus_curve *
+rec_curve(const struct sim *s, const struct job *jb)
+{
+    return jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
+}
+
 static const struct corpus_curve *
 job_curve(const struct sim *s, size_t j)
 {
-    const struct job *jb = job_rec(s, j);
+    return rec_curve(s, job_rec(s, j));
+}
 
-    return jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
+static inline const struct pfs_gpu *
+rec_gpu(const struct sim *s, const struct job *jb)
+{
+    return &s->in->gpu[jb->pool];
 }
 
 static const struct pfs_gpu *
 job_gpu(const struct sim *s, size_t j)
 {
-    return &s->in->gpu[job_rec(s, j)->pool];
+    return rec_gpu(s, job_rec(s, j));
 }
 
 /* Job jb's curve c at cap, per GPU: its throughput on the curve's GPUs (*env) and a GPU's draw
@@ -1284,42 +1295,41 @@ ceil_us(double x)
     return i + ((double)i < x);
 }
 
-/* What running job j has left to do, tokens: its slot's tokens, not the workload's (a
- * cache miss at every change of rate); fmax(0, ...) inline (a call into libm). */
+/* What the running job of record jb has left to do, tokens: its slot's tokens, not the
+ * workload's (a cache miss at every change of rate); fmax(0, ...) inline (a call into libm). */
 static inline double
-tokens_left(const struct sim *s, size_t j)
+tokens_left(const struct sim *s, const struct job *jb)
 {
-    const struct job *jb = job_rec(s, j);
     double left = s->si[jb->slot].tokens - jb->done;
 
     return left > 0 ? left : 0;
 }
 
-/* Job j's estimated time to finish from its last progress update, its tokens left: over its
- * rate (its full-power rate while it has none). Its estimated finish is now plus this; the
- * key stays as it is until the job's rate changes (set_rate), which is what lets sim/order.c
- * keep the running jobs in order. */
+/* Job j's (of record jb) estimated time to finish from its last progress update, its tokens
+ * left: over its rate (its full-power rate while it has none). Its estimated finish is now
+ * plus this; the key stays as it is until the job's rate changes (set_rate), which is what
+ * lets sim/order.c keep the running jobs in order. */
 static double
-finish_key_left(const struct sim *s, size_t j, double left)
+finish_key_left(const struct sim *s, size_t j, const struct job *jb, double left)
 {
-    const struct job *jb = job_rec(s, j);
-
     return left / (jb->rate > 0 ? jb->rate : s->in->wl->jobs[j].tokens / jb->dur_s);
 }
 
 static double
 finish_key(const struct sim *s, size_t j)
 {
-    return finish_key_left(s, j, tokens_left(s, j));
+    const struct job *jb = job_rec(s, j);
+
+    return finish_key_left(s, j, jb, tokens_left(s, jb));
 }
 
 /* Sets job j's (of record jb) rate and draw from its decision and reschedules its finish. */
 static inline int
 set_rate_rec(struct sim *s, size_t j, struct job *jb)
 {
-    const struct corpus_curve *c = jb->own ? &s->own[jb->own - 1].cc : &s->in->curves[jb->curve];
+    const struct corpus_curve *c = rec_curve(s, jb);
     const int64_t now = s->now_us;
-    const double idle_w = s->in->gpu[jb->pool].idle_w;
+    const double idle_w = rec_gpu(s, jb)->idle_w;
     bool ckpt = now < jb->ckpt_until_us;
     double env = 0, power = 0, rate, gw, pause = jb->pause, left;
 
@@ -1340,10 +1350,9 @@ set_rate_rec(struct sim *s, size_t j, struct job *jb)
     s->pool_gpu_w[jb->pool] += gw - jb->gpu_w;
     jb->rate = rate;
     jb->gpu_w = gw;
-    left = s->si[jb->slot].tokens - jb->done; /* (tokens_left and finish_key_left, inline) */
-    left = left > 0 ? left : 0;
+    left = tokens_left(s, jb);
     /* into the finish order when it is next asked; with a rate, the time to finish */
-    jb->ord_key = left / (rate > 0 ? rate : s->in->wl->jobs[j].tokens / jb->dur_s);
+    jb->ord_key = finish_key_left(s, j, jb, left);
     if (!jb->ord_late) {
         uint32_t *g = pfs__grow(s->ord_late, &s->ord_late_cap, s->n_ord_late, sizeof *g, 1024);
 
@@ -1394,7 +1403,7 @@ static inline void
 mark_rec(struct sim *s, struct job *jb)
 {
     bool reduced =
-        jb->state == RUNNING && (jb->cap_w < s->in->gpu[jb->pool].max_limit_w || jb->pause > 0);
+        jb->state == RUNNING && (jb->cap_w < rec_gpu(s, jb)->max_limit_w || jb->pause > 0);
 
     if (reduced != jb->reduced) {
         s->n_reduced += reduced ? 1 : (size_t)-1;
