@@ -293,9 +293,9 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs__sla_kept *
 }
 
 /* sla's decision; kept: the jobs' kept entries per family (NULL: none). */
-static int
-sla_decide(const struct pfs_alloc_view *v, struct pfs__sla_kept *const *kept,
-           struct pfs_alloc_decision *out, struct pfs_diag *diag)
+int
+pfs__sla_allocate_kept(const struct pfs_alloc_view *v, struct pfs__sla_kept *const kept[2],
+                       struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     struct pfs_diag first = {0};
     int rc;
@@ -315,14 +315,7 @@ sla_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decis
              struct pfs_diag *diag)
 {
     (void)state;
-    return sla_decide(v, NULL, out, diag);
-}
-
-int
-pfs__sla_allocate_kept(const struct pfs_alloc_view *v, struct pfs__sla_kept *const kept[2],
-                       struct pfs_alloc_decision *out, struct pfs_diag *diag)
-{
-    return sla_decide(v, kept, out, diag);
+    return pfs__sla_allocate_kept(v, NULL, out, diag);
 }
 
 const struct pfs_policy_ops pfs_policy_sla = {
