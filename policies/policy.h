@@ -84,6 +84,11 @@ int pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const doubl
                       struct pfs_diag *diag);
 /* Where curve c's part from lo starts (pfs__waterfill_from's). */
 struct pfs__from pfs__from_of(const struct pfs_pwl *c, double lo);
+/* pfs__waterfill_fr tries its last price first (on this thread), and finds the price anew
+ * where that one does not hold beyond rounding: the answer is the same, bit for bit,
+ * whatever was tried. Sets the price it tries next to mu and returns the one it would have
+ * tried (the last price; NAN before any): for the tests of that. */
+double pfs__waterfill_hint(double mu);
 
 /* ----- sla's decisions with what it kept from the last (sim/sim.c, issue 16) -----
  *

@@ -216,6 +216,7 @@ struct wf_scratch {
     const struct pfs_alloc_job *tie_jobs;
     const double *tie_slope; /* the slopes its classes' WC_FIRST index */
     double tie_mu;
+    double fr_mu; /* pfs__waterfill_fr's last price, tried first at the next call */
     double bucket[WF_BUCKETS];
 };
 
@@ -278,6 +279,7 @@ wf_scratch(size_t n_seg, size_t n)
             free(w);
             return NULL;
         }
+        w->fr_mu = NAN; /* (no price yet) */
     }
     if (n_seg + 1 > w->seg_cap) {
         free(w->seg);
@@ -291,6 +293,27 @@ wf_scratch(size_t n_seg, size_t n)
         wf_grow((void **)&w->tied, &w->tied_cap, n + 1, sizeof *w->tied))
         return NULL;
     return w;
+}
+
+/* Room in w's segments for n, the first m kept (slopes and needs); -1 without memory. */
+static int
+wf_seg_room(struct wf_scratch *w, size_t m, size_t n)
+{
+    size_t cap = 2 * n;
+    double *g;
+
+    if (n <= w->seg_cap)
+        return 0;
+    if (!(g = malloc(2 * cap * sizeof *g)))
+        return -1;
+    if (m > 0) {
+        memcpy(g, w->seg, m * sizeof *g);
+        memcpy(g + cap, w->seg + w->seg_cap, m * sizeof *g);
+    }
+    free(w->seg);
+    w->seg = g;
+    w->seg_cap = cap;
+    return 0;
 }
 
 void *
@@ -379,6 +402,29 @@ wf_price(struct wf_scratch *w, size_t m, double R, double lo, double hi)
     return mu;
 }
 
+/* Whether the price over the m segments for budget R is mu, told apart from rounding:
+ * the segments steeper than mu need less than R, those as steep or steeper more, each by a
+ * margin far above what summing in another order can move a sum (1e-9 of R and of those
+ * needs; a sum of m terms moves by some m x 1e-16 of it). wf_price then finds mu, whatever
+ * order it sums in: so the answer does not depend on where the guess came from. */
+static bool
+wf_price_is(const struct wf_scratch *w, size_t m, double R, double mu)
+{
+    const double *slope = w->seg, *need = w->seg + w->seg_cap;
+    double gt = 0, eq = 0, margin;
+
+    if (!(R > 0 && mu > 0 && mu < HUGE_VAL))
+        return false;
+    for (size_t q = 0; q < m; q++) {
+        if (slope[q] > mu)
+            gt += need[q];
+        else if (!(slope[q] < mu))
+            eq += need[q];
+    }
+    margin = 1e-9 * (R + gt + eq);
+    return gt < R - margin && gt + eq > R + margin;
+}
+
 static inline struct wf_curve
 wf_whole(const struct pfs_pwl *c)
 {
@@ -414,11 +460,13 @@ wf_kept(const struct pfs_pwl *c, double lo, struct pfs__from fr)
                              c->y + fr.k, c->n - fr.k};
 }
 
-/* Job i's curve in pfs__waterfill_from: from its floor (cv[i], made once) or whole. */
+/* Job i's curve in pfs__waterfill_fr: whole, from its floor where its part from there is
+ * given (fr), else as wf_from made it once (cv[i]). */
 static inline struct wf_curve
-wf_job(const struct pfs_pwl *curves, const struct wf_curve *cv, size_t i)
+wf_job(const struct pfs_pwl *curves, const double *from, const struct pfs__from *fr,
+       const struct wf_curve *cv, size_t i)
 {
-    return cv ? cv[i] : wf_whole(&curves[i]);
+    return !from ? wf_whole(&curves[i]) : fr ? wf_kept(&curves[i], from[i], fr[i]) : cv[i];
 }
 
 /* Point m's cap (0: the first). */
@@ -430,7 +478,7 @@ wf_x(const struct wf_curve *c, size_t m)
 
 /* Appends curve c's segments for n_gpus GPUs (each one's need times count: the jobs of a
  * class) to slope[] and need[] from index m, widening [*lo, *hi]; returns the new m. */
-static size_t
+static inline size_t
 wf_segments(const struct wf_curve *c, int n_gpus, double count, double *slope, double *need,
             size_t m, double *lo, double *hi)
 {
@@ -498,65 +546,72 @@ pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const double 
     return pfs__waterfill_fr(who, curves, from, NULL, jobs, n, budget_w, skip, out, diag);
 }
 
+double
+pfs__waterfill_hint(double mu)
+{
+    struct wf_scratch *w = wf_scratch(0, 0);
+    double last = w ? w->fr_mu : (double)NAN;
+
+    if (w)
+        w->fr_mu = mu;
+    return last;
+}
+
 int
 pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
                   const struct pfs__from *fr, const struct pfs_alloc_job *jobs, size_t n,
                   double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                   struct pfs_diag *diag)
 {
-    size_t n_seg = 0, m = 0, n_tied = 0, *first;
-    struct wf_scratch *w;
+    size_t m = 0, n_tied = 0, *first;
+    struct wf_scratch *w = wf_scratch(0, n);
     struct wf_curve *cv = NULL;
-    double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL, *slope, *need;
+    double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL;
 
-    if (from) { /* each job's curve from its floor, read three times below */
-        if (!(w = wf_scratch(0, 0)) || wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv))
-            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        cv = w->cv;
-    }
+    if (!w || (from && !fr && wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    cv = w->cv; /* (read only where from is given without fr: wf_from, made once) */
+    first = w->first;
+    /* Each job at its lowest point, its segments above it: in one pass, the curves from
+     * the floors made as they are read (a pass of its own, then the segments', read each
+     * curve twice) */
     for (size_t i = 0; i < n; i++) {
         struct wf_curve c;
 
+        first[i] = m;
         if (skip && skip[i]) {
             used += pfs_alloc_power_w(&jobs[i], &out[i]);
             continue;
         }
-        c = !from
-                ? wf_whole(&curves[i])
-                : (cv[i] = fr ? wf_kept(&curves[i], from[i], fr[i]) : wf_from(&curves[i], from[i]));
+        c = !from ? wf_whole(&curves[i])
+            : fr  ? wf_kept(&curves[i], from[i], fr[i])
+                  : (cv[i] = wf_from(&curves[i], from[i]));
         out[i].cap_w = c.x0;
         out[i].pause_frac = 0;
         used += jobs[i].n_gpus * c.x0;
-        n_seg += c.n;
+        if (wf_seg_room(w, m, m + c.n + 1))
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        m = wf_segments(&c, jobs[i].n_gpus, 1, w->seg, w->seg + w->seg_cap, m, &lo, &hi);
     }
+    first[n] = m;
     if (used > budget_w * (1 + 1e-12))
         return pfs__infeasible(diag, who, budget_w, used, "the minimum caps");
     R = budget_w - used;
-    if (!(w = wf_scratch(n_seg, n)))
-        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    slope = w->seg;
-    need = w->seg + w->seg_cap;
-    first = w->first;
-    for (size_t i = 0; i < n; i++) {
-        first[i] = m;
-        if (!(skip && skip[i])) {
-            struct wf_curve c = wf_job(curves, cv, i);
-
-            m = wf_segments(&c, jobs[i].n_gpus, 1, slope, need, m, &lo, &hi);
-        }
-    }
-    first[n] = m;
-    mu = wf_price(w, m, R, lo, hi);
+    /* The price: the last one where it still holds (a decision moves a few jobs' floors and
+     * the budget a little, and the price stays on the same slope), else found anew. */
+    mu = wf_price_is(w, m, R, w->fr_mu) ? w->fr_mu : wf_price(w, m, R, lo, hi);
     if (isnan(mu))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    w->fr_mu = mu;
     /* Everything steeper than mu is taken whole; within a job, segments come in order. Then
      * the budget left goes to segments at exactly mu, in job then segment order: to the jobs
      * that have one (wf_tie leaves the others as they are; going through every job for them
      * was 4% of sla's decisions). */
+    const double *slope = w->seg, *need = w->seg + w->seg_cap;
+
     for (size_t i = 0; i < n; i++) {
         size_t taken = 0;
         bool tie = false;
-        struct wf_curve c;
 
         if (skip && skip[i])
             continue;
@@ -568,14 +623,17 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
                 tie = true;
             }
         }
-        c = wf_job(curves, cv, i);
-        out[i].cap_w = wf_x(&c, taken);
+        if (taken > 0) { /* (none: its lowest point, set above) */
+            struct wf_curve c = wf_job(curves, from, fr, cv, i);
+
+            out[i].cap_w = wf_x(&c, taken);
+        }
         if (tie)
             w->tied[n_tied++] = i;
     }
     for (size_t k = 0; mu >= 0 && k < n_tied && R > 0; k++) {
         size_t i = w->tied[k];
-        struct wf_curve c = wf_job(curves, cv, i);
+        struct wf_curve c = wf_job(curves, from, fr, cv, i);
 
         wf_tie(&c, jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R, &out[i].cap_w);
     }

@@ -1244,7 +1244,7 @@ test_waterfill_from(struct test *t)
     struct pfs_alloc_decision a[120], b[120];
     double from[120];
     bool skip[120];
-    int ok = 0;
+    int ok = 0, hinted = 0;
 
     gsl_rng_set(r, 71);
     for (int inst = 0; inst < 500 && t->failures < 10; inst++) {
@@ -1294,8 +1294,34 @@ test_waterfill_from(struct test *t)
                 memcmp(&a[i].pause_frac, &b[i].pause_frac, sizeof a[i].pause_frac))
                 test_fail(t, __FILE__, __LINE__, "instance %d, job %zu: cap %.17g, clipped %.17g",
                           inst, i, a[i].cap_w, b[i].cap_w);
+        /* The price tried first (pfs__waterfill_hint): the one just found (taken, where it
+         * still holds beyond rounding), a hair's breadth off it, another job's slope or
+         * nothing: the same answer each time. */
+        if (ra == 0) {
+            double mu = pfs__waterfill_hint(NAN), slope0 = 0;
+            const double tries[] = {mu, mu * (1 + 1e-15), mu * (1 - 1e-15), NAN};
+
+            if (!skip[0] && clipped[0].n > 1)
+                slope0 = (clipped[0].y[1] - clipped[0].y[0]) /
+                         (jobs[0].n_gpus * (clipped[0].x[1] - clipped[0].x[0]));
+            for (size_t k = 0; k <= sizeof tries / sizeof tries[0]; k++) {
+                struct pfs_alloc_decision e[120];
+
+                for (size_t i = 0; i < n; i++)
+                    e[i] = (struct pfs_alloc_decision){.cap_w = 200, .pause_frac = skip[i]};
+                pfs__waterfill_hint(k < sizeof tries / sizeof tries[0] ? tries[k] : slope0);
+                CHECK_INT(pfs__waterfill_from("test", c, from, jobs, n, budget, skip, e, &da), 0);
+                hinted += k == 0 && mu > 0 && !(pfs__waterfill_hint(NAN) < mu);
+                for (size_t i = 0; i < n; i++)
+                    if (memcmp(&a[i], &e[i], sizeof a[i]))
+                        test_fail(t, __FILE__, __LINE__,
+                                  "instance %d, try %zu, job %zu: cap %.17g, first %.17g", inst, k,
+                                  i, e[i].cap_w, a[i].cap_w);
+            }
+        }
     }
-    CHECK(ok > 300); /* most budgets fit the floors */
+    CHECK(ok > 300);     /* most budgets fit the floors */
+    CHECK(hinted > 100); /* a price to try, kept */
     free(c);
     free(clipped);
     gsl_rng_free(r);
