@@ -76,12 +76,6 @@ struct pfs__from {
     uint32_t k;
 };
 
-/* pfs__waterfill_from with each curve's part from its floor given in fr[i] (as
- * pfs__from_of makes it): the same answer, bit for bit, without finding it again. */
-int pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
-                      const struct pfs__from *fr, const struct pfs_alloc_job *jobs, size_t n,
-                      double budget_w, const bool *skip, struct pfs_alloc_decision *out,
-                      struct pfs_diag *diag);
 /* Where curve c's part from lo starts (pfs__waterfill_from's). */
 struct pfs__from pfs__from_of(const struct pfs_pwl *c, double lo);
 /* pfs__waterfill_fr tries its last price first (on this thread), and finds the price anew
@@ -112,6 +106,14 @@ pfs__sla_kept_clear(struct pfs__sla_kept *e)
 {
     e->loss = e->floor = NAN;
 }
+
+/* pfs__waterfill_from with each unskipped curve's part from its floor kept in kept[i] (its
+ * floor and fr, made again by pfs__from_of where the floor moved): the same answer, bit for
+ * bit, without finding it again. */
+int pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
+                      struct pfs__sla_kept *kept, const struct pfs_alloc_job *jobs, size_t n,
+                      double budget_w, const bool *skip, struct pfs_alloc_decision *out,
+                      struct pfs_diag *diag);
 
 /* policies/sla.c: sla's allocate with kept[e][i] job i's entries (e: within the
  * predictions, extrapolated), read where the view's kept curves are used. */

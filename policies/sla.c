@@ -273,23 +273,7 @@ sla_try(const struct pfs_alloc_view *v, bool extrapolate, struct pfs__sla_kept *
                                "the firm jobs' floors, every interruptible job paused,");
     /* Above the floors, PFI-aware: on the curves from the floors up (each one's part from
      * its floor found again only where the floor moved). */
-    if (kept) {
-        struct pfs__from *fr = pfs__scratch(4, n * sizeof *fr);
-
-        if (!fr)
-            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            if (paused[i])
-                continue;
-            if (!same_bits(kept[i].floor, floor[i])) {
-                kept[i].floor = floor[i];
-                kept[i].fr = pfs__from_of(&c[i], floor[i]);
-            }
-            fr[i] = kept[i].fr;
-        }
-        return pfs__waterfill_fr("sla", c, floor, fr, v->jobs, n, v->budget_w, paused, out, diag);
-    }
-    return pfs__waterfill_from("sla", c, floor, v->jobs, n, v->budget_w, paused, out, diag);
+    return pfs__waterfill_fr("sla", c, floor, kept, v->jobs, n, v->budget_w, paused, out, diag);
 }
 
 /* sla's decision; kept: the jobs' kept entries per family (NULL: none). */

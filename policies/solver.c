@@ -461,12 +461,23 @@ wf_kept(const struct pfs_pwl *c, double lo, struct pfs__from fr)
 }
 
 /* Job i's curve in pfs__waterfill_fr: whole, from its floor where its part from there is
- * given (fr), else as wf_from made it once (cv[i]). */
+ * kept, else as wf_from made it once (cv[i]). */
 static inline struct wf_curve
-wf_job(const struct pfs_pwl *curves, const double *from, const struct pfs__from *fr,
+wf_job(const struct pfs_pwl *curves, const double *from, const struct pfs__sla_kept *kept,
        const struct wf_curve *cv, size_t i)
 {
-    return !from ? wf_whole(&curves[i]) : fr ? wf_kept(&curves[i], from[i], fr[i]) : cv[i];
+    return !from ? wf_whole(&curves[i]) : kept ? wf_kept(&curves[i], from[i], kept[i].fr) : cv[i];
+}
+
+/* Curve c's part from floor, kept in e: made again only where the floor moved. */
+static inline struct pfs__from
+wf_kept_from(struct pfs__sla_kept *e, const struct pfs_pwl *c, double floor)
+{
+    if (memcmp(&e->floor, &floor, sizeof floor) != 0) {
+        e->floor = floor;
+        e->fr = pfs__from_of(c, floor);
+    }
+    return e->fr;
 }
 
 /* Point m's cap (0: the first). */
@@ -559,7 +570,7 @@ pfs__waterfill_hint(double mu)
 
 int
 pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *from,
-                  const struct pfs__from *fr, const struct pfs_alloc_job *jobs, size_t n,
+                  struct pfs__sla_kept *kept, const struct pfs_alloc_job *jobs, size_t n,
                   double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                   struct pfs_diag *diag)
 {
@@ -568,9 +579,9 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
     struct wf_curve *cv = NULL;
     double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL;
 
-    if (!w || (from && !fr && wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv)))
+    if (!w || (from && !kept && wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    cv = w->cv; /* (read only where from is given without fr: wf_from, made once) */
+    cv = w->cv; /* (read only where from is given without kept: wf_from, made once) */
     first = w->first;
     /* Each job at its lowest point, its segments above it: in one pass, the curves from
      * the floors made as they are read (a pass of its own, then the segments', read each
@@ -583,9 +594,9 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
             used += pfs_alloc_power_w(&jobs[i], &out[i]);
             continue;
         }
-        c = !from ? wf_whole(&curves[i])
-            : fr  ? wf_kept(&curves[i], from[i], fr[i])
-                  : (cv[i] = wf_from(&curves[i], from[i]));
+        c = !from  ? wf_whole(&curves[i])
+            : kept ? wf_kept(&curves[i], from[i], wf_kept_from(&kept[i], &curves[i], from[i]))
+                   : (cv[i] = wf_from(&curves[i], from[i]));
         out[i].cap_w = c.x0;
         out[i].pause_frac = 0;
         used += jobs[i].n_gpus * c.x0;
@@ -624,7 +635,7 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
             }
         }
         if (taken > 0) { /* (none: its lowest point, set above) */
-            struct wf_curve c = wf_job(curves, from, fr, cv, i);
+            struct wf_curve c = wf_job(curves, from, kept, cv, i);
 
             out[i].cap_w = wf_x(&c, taken);
         }
@@ -633,7 +644,7 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
     }
     for (size_t k = 0; mu >= 0 && k < n_tied && R > 0; k++) {
         size_t i = w->tied[k];
-        struct wf_curve c = wf_job(curves, from, fr, cv, i);
+        struct wf_curve c = wf_job(curves, from, kept, cv, i);
 
         wf_tie(&c, jobs[i].n_gpus, slope, first[i], first[i + 1] - first[i], mu, &R, &out[i].cap_w);
     }
