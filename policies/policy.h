@@ -97,6 +97,7 @@ struct pfs__sla_kept {
     double loss;         /* the tolerance the tier floor was made for (NAN: none yet) */
     double raw;          /* pfs__floor_cap at loss */
     double x0, y0, top;  /* the curve's lowest point and its top */
+    double clear_rate;   /* a rate of work left below which the deadline cannot bind */
     double floor;        /* the floor last water-filled from (NAN: none yet) */
     struct pfs__from fr; /* the curve's part from it */
 };

@@ -68,7 +68,7 @@ deadline_clear(const struct pfs_alloc_job *j, double y0, double top)
 static double
 kept_floor(struct pfs__sla_kept *e, const struct pfs_alloc_job *j, const struct pfs_pwl *c)
 {
-    double f;
+    double f, loss;
 
     if (!same_bits(e->loss, j->max_loss)) {
         e->loss = j->max_loss;
@@ -76,9 +76,18 @@ kept_floor(struct pfs__sla_kept *e, const struct pfs_alloc_job *j, const struct 
         e->x0 = c->x[0];
         e->y0 = c->y[0];
         e->top = c->y[c->n - 1];
+        loss = j->max_loss * (1 + 1e-9) + 1e-12; /* (deadline_clear's) */
+        /* (none where 1 - loss is too small to hold the margin over rounding) */
+        e->clear_rate = 1 - loss > 1e-3 ? e->top * (1 - loss) * (1 - 1e-9) : 0;
     }
     f = e->raw;
-    if (!deadline_clear(j, e->y0, e->top))
+    /* Its work left over its time left below clear_rate: the loss its deadline allows is
+     * above its tolerance's by far more than rounding, which is deadline_clear's last test
+     * (its divisions, at every job of every decision, were a tenth of sla's own work). A
+     * job without a deadline passes too (its time left is infinite), one past it does not,
+     * nor any NAN; those and the rest are deadline_clear's. */
+    if (!(j->remaining_tokens < (j->deadline_s - j->now_s) * e->clear_rate) &&
+        !deadline_clear(j, e->y0, e->top))
         f = max_of(f, deadline_floor(j, c));
     return pfs__clamp(f, e->x0, j->max_w); /* (f is a number) */
 }
