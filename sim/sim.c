@@ -370,6 +370,9 @@ struct sim {
     size_t n_fresh, fresh_cap;
     uint32_t *g_count, *g_rep, *tie_class, *tie_at; /* per class: the policy's input, the merge's */
     uint32_t *c_entry; /* per class: actuate's, its entry in the decision landing + 1 (0: none) */
+    /* per class, while its entry lands: its jobs' rate and per-GPU draw there (land_class;
+     * NAN: not yet worked out) */
+    double *c_rate, *c_power;
     /* The open decision's class entries (decide_class), in order: how many slots each
      * changed, those slots one class after another in cx_slot, for batch_close to make them
      * job entries again where they change few jobs (class_entries_few). */
@@ -1199,7 +1202,7 @@ job_gpu(const struct sim *s, size_t j)
  * (*power). A decision by class gives one cap to every job of a class: each corpus curve's
  * last cap and values are kept, and a job on a curve at the cap last asked of it costs no
  * evaluation (a job's own curves are rewritten in place when it goes: never kept). */
-static void
+static inline void
 curve_at(struct sim *s, const struct job *jb, const struct corpus_curve *c, double cap, double *env,
          double *power)
 {
@@ -1323,25 +1326,14 @@ finish_key(const struct sim *s, size_t j)
     return finish_key_left(s, j, jb, tokens_left(s, jb));
 }
 
-/* Sets job j's (of record jb) rate and draw from its decision and reschedules its finish. */
-static inline int
-set_rate_rec(struct sim *s, size_t j, struct job *jb)
+/* Job j (of record jb) at rate and draw gw from now: its progress brought up to now, the
+ * totals, its key in the finish order and its finish event moved. Inlined in both its
+ * callers whatever the compiler would choose (a call of its own: 87 M more instructions
+ * on equal's 20-event run, docs/benchmarks.md). */
+static inline __attribute__((always_inline)) int
+rate_commit(struct sim *s, size_t j, struct job *jb, double rate, double gw)
 {
-    const struct corpus_curve *c = rec_curve(s, jb);
-    const int64_t now = s->now_us;
-    const double idle_w = rec_gpu(s, jb)->idle_w;
-    bool ckpt = now < jb->ckpt_until_us;
-    double env = 0, power = 0, rate, gw, pause = jb->pause, left;
-
-    if (!ckpt) /* (checkpointing: no progress, the draw it had) */
-        curve_at(s, jb, c, jb->cap_w, &env, &power);
-    rate = now < jb->resume_until_us || ckpt
-               ? 0
-               : (1 - pause) * env * jb->n_gpus / c->n_gpus * jb->active / jb->n_gpus;
-    /* A resized job's GPUs set free idle (docs/policies.md, resize-fair). */
-    gw = ckpt ? jb->ckpt_gpu_w
-              : (pause * idle_w + (1 - pause) * power) * jb->active +
-                    (jb->n_gpus - jb->active) * idle_w;
+    double left;
 
     touch_rec(s, jb);
     s->total_rate += rate - jb->rate;
@@ -1363,12 +1355,45 @@ set_rate_rec(struct sim *s, size_t j, struct job *jb)
         jb->ord_late = (uint32_t)s->n_ord_late;
     }
     if (rate > 0) { /* its finish event, moved (the sequence number a new one would get) */
-        int64_t t = now + ceil_us(jb->ord_key * US); /* (left / rate * US) */
+        int64_t t = s->now_us + ceil_us(jb->ord_key * US); /* (left / rate * US) */
 
         pfs__fheap_set(&s->fh, (uint32_t)jb->slot, (uint32_t)j, t, s->heap.next_seq++);
     } else
         pfs__fheap_del(&s->fh, (uint32_t)jb->slot); /* (its record's index: its slot) */
     return 0;
+}
+
+/* A running job's throughput on curve c at envelope env, under its pause on active of its
+ * n_gpus GPUs. */
+static inline double
+rate_of(const struct corpus_curve *c, double env, double pause, int active, int n_gpus)
+{
+    return (1 - pause) * env * n_gpus / c->n_gpus * active / n_gpus;
+}
+
+/* Its draw, all its GPUs, at per-GPU draw power and GPU idle draw idle_w: a resized job's
+ * GPUs set free idle (docs/policies.md, resize-fair). */
+static inline double
+draw_of(double power, double idle_w, double pause, int active, int n_gpus)
+{
+    return (pause * idle_w + (1 - pause) * power) * active + (n_gpus - active) * idle_w;
+}
+
+/* Sets job j's (of record jb) rate and draw from its decision and reschedules its finish. */
+static inline int
+set_rate_rec(struct sim *s, size_t j, struct job *jb)
+{
+    const struct corpus_curve *c = rec_curve(s, jb);
+    const int64_t now = s->now_us;
+    const double idle_w = rec_gpu(s, jb)->idle_w;
+    bool ckpt = now < jb->ckpt_until_us;
+    double env = 0, power = 0, rate, gw, pause = jb->pause;
+
+    if (!ckpt) /* (checkpointing: no progress, the draw it had) */
+        curve_at(s, jb, c, jb->cap_w, &env, &power);
+    rate = now < jb->resume_until_us || ckpt ? 0 : rate_of(c, env, pause, jb->active, jb->n_gpus);
+    gw = ckpt ? jb->ckpt_gpu_w : draw_of(power, idle_w, pause, jb->active, jb->n_gpus);
+    return rate_commit(s, j, jb, rate, gw);
 }
 
 /* Sets job j's rate and draw from its decision and reschedules its finish. */
@@ -1585,8 +1610,12 @@ groups_reserve(struct sim *s)
     REGROW(s->g_tie);
     REGROW(s->present);
     REGROW(s->c_entry);
+    REGROW(s->c_rate);
+    REGROW(s->c_power);
 #undef REGROW
     memset(s->c_entry + s->n_groups, 0, (n - s->n_groups) * sizeof *s->c_entry);
+    for (size_t k = s->n_groups; k < n; k++)
+        s->c_rate[k] = NAN;
     s->n_groups = n;
     return 0;
 }
@@ -2571,6 +2600,40 @@ land_sort(struct sim *s, size_t m)
     }
 }
 
+/* Job j (of record jb), of a class whose entry e lands: transition_rec, with the rate and
+ * draw worked out once for the class where only its cap moves (equal's case: every job at
+ * every decision of an event). Those are set_rate_rec's, bit for bit: the same expressions
+ * of the same class curve, GPU count, pause and GPUs (no job has a curve of its own where
+ * there are classes); a job checkpointing or resuming, and a change of pausing or GPUs,
+ * take transition_rec's way. */
+static int
+land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
+{
+    const int64_t now = s->now_us;
+    double *rate = &s->c_rate[jb->cls], pause = e->pause;
+
+    assert(!jb->own);
+    if (now < jb->ckpt_until_us || now < jb->resume_until_us || pause < jb->pause ||
+        pause > jb->pause || e->active != jb->active)
+        return transition_rec(s, j, jb, e->cap, e->pause, e->active);
+    if (!(e->cap < jb->cap_w) && !(e->cap > jb->cap_w))
+        return 0; /* unchanged: its rate and finish time stand */
+    jb->cap_w = e->cap;
+    jb->pause = pause;
+    mark_rec(s, jb);
+    if (isnan(*rate)) {
+        const struct corpus_curve *c = rec_curve(s, jb);
+        double env, power;
+
+        curve_at(s, jb, c, e->cap, &env, &power);
+        *rate = rate_of(c, env, pause, jb->active, jb->n_gpus);
+        s->c_power[jb->cls] = power;
+    }
+    return rate_commit(
+        s, j, jb, *rate,
+        draw_of(s->c_power[jb->cls], rec_gpu(s, jb)->idle_w, pause, jb->active, jb->n_gpus));
+}
+
 /* Batch b takes effect in a pass over the slots, with its m job entries (landings) and, if
  * classes, its class entries marked in c_entry: a slot's job takes its class's entry where
  * it ran when b was decided (it started in an earlier round), then its own entries, in the
@@ -2596,7 +2659,7 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
             const struct decided *e = &s->dq[s->c_entry[jb->cls] - 1];
 
             if (rc == 0)
-                rc = transition_rec(s, j, jb, e->cap, e->pause, e->active);
+                rc = land_class(s, j, jb, e);
         }
         if (marked && s->land_at[r]) {
             s->land_at[r] = 0; /* (all of them, whatever rc) */
@@ -2613,8 +2676,10 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
     }
     pfs__fheap_settle(&s->fh);
     for (size_t k = 0; classes && k < b->n; k++) /* the marks off */
-        if (s->dq[b->from + k].job & DQ_CLASS)
+        if (s->dq[b->from + k].job & DQ_CLASS) {
             s->c_entry[s->dq[b->from + k].job & ~DQ_CLASS] = 0;
+            s->c_rate[s->dq[b->from + k].job & ~DQ_CLASS] = NAN;
+        }
     return rc;
 }
 
@@ -3840,6 +3905,8 @@ out:
     free(s.g_tie);
     free(s.present);
     free(s.c_entry);
+    free(s.c_rate);
+    free(s.c_power);
     free(s.cx_n);
     free(s.cx_slot);
     free(s.cx_out);
