@@ -159,15 +159,12 @@ pfs__fheap_init(struct pfs__fheap *h, size_t n_rec)
 }
 
 void
-pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq)
+pfs__fheap_sift_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq)
 {
     size_t i = h->pos[rec] ? h->pos[rec] - 1 : h->n++;
 
     h->v[i] = (struct pfs__fevent){t_us, seq, job, rec};
-    if (h->held)
-        h->pos[rec] = (uint32_t)i + 1;
-    else
-        fsift(h, i);
+    fsift(h, i);
 }
 
 void

@@ -64,7 +64,22 @@ struct pfs__fheap {
     bool held; /* changes are written in place, the heap made whole at settle */
 };
 int pfs__fheap_init(struct pfs__fheap *h, size_t n_rec);
-void pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq);
+void pfs__fheap_sift_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us,
+                         uint64_t seq);
+/* Record rec's finish event: for job at t_us, sequence number seq (added, or moved). Held
+ * (pfs__fheap_hold): written in place, inline (every running job's, at each decision of an
+ * event under equal); else sifted into place. */
+static inline void
+pfs__fheap_set(struct pfs__fheap *h, uint32_t rec, uint32_t job, int64_t t_us, uint64_t seq)
+{
+    if (h->held) {
+        size_t i = h->pos[rec] ? h->pos[rec] - 1 : h->n++;
+
+        h->v[i] = (struct pfs__fevent){t_us, seq, job, rec};
+        h->pos[rec] = (uint32_t)i + 1;
+    } else
+        pfs__fheap_sift_set(h, rec, job, t_us, seq);
+}
 void pfs__fheap_del(struct pfs__fheap *h, uint32_t rec);
 /* Record from's finish event, if any, now record to's (to has none): its place unchanged. */
 void pfs__fheap_move(struct pfs__fheap *h, uint32_t from, uint32_t to);
