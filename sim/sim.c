@@ -370,9 +370,14 @@ struct sim {
     size_t n_fresh, fresh_cap;
     uint32_t *g_count, *g_rep, *tie_class, *tie_at; /* per class: the policy's input, the merge's */
     uint32_t *c_entry; /* per class: actuate's, its entry in the decision landing + 1 (0: none) */
-    /* per class, while its entry lands: its jobs' rate and per-GPU draw there (land_class;
-     * NAN: not yet worked out) */
-    double *c_rate, *c_power;
+    /* per class, while its entry lands (land_class): its jobs' rate and per-GPU draw there
+     * (rate NAN: not yet worked out), and on the GPU of the last one met, their draw and
+     * whether they are reduced */
+    struct class_land {
+        double rate, power, gw;
+        const struct pfs_gpu *gpu;
+        bool reduced;
+    } * c_land;
     /* The open decision's class entries (decide_class), in order: how many slots each
      * changed, those slots one class after another in cx_slot, for batch_close to make them
      * job entries again where they change few jobs (class_entries_few). */
@@ -1610,12 +1615,11 @@ groups_reserve(struct sim *s)
     REGROW(s->g_tie);
     REGROW(s->present);
     REGROW(s->c_entry);
-    REGROW(s->c_rate);
-    REGROW(s->c_power);
+    REGROW(s->c_land);
 #undef REGROW
     memset(s->c_entry + s->n_groups, 0, (n - s->n_groups) * sizeof *s->c_entry);
     for (size_t k = s->n_groups; k < n; k++)
-        s->c_rate[k] = NAN;
+        s->c_land[k].rate = NAN;
     s->n_groups = n;
     return 0;
 }
@@ -2610,9 +2614,11 @@ static int
 land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
 {
     const int64_t now = s->now_us;
-    double *rate = &s->c_rate[jb->cls], pause = e->pause;
+    struct class_land *cl = &s->c_land[jb->cls];
+    const struct pfs_gpu *g = rec_gpu(s, jb);
+    double pause = e->pause;
 
-    assert(!jb->own);
+    assert(!jb->own && jb->state == RUNNING);
     if (now < jb->ckpt_until_us || now < jb->resume_until_us || pause < jb->pause ||
         pause > jb->pause || e->active != jb->active)
         return transition_rec(s, j, jb, e->cap, e->pause, e->active);
@@ -2620,18 +2626,24 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
         return 0; /* unchanged: its rate and finish time stand */
     jb->cap_w = e->cap;
     jb->pause = pause;
-    mark_rec(s, jb);
-    if (isnan(*rate)) {
+    if (isnan(cl->rate)) {
         const struct corpus_curve *c = rec_curve(s, jb);
-        double env, power;
+        double env;
 
-        curve_at(s, jb, c, e->cap, &env, &power);
-        *rate = rate_of(c, env, pause, jb->active, jb->n_gpus);
-        s->c_power[jb->cls] = power;
+        curve_at(s, jb, c, e->cap, &env, &cl->power);
+        cl->rate = rate_of(c, env, pause, jb->active, jb->n_gpus);
+        cl->gpu = NULL;
     }
-    return rate_commit(
-        s, j, jb, *rate,
-        draw_of(s->c_power[jb->cls], rec_gpu(s, jb)->idle_w, pause, jb->active, jb->n_gpus));
+    if (g != cl->gpu) { /* (mark_rec's test and set_rate_rec's draw, on this GPU) */
+        cl->gpu = g;
+        cl->gw = draw_of(cl->power, g->idle_w, pause, jb->active, jb->n_gpus);
+        cl->reduced = e->cap < g->max_limit_w || pause > 0;
+    }
+    if (cl->reduced != jb->reduced) {
+        s->n_reduced += cl->reduced ? 1 : (size_t)-1;
+        jb->reduced = cl->reduced;
+    }
+    return rate_commit(s, j, jb, cl->rate, cl->gw);
 }
 
 /* Batch b takes effect in a pass over the slots, with its m job entries (landings) and, if
@@ -2678,7 +2690,7 @@ land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
     for (size_t k = 0; classes && k < b->n; k++) /* the marks off */
         if (s->dq[b->from + k].job & DQ_CLASS) {
             s->c_entry[s->dq[b->from + k].job & ~DQ_CLASS] = 0;
-            s->c_rate[s->dq[b->from + k].job & ~DQ_CLASS] = NAN;
+            s->c_land[s->dq[b->from + k].job & ~DQ_CLASS].rate = NAN;
         }
     return rc;
 }
@@ -3905,8 +3917,7 @@ out:
     free(s.g_tie);
     free(s.present);
     free(s.c_entry);
-    free(s.c_rate);
-    free(s.c_power);
+    free(s.c_land);
     free(s.cx_n);
     free(s.cx_slot);
     free(s.cx_out);
