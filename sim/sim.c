@@ -2604,12 +2604,12 @@ land_sort(struct sim *s, size_t m)
     }
 }
 
-/* Job j (of record jb), of a class whose entry e lands: transition_rec, with the rate and
- * draw worked out once for the class where only its cap moves (equal's case: every job at
- * every decision of an event). Those are set_rate_rec's, bit for bit: the same expressions
- * of the same class curve, GPU count, pause and GPUs (no job has a curve of its own where
- * there are classes); a job checkpointing or resuming, and a change of pausing or GPUs,
- * take transition_rec's way. */
+/* Job j (of record jb, running), of a class whose entry e lands: transition_rec, with the
+ * rate and draw worked out once for the class where only its cap moves (equal's case: every
+ * job at every decision of an event). Those are set_rate_rec's, bit for bit: the same
+ * expressions of the same class curve, GPU count, pause and GPUs (no job has a curve of its
+ * own where there are classes); a job checkpointing or resuming, and a change of pausing or
+ * GPUs, take transition_rec's way. (No assert of those: one costs 6 instructions a job.) */
 static int
 land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
 {
@@ -2618,7 +2618,6 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
     const struct pfs_gpu *g = rec_gpu(s, jb);
     double pause = e->pause;
 
-    assert(!jb->own && jb->state == RUNNING);
     if (now < jb->ckpt_until_us || now < jb->resume_until_us || pause < jb->pause ||
         pause > jb->pause || e->active != jb->active)
         return transition_rec(s, j, jb, e->cap, e->pause, e->active);
@@ -2654,7 +2653,7 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
 static int
 land_pass(struct sim *s, const struct batch *b, size_t m, bool classes)
 {
-    bool marked = s->land_at && land_by_slot(s, m);
+    bool marked = m > 0 && s->land_at && land_by_slot(s, m); /* (none: no slot to look at) */
     size_t q = 0;
     int rc = 0;
 
