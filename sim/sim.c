@@ -333,6 +333,7 @@ struct sim {
         double dur_s, tokens, done;
         double cap, pause; /* the latest decision for it (at its start: how it started) */
         int active;
+        int n_gpus; /* its own (its view's): a decision's active GPUs read here, not there */
     } * si;
     bool views_any;          /* some view_ok is set */
     struct pfs_pwl *pred[2]; /* its predicted curve, within the predictions / extrapolated */
@@ -1823,7 +1824,7 @@ start_job(struct sim *s, size_t j, size_t p)
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
     s->si[jb->slot] = (struct slot_info){
-        jb->dur_s, s->in->wl->jobs[j].tokens, jb->done, jb->cap_w, 0, jb->active};
+        jb->dur_s, s->in->wl->jobs[j].tokens, jb->done, jb->cap_w, 0, jb->active, jb->n_gpus};
     s->epoch++;
     s->view_ok[jb->slot] = false; /* built when a policy is asked (control) */
     if (s->groups_on) { /* in its class's group, its view and decision at the next decision */
@@ -2397,6 +2398,14 @@ batch_open(struct sim *s)
     return s->dq_len;
 }
 
+/* The GPUs decision a has slot si's job run on: pfs_alloc_active_gpus, with the job's own
+ * count from the slot (its view's is the same, in a larger record). */
+static inline int
+slot_active(const struct slot_info *si, const struct pfs_alloc_decision *a)
+{
+    return a->n_gpus > 0 && a->n_gpus < si->n_gpus ? a->n_gpus : si->n_gpus;
+}
+
 /* Whether a decision for slot si's job is the one it already has. */
 static inline bool
 unchanged(const struct slot_info *si, double cap, double pause, int active)
@@ -2766,11 +2775,15 @@ actuate(struct sim *s, uint32_t round)
     return rc;
 }
 
-/* Whether sim.no_pred counts what it says (the straightforward engine checks it at every
- * decision; the other trusts it). */
+/* Whether sim.no_pred counts what it says, and each built view's GPUs are its slot's
+ * (slot_active reads them there): the straightforward engine checks it at every decision;
+ * the other trusts it. */
 static bool
 no_pred_ok(const struct sim *s)
 {
+    for (size_t r = 0; r < s->n_running; r++)
+        if (s->view_ok[r] && s->aj[r].n_gpus != s->si[r].n_gpus)
+            return false;
     for (int e = 0; e < 2; e++) {
         size_t n = 0;
 
@@ -3148,8 +3161,7 @@ control(struct sim *s)
                 /* decide()'s test of an unchanged decision, here: most of sla's jobs keep
                  * theirs at every decision of an event */
                 if (quick && a->deadline != PFS_DEADLINE_BUDGET &&
-                    unchanged(&s->si[r], a->cap_w, a->pause_frac,
-                              pfs_alloc_active_gpus(&s->aj[r], a)))
+                    unchanged(&s->si[r], a->cap_w, a->pause_frac, slot_active(&s->si[r], a)))
                     continue;
                 /* Discrete pausing carries a fractional pause out with whole jobs, which
                  * save in steps and leave budget unused: such a decision does not commit
