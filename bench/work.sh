@@ -4,9 +4,11 @@
 # 365 days, under valgrind's callgrind with one thread (the four policies and the run
 # without events one after another). This machine's speed moves by a third within minutes;
 # an instruction count does not. Results in docs/benchmarks.md ("What an event costs equal
-# and sla", "The cap-4k series without its events"); about 10 minutes on 2 cores, twice
-# that with --without-events. Fits: the exponent in days, the line through 0 and a + b
-# days (the bar: linear in days), and a + b days + e events (linear in the work).
+# and sla", "The cap-4k series without its events", "An event's passes, fewer and
+# shorter"); some 5-10 minutes on 2 cores, twice that with --without-events. Fits: the
+# exponent in days, the line through 0 and a + b days (the bar: linear in days), a + b
+# days + e events (linear in the work), and a + b run-days + e events with the cost of an
+# event at which the bar would be met.
 #   sh bench/work.sh [--without-events] [DAYS...]     default: 7 13 28 91 182 365
 # --without-events: the same windows with `dr_events = ();` as well, and what the events
 # add: the run without events that prices them (a quarter of the four runs' own work) and
@@ -93,6 +95,37 @@ fit_events() {
                for (i = 1; i <= n; i++) printf " %+.1f%%", 100 * ((p[1] + p[2] * d[i] + p[3] * k[i]) / t[i] - 1)
                printf " (the windows in order)\n" }' "$1"
 }
+# fit_priced FILE: the work as a + b run-days + e events, a window with an event holding
+# five runs (pfisim run's four policies and the run without events that prices the events)
+# and one without, four; then, from the measured windows less only their events' share,
+# the cost of an event at which the line through 0 passes every window within 20%: what
+# the bar needs of the events, with the step of the run without events kept apart
+fit_priced() {
+    awk 'function det3(M) {
+             return M[1,1] * (M[2,2] * M[3,3] - M[2,3] * M[3,2]) - M[1,2] * (M[2,1] * M[3,3] - M[2,3] * M[3,1]) + M[1,3] * (M[2,1] * M[3,2] - M[2,2] * M[3,1]) }
+         function worst(e,   i, s, dd, w, dev, m) {
+             s = 0; dd = 0; w = 0
+             for (i = 1; i <= n; i++) { m[i] = t[i] - (p[3] - e) * k[i]; s += m[i] * d[i]; dd += d[i] * d[i] }
+             s /= dd
+             for (i = 1; i <= n; i++) { dev = m[i] / (s * d[i]) - 1; if ((dev < 0 ? -dev : dev) > w) w = dev < 0 ? -dev : dev }
+             return w }
+         { n++; d[n] = $1; t[n] = $2; k[n] = $3 }
+         END { if (n < 4) exit
+               for (i = 1; i <= n; i++) { x[1] = 1; x[2] = d[i] * (k[i] > 0 ? 5 : 4); x[3] = k[i]
+                   for (r = 1; r <= 3; r++) { v[r] += x[r] * t[i]; for (c = 1; c <= 3; c++) A[r, c] += x[r] * x[c] } }
+               if ((det = det3(A)) == 0) exit
+               for (c = 1; c <= 3; c++) {
+                   for (r = 1; r <= 3; r++) for (q = 1; q <= 3; q++) B[r, q] = (q == c) ? v[r] : A[r, q]
+                   p[c] = det3(B) / det }
+               printf "\nagainst a + b run-days + e events (a = %.3f G, b = %.5f G a run-day, e = %.3f G an event):", p[1] / 1e9, p[2] / 1e9, p[3] / 1e9
+               for (i = 1; i <= n; i++) printf " %+.1f%%", 100 * ((p[1] + p[2] * d[i] * (k[i] > 0 ? 5 : 4) + p[3] * k[i]) / t[i] - 1)
+               printf " (the windows in order)\n"
+               if (worst(p[3]) <= 0.2) { printf "within 20%% of the line through 0 at this cost of an event\n"; exit }
+               for (e = p[3]; e > 0 && worst(e) > 0.2; e -= 1e6) ;
+               if (e > 0) printf "within 20%% of the line through 0: at %.3f G an event or less (the events alone)\n", e / 1e9
+               else printf "not within 20%% of the line through 0 at any cost of an event: the run without events\047 step alone\n" }' "$1"
+}
 fit "with its events" "$tmp/fit"
 fit_events "$tmp/fit"
+fit_priced "$tmp/fit"
 [ $both = 0 ] || fit "without them" "$tmp/fit0"
