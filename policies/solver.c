@@ -488,7 +488,8 @@ wf_x(const struct wf_curve *c, size_t m)
 }
 
 /* Appends curve c's segments for n_gpus GPUs (each one's need times count: the jobs of a
- * class) to slope[] and need[] from index m, widening [*lo, *hi]; returns the new m. */
+ * class) to slope[] and need[] from index m, widening [*lo, *hi] (lo NULL: not kept);
+ * returns the new m. */
 static inline size_t
 wf_segments(const struct wf_curve *c, int n_gpus, double count, double *slope, double *need,
             size_t m, double *lo, double *hi)
@@ -503,9 +504,9 @@ wf_segments(const struct wf_curve *c, int n_gpus, double count, double *slope, d
             break; /* concave: nothing steeper follows */
         slope[m] = gain / nd;
         need[m] = nd * count;
-        if (slope[m] < *lo) /* comparisons: fmin and fmax are calls into libm */
+        if (lo && slope[m] < *lo) /* comparisons: fmin and fmax are calls into libm */
             *lo = slope[m];
-        if (slope[m] > *hi)
+        if (lo && slope[m] > *hi)
             *hi = slope[m];
         m++;
         xa = c->x[k];
@@ -602,7 +603,7 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
         used += jobs[i].n_gpus * c.x0;
         if (wf_seg_room(w, m, m + c.n + 1))
             return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        m = wf_segments(&c, jobs[i].n_gpus, 1, w->seg, w->seg + w->seg_cap, m, &lo, &hi);
+        m = wf_segments(&c, jobs[i].n_gpus, 1, w->seg, w->seg + w->seg_cap, m, NULL, NULL);
     }
     first[n] = m;
     if (used > budget_w * (1 + 1e-12))
@@ -610,7 +611,17 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
     R = budget_w - used;
     /* The price: the last one where it still holds (a decision moves a few jobs' floors and
      * the budget a little, and the price stays on the same slope), else found anew. */
-    mu = wf_price_is(w, m, R, w->fr_mu) ? w->fr_mu : wf_price(w, m, R, lo, hi);
+    if (wf_price_is(w, m, R, w->fr_mu)) {
+        mu = w->fr_mu;
+    } else { /* (the slopes' range, for the price's buckets: only here) */
+        for (size_t q = 0; q < m; q++) {
+            if (w->seg[q] < lo)
+                lo = w->seg[q];
+            if (w->seg[q] > hi)
+                hi = w->seg[q];
+        }
+        mu = wf_price(w, m, R, lo, hi);
+    }
     if (isnan(mu))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     w->fr_mu = mu;
