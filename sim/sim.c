@@ -1429,17 +1429,22 @@ floor_draw_w(const struct sim *s, size_t j)
     return c->floor_w[jb->pool] * jb->n_gpus;
 }
 
-/* Keeps the count of reduced jobs in step with the decision of the job of record jb. */
+/* The job of record jb marked reduced or not, the count of reduced jobs kept in step. */
 static inline void
-mark_rec(struct sim *s, struct job *jb)
+set_reduced(struct sim *s, struct job *jb, bool reduced)
 {
-    bool reduced =
-        jb->state == RUNNING && (jb->cap_w < rec_gpu(s, jb)->max_limit_w || jb->pause > 0);
-
     if (reduced != jb->reduced) {
         s->n_reduced += reduced ? 1 : (size_t)-1;
         jb->reduced = reduced;
     }
+}
+
+/* Keeps the count of reduced jobs in step with the decision of the job of record jb. */
+static inline void
+mark_rec(struct sim *s, struct job *jb)
+{
+    set_reduced(s, jb,
+                jb->state == RUNNING && (jb->cap_w < rec_gpu(s, jb)->max_limit_w || jb->pause > 0));
 }
 
 /* Keeps the count of reduced jobs in step with job j's decision. */
@@ -2142,6 +2147,13 @@ schedule(struct sim *s)
 
 /* ----- control ----- */
 
+/* Whether (pause, active) moves the pause or the GPUs of the job of record jb. */
+static inline bool
+pausing_moves(const struct job *jb, double pause, int active)
+{
+    return pause < jb->pause || pause > jb->pause || active != jb->active;
+}
+
 /* Moves job j to (cap, pause), charging the overheads of a change of pausing: a job that
  * starts pausing (or stops running altogether) checkpoints once, one that stops pausing (or
  * runs again at all) restarts once. */
@@ -2149,7 +2161,7 @@ static int
 transition_rec(struct sim *s, size_t j, struct job *jb, double cap, double pause, int active)
 {
     /* (its cap alone, mostly: every job at every decision of an event under equal) */
-    bool same_pause = !(pause < jb->pause) && !(pause > jb->pause) && active == jb->active;
+    bool same_pause = !pausing_moves(jb, pause, active);
     int rc;
 
     if (same_pause && !(cap < jb->cap_w) && !(cap > jb->cap_w))
@@ -2627,8 +2639,7 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
     const struct pfs_gpu *g = rec_gpu(s, jb);
     double pause = e->pause;
 
-    if (now < jb->ckpt_until_us || now < jb->resume_until_us || pause < jb->pause ||
-        pause > jb->pause || e->active != jb->active)
+    if (now < jb->ckpt_until_us || now < jb->resume_until_us || pausing_moves(jb, pause, e->active))
         return transition_rec(s, j, jb, e->cap, e->pause, e->active);
     if (!(e->cap < jb->cap_w) && !(e->cap > jb->cap_w))
         return 0; /* unchanged: its rate and finish time stand */
@@ -2647,10 +2658,7 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
         cl->gw = draw_of(cl->power, g->idle_w, pause, jb->active, jb->n_gpus);
         cl->reduced = e->cap < g->max_limit_w || pause > 0;
     }
-    if (cl->reduced != jb->reduced) {
-        s->n_reduced += cl->reduced ? 1 : (size_t)-1;
-        jb->reduced = cl->reduced;
-    }
+    set_reduced(s, jb, cl->reduced);
     return rate_commit(s, j, jb, cl->rate, cl->gw);
 }
 
