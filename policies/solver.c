@@ -267,34 +267,6 @@ wf_grow(void **p, size_t *cap, size_t n, size_t sz)
     return 0;
 }
 
-/* This thread's scratch with room for n_seg segments and n jobs; NULL without memory. */
-static struct wf_scratch *
-wf_scratch(size_t n_seg, size_t n)
-{
-    struct wf_scratch *w;
-
-    pthread_once(&wf_once, wf_make_key);
-    if (!(w = pthread_getspecific(wf_key))) {
-        if (!(w = calloc(1, sizeof *w)) || pthread_setspecific(wf_key, w) != 0) {
-            free(w);
-            return NULL;
-        }
-        w->fr_mu = NAN; /* (no price yet) */
-    }
-    if (n_seg + 1 > w->seg_cap) {
-        free(w->seg);
-        w->seg_cap = 2 * (n_seg + 1);
-        if (!(w->seg = malloc(2 * w->seg_cap * sizeof *w->seg))) {
-            w->seg_cap = 0;
-            return NULL;
-        }
-    }
-    if (wf_grow((void **)&w->first, &w->first_cap, n + 1, sizeof *w->first) ||
-        wf_grow((void **)&w->tied, &w->tied_cap, n + 1, sizeof *w->tied))
-        return NULL;
-    return w;
-}
-
 /* Room in w's segments for n, the first m kept (slopes and needs); -1 without memory. */
 static int
 wf_seg_room(struct wf_scratch *w, size_t m, size_t n)
@@ -314,6 +286,27 @@ wf_seg_room(struct wf_scratch *w, size_t m, size_t n)
     w->seg = g;
     w->seg_cap = cap;
     return 0;
+}
+
+/* This thread's scratch with room for n_seg segments and n jobs; NULL without memory. */
+static struct wf_scratch *
+wf_scratch(size_t n_seg, size_t n)
+{
+    struct wf_scratch *w;
+
+    pthread_once(&wf_once, wf_make_key);
+    if (!(w = pthread_getspecific(wf_key))) {
+        if (!(w = calloc(1, sizeof *w)) || pthread_setspecific(wf_key, w) != 0) {
+            free(w);
+            return NULL;
+        }
+        w->fr_mu = NAN; /* (no price yet) */
+    }
+    if (wf_seg_room(w, 0, n_seg + 1) ||
+        wf_grow((void **)&w->first, &w->first_cap, n + 1, sizeof *w->first) ||
+        wf_grow((void **)&w->tied, &w->tied_cap, n + 1, sizeof *w->tied))
+        return NULL;
+    return w;
 }
 
 void *
