@@ -3034,6 +3034,7 @@ control(struct sim *s)
         s->track_k = 1;
         s->planned_w[0] = NAN;
         s->planned_round = s->round;
+        s->memo_ok = false; /* the caps in effect are no longer the last decision's */
         if (s->views_any) { /* no policy until a limit binds again: stop moving views */
             memset(s->view_ok, 0, s->n_running * sizeof *s->view_ok);
             s->no_pred[0] = s->no_pred[1] = 0;

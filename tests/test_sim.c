@@ -147,6 +147,34 @@ test_sim_cap_change(struct test *t)
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
 }
 
+/* A second event like the first after a spell where no limit binds, with no job started or
+ * finished between them: the caps lifted between the events, so the last decision of the
+ * first cannot stand for the first of the second, although its jobs, budget and event
+ * length are the same (until 4 December a memoryless policy's last decision was reused
+ * there, and the job ran the second event at full power). test_sim_cap_change's job and
+ * event, then again from 7,965 to 11,965 s, over 14,400 s: 150 tokens/s in both events, 200
+ * outside them, and no minute over (the middle of each minute that holds an event's start
+ * or end, which says whether the minute is the event's, falls outside it). */
+void
+test_sim_second_event(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[1];
+
+    capped_job(t, &sc, 0);
+    sc.days = 4.0 / 24;
+    sc.n_dr = 2;
+    sc.dr[1] = sc.dr[0];
+    sc.dr[1].start_s = 7965;
+    sc.dr[1].end_s = 11965;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(r.tokens, 200 * 1000.0 + 150 * 4000.0 + 200 * 2965.0 + 150 * 4000.0 + 200 * 2435.0,
+               1e-6);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}
+
 /* Notice. With actuation 30 s and the policy deciding every 100 s, the 450 W cap of
  * test_sim_cap_change (1,000 to 5,000 s) takes effect 30 s after the first decision that
  * sees the event: known from the beginning, the decision at 900 s (its window 930-1,030 s
