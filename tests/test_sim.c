@@ -488,6 +488,76 @@ test_sim_indexed_queue(struct test *t)
     gsl_rng_free(r);
 }
 
+/* The engine against the straightforward one where little changes: a light load on a few
+ * GPUs, so that the running jobs stay the same from one decision to the next for hours,
+ * and three to five DR events of one shape with gaps between them, so that a decision made
+ * in one event meets its double in the next (test_sim_second_event's case, at random):
+ * every policy with state the engine keeps or reuses (equal, pfi, the oracle, sla), with
+ * and without a base cap that binds between events, power tracking, an actuation delay and
+ * discrete pausing. The same bytes in every result and every job's, but for what
+ * test_sim_indexed_queue allows a binding cap (the last bits of sums in another order). */
+void
+test_sim_engines_quiet(struct test *t)
+{
+    static const char *const policy[] = {"equal", "pfi", "oracle", "sla"};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    size_t reused = 0, decisions = 0, finished = 0;
+
+    gsl_rng_set(r, 41);
+    for (int k = 0; k < 16; k++) {
+        struct pfs_scenario sc;
+        struct pfs_run_result a, b;
+        struct pfs_job_result *ja = NULL, *jb = NULL;
+        double len = 1800 * (double)(1 + gsl_rng_uniform_int(r, 4)), gap, at;
+        size_t n;
+
+        pfs_scenario_default(&sc);
+        sc.seed = (unsigned long)(k + 101);
+        sc.gpus = 32 * (int)(1 + gsl_rng_uniform_int(r, 4));
+        sc.days = 1;
+        sc.arrivals.load = 0.5 + 0.4 * gsl_rng_uniform(r);
+        sc.track_power = k / 4 % 2 == 1;
+        sc.actuation_s = k % 4 < 2 ? 0 : 30;
+        sc.discrete_pauses = k % 8 == 7;
+        if (k % 3 == 2) /* a base cap that binds now and then */
+            sc.base_cap_w = (0.7 + 0.1 * gsl_rng_uniform(r)) * sc.gpus * 1100;
+        sc.n_dr = 3 + (size_t)gsl_rng_uniform_int(r, 3);
+        gap = 600 * (double)(1 + gsl_rng_uniform_int(r, 6));
+        at = 3600 * (double)(1 + gsl_rng_uniform_int(r, 4));
+        for (size_t e = 0; e < sc.n_dr; e++, at += len + gap)
+            sc.dr[e] = (struct pfs_dr_event){.start_s = at,
+                                             .end_s = at + len,
+                                             .ramp_s = k % 5 == 0 ? 300 : 0,
+                                             .cut_frac = 0.4,
+                                             .notice_s = INFINITY};
+        if (!both_engines(t, &sc, policy[k % 4], k, &a, &b, &ja, &jb, &n))
+            break;
+        b.indexed_queue = a.indexed_queue;
+        CHECK(b.policy_decisions <= a.policy_decisions);
+        reused += a.policy_decisions - b.policy_decisions;
+        b.policy_decisions = a.policy_decisions;
+        b.class_decisions = a.class_decisions;
+        b.slot_passes = a.slot_passes;
+        decisions += a.policy_decisions;
+        finished += a.jobs_finished;
+        if (sc.base_cap_w > 0)
+            near_run_result(&a, &b, 1e-12);
+        if (memcmp(&a, &b, sizeof a) != 0)
+            test_fail(t, __FILE__, __LINE__, "case %d (%s): results differ: tokens %.17g, %.17g", k,
+                      policy[k % 4], a.tokens, b.tokens);
+        for (size_t i = 0; sc.base_cap_w > 0 && i < n; i++)
+            if (fabs(jb[i].tokens_done - ja[i].tokens_done) <= 1e-12 * fabs(ja[i].tokens_done))
+                jb[i].tokens_done = ja[i].tokens_done;
+        CHECK_INT(test_first_job_differing(ja, jb, n), n);
+        free(ja);
+        free(jb);
+    }
+    CHECK(decisions > 3000);
+    CHECK(reused > 1000);
+    CHECK(finished > 500);
+    gsl_rng_free(r);
+}
+
 /* sla in the engine, which keeps each running job's floor and its curve's part from it from
  * one decision to the next (pfs__sla_decide_kept), against the straightforward engine, which
  * asks sla's allocate afresh at every decision: random small facilities with deadlines and
