@@ -492,19 +492,31 @@ test_sim_indexed_queue(struct test *t)
  * GPUs, so that the running jobs stay the same from one decision to the next for hours,
  * and three to five DR events of one shape with gaps between them, so that a decision made
  * in one event meets its double in the next (test_sim_second_event's case, at random):
- * every policy with state the engine keeps or reuses (equal, pfi, the oracle, sla), with
- * and without a base cap that binds between events, power tracking, an actuation delay and
- * discrete pausing. The same bytes in every result and every job's, but for what
- * test_sim_indexed_queue allows a binding cap (the last bits of sums in another order). */
+ * every policy (the engine keeps or reuses the decisions of equal, pfi, the oracle, sla
+ * and the other memoryless ones), with and without a base cap that binds between events, power
+ * tracking, an actuation delay and discrete pausing; FIFO and deadline queues. The same bytes in
+ * every result and every job's, but for what test_sim_indexed_queue allows the policies that answer
+ * by class under a binding limit (the last bits of sums made in another order). */
 void
 test_sim_engines_quiet(struct test *t)
 {
-    static const char *const policy[] = {"equal", "pfi", "oracle", "sla"};
+    static const char *const policy[] = {"equal",
+                                         "pfi",
+                                         "oracle",
+                                         "sla",
+                                         "deadline",
+                                         "fair-headroom",
+                                         "static-tag",
+                                         "proportional",
+                                         "resize-fair",
+                                         "pause-greedy",
+                                         "fair-headroom-pause"};
+    enum { N_POLICIES = sizeof policy / sizeof *policy };
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     size_t reused = 0, decisions = 0, finished = 0;
 
     gsl_rng_set(r, 41);
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 2 * N_POLICIES; k++) {
         struct pfs_scenario sc;
         struct pfs_run_result a, b;
         struct pfs_job_result *ja = NULL, *jb = NULL;
@@ -519,6 +531,7 @@ test_sim_engines_quiet(struct test *t)
         sc.track_power = k / 4 % 2 == 1;
         sc.actuation_s = k % 4 < 2 ? 0 : 30;
         sc.discrete_pauses = k % 8 == 7;
+        sc.edf = k % 3 == 1;
         if (k % 3 == 2) /* a base cap that binds now and then */
             sc.base_cap_w = (0.7 + 0.1 * gsl_rng_uniform(r)) * sc.gpus * 1100;
         sc.n_dr = 3 + (size_t)gsl_rng_uniform_int(r, 3);
@@ -530,7 +543,7 @@ test_sim_engines_quiet(struct test *t)
                                              .ramp_s = k % 5 == 0 ? 300 : 0,
                                              .cut_frac = 0.4,
                                              .notice_s = INFINITY};
-        if (!both_engines(t, &sc, policy[k % 4], k, &a, &b, &ja, &jb, &n))
+        if (!both_engines(t, &sc, policy[k % N_POLICIES], k, &a, &b, &ja, &jb, &n))
             break;
         b.indexed_queue = a.indexed_queue;
         CHECK(b.policy_decisions <= a.policy_decisions);
@@ -540,12 +553,12 @@ test_sim_engines_quiet(struct test *t)
         b.slot_passes = a.slot_passes;
         decisions += a.policy_decisions;
         finished += a.jobs_finished;
-        if (sc.base_cap_w > 0)
+        if (k % N_POLICIES < 3) /* (by class: test_sim_indexed_queue) */
             near_run_result(&a, &b, 1e-12);
         if (memcmp(&a, &b, sizeof a) != 0)
             test_fail(t, __FILE__, __LINE__, "case %d (%s): results differ: tokens %.17g, %.17g", k,
-                      policy[k % 4], a.tokens, b.tokens);
-        for (size_t i = 0; sc.base_cap_w > 0 && i < n; i++)
+                      policy[k % N_POLICIES], a.tokens, b.tokens);
+        for (size_t i = 0; k % N_POLICIES < 3 && i < n; i++)
             if (fabs(jb[i].tokens_done - ja[i].tokens_done) <= 1e-12 * fabs(ja[i].tokens_done))
                 jb[i].tokens_done = ja[i].tokens_done;
         CHECK_INT(test_first_job_differing(ja, jb, n), n);
