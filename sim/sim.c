@@ -2418,6 +2418,24 @@ slot_active(const struct slot_info *si, const struct pfs_alloc_decision *a)
     return a->n_gpus > 0 && a->n_gpus < si->n_gpus ? a->n_gpus : si->n_gpus;
 }
 
+/* Whether decision a's cap and pause are slot si's, bit for bit: then they are also as
+ * unchanged() compares them (two integer compares for its four of doubles). */
+static inline bool
+same_bits(const struct slot_info *si, const struct pfs_alloc_decision *a)
+{
+    uint64_t x[2], y[2]; /* (one copy each: the pairs lie side by side, asserted here) */
+
+    _Static_assert(offsetof(struct pfs_alloc_decision, pause_frac) ==
+                       offsetof(struct pfs_alloc_decision, cap_w) + sizeof(double),
+                   "cap_w, pause_frac");
+    _Static_assert(offsetof(struct slot_info, pause) ==
+                       offsetof(struct slot_info, cap) + sizeof(double),
+                   "cap, pause");
+    memcpy(x, (const char *)a + offsetof(struct pfs_alloc_decision, cap_w), sizeof x);
+    memcpy(y, (const char *)si + offsetof(struct slot_info, cap), sizeof y);
+    return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+
 /* Whether a decision for slot si's job is the one it already has. */
 static inline bool
 unchanged(const struct slot_info *si, double cap, double pause, int active)
@@ -3168,9 +3186,11 @@ control(struct sim *s)
                 const struct pfs_alloc_decision *a = &s->ad[r];
 
                 /* decide()'s test of an unchanged decision, here: most of sla's jobs keep
-                 * theirs at every decision of an event */
+                 * theirs at every decision of an event: the same bits, else unchanged() */
                 if (quick && a->deadline != PFS_DEADLINE_BUDGET &&
-                    unchanged(&s->si[r], a->cap_w, a->pause_frac, slot_active(&s->si[r], a)))
+                    slot_active(&s->si[r], a) == s->si[r].active &&
+                    (same_bits(&s->si[r], a) ||
+                     unchanged(&s->si[r], a->cap_w, a->pause_frac, s->si[r].active)))
                     continue;
                 /* Discrete pausing carries a fractional pause out with whole jobs, which
                  * save in steps and leave budget unused: such a decision does not commit
