@@ -193,6 +193,8 @@ struct wf_scratch {
     size_t first_cap;
     size_t *tied; /* pfs__waterfill_fr: the jobs with a segment at exactly the price */
     size_t tied_cap;
+    size_t *has; /* pfs__waterfill_fr: the jobs with a segment, in order */
+    size_t has_cap;
     uint16_t *bk; /* wf_price: each segment's bucket */
     size_t bk_cap;
     struct pfs__seg *s; /* the segments of the threshold's bucket */
@@ -232,6 +234,7 @@ wf_free(void *p)
         free(w->seg);
         free(w->first);
         free(w->tied);
+        free(w->has);
         free(w->bk);
         free(w->cls);
         free(w->order);
@@ -568,12 +571,13 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
                   double budget_w, const bool *skip, struct pfs_alloc_decision *out,
                   struct pfs_diag *diag)
 {
-    size_t m = 0, n_tied = 0, *first;
+    size_t m = 0, n_tied = 0, n_has = 0, *first;
     struct wf_scratch *w = wf_scratch(0, n);
     struct wf_curve *cv = NULL;
     double used = 0, R, mu, lo = HUGE_VAL, hi = -HUGE_VAL;
 
-    if (!w || (from && !kept && wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv)))
+    if (!w || wf_grow((void **)&w->has, &w->has_cap, n + 1, sizeof *w->has) ||
+        (from && !kept && wf_grow((void **)&w->cv, &w->cv_cap, n + 1, sizeof *w->cv)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     cv = w->cv; /* (read only where from is given without kept: wf_from, made once) */
     first = w->first;
@@ -597,6 +601,8 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
         if (wf_seg_room(w, m, m + c.n + 1))
             return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         m = wf_segments(&c, jobs[i].n_gpus, 1, w->seg, w->seg + w->seg_cap, m, NULL, NULL);
+        if (m > first[i])
+            w->has[n_has++] = i;
     }
     first[n] = m;
     if (used > budget_w * (1 + 1e-12))
@@ -624,12 +630,10 @@ pfs__waterfill_fr(const char *who, const struct pfs_pwl *curves, const double *f
      * was 4% of sla's decisions). */
     const double *slope = w->seg, *need = w->seg + w->seg_cap;
 
-    for (size_t i = 0; i < n; i++) {
-        size_t taken = 0;
+    for (size_t k = 0; k < n_has; k++) { /* (the rest have none: as they are) */
+        size_t i = w->has[k], taken = 0;
         bool tie = false;
 
-        if (skip && skip[i])
-            continue;
         for (size_t q = first[i]; q < first[i + 1]; q++) {
             if (mu < 0 || slope[q] > mu) {
                 taken++;
