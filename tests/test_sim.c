@@ -147,6 +147,18 @@ test_sim_cap_change(struct test *t)
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
 }
 
+/* The default scenario over one day on gpus GPUs with the default arrivals at load, from
+ * workload seed seed: the random small facilities the engines are compared on. */
+static void
+one_day(struct pfs_scenario *sc, unsigned long seed, int gpus, double load)
+{
+    pfs_scenario_default(sc);
+    sc->seed = seed;
+    sc->gpus = gpus;
+    sc->days = 1;
+    sc->arrivals.load = load;
+}
+
 /* A second event like the first after a spell where no limit binds, with no job started or
  * finished between them: the caps lifted between the events, so the last decision of the
  * first cannot stand for the first of the second, although its jobs, budget and event
@@ -524,12 +536,10 @@ test_sim_engines_quiet(struct test *t)
         struct pfs_job_result *ja = NULL, *jb = NULL;
         double len = 1800 * (double)(1 + gsl_rng_uniform_int(r, 4)), gap, at;
         size_t n;
+        int gpus;
 
-        pfs_scenario_default(&sc);
-        sc.seed = (unsigned long)(k + 101);
-        sc.gpus = 32 * (int)(1 + gsl_rng_uniform_int(r, 4));
-        sc.days = 1;
-        sc.arrivals.load = 0.5 + 0.4 * gsl_rng_uniform(r);
+        gpus = 32 * (int)(1 + gsl_rng_uniform_int(r, 4)); /* (draws in this order) */
+        one_day(&sc, (unsigned long)(k + 101), gpus, 0.5 + 0.4 * gsl_rng_uniform(r));
         sc.track_power = k / 4 % 2 == 1;
         sc.actuation_s = k % 4 < 2 ? 0 : 30;
         sc.discrete_pauses = k % 8 == 7;
@@ -596,12 +606,10 @@ test_sim_sla_kept(struct test *t)
         struct pfs_run_result a, b;
         struct pfs_job_result *ja = NULL, *jb = NULL;
         size_t n;
+        int gpus;
 
-        pfs_scenario_default(&sc);
-        sc.seed = (unsigned long)(k + 1);
-        sc.gpus = 64 * (int)(1 + gsl_rng_uniform_int(r, 3));
-        sc.days = 1;
-        sc.arrivals.load = 1.0 + 2.0 * gsl_rng_uniform(r);
+        gpus = 64 * (int)(1 + gsl_rng_uniform_int(r, 3)); /* (draws in this order) */
+        one_day(&sc, (unsigned long)(k + 1), gpus, 1.0 + 2.0 * gsl_rng_uniform(r));
         if (k % 2 == 1) /* a facility cap that binds much of the time */
             sc.base_cap_w = (0.6 + 0.05 * k) * sc.gpus * 1100;
         sc.n_dr = 1;
