@@ -419,6 +419,50 @@ both_engines(struct test *t, struct pfs_scenario *sc, const char *policy, int k,
     return true;
 }
 
+/* A class's cap moved by a few parts in a billion: 40 jobs of test_sim_cap_change's curve,
+ * never finishing, on 64 GPUs (8 nodes) under an event from 1,000 to 5,000 s whose target
+ * leaves each 450 W (1.5 x (40 x 450 + 24 x 75 + 8 x 1,000) = 41,700 W), 1e-9 lower from
+ * 3,000 s (a second step). equal answers the engine by class, and 40 jobs are more than a
+ * class entry made job entries again covers (pass_limit), so the step lands by class
+ * (land_class); the straightforward engine does neither. The same bytes; and fewer tokens
+ * than without the step (each cap some 2e-6 W lower for 2,000 s: some 0.03 tokens in all),
+ * so the step was not lost in both. */
+void
+test_sim_cap_nudge(struct test *t)
+{
+    char workload[2048] = "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n";
+    struct pfs_scenario sc;
+    struct pfs_run_result a, b, plain;
+    struct pfs_job_result *ja = NULL, *jb = NULL;
+    size_t n, used = strlen(workload);
+
+    for (int k = 0; k < 40; k++)
+        used += (size_t)snprintf(workload + used, sizeof workload - used,
+                                 "j%d,0,c1,1,10000000,100000,firm\n", k);
+    setup(t, workload, &sc);
+    sc.gpus = 64;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 41700, .notice_s = INFINITY};
+    if (run(t, &sc, "equal", &plain, NULL))
+        return;
+    sc.dr[0].n_steps = 2;
+    sc.dr[0].steps[0] = (struct pfs_dr_step){.at_s = 0, .target_w = 41700};
+    sc.dr[0].steps[1] = (struct pfs_dr_step){.at_s = 2000, .target_w = 41700 * (1 - 1e-9)};
+    if (!both_engines(t, &sc, "equal", 0, &a, &b, &ja, &jb, &n))
+        return;
+    CHECK(b.class_decisions > 0 && b.slot_passes > 0);
+    b.indexed_queue = a.indexed_queue;
+    b.policy_decisions = a.policy_decisions;
+    b.class_decisions = a.class_decisions;
+    b.slot_passes = a.slot_passes;
+    CHECK(memcmp(&a, &b, sizeof a) == 0);
+    CHECK_INT(test_first_job_differing(ja, jb, n), n);
+    CHECK(a.tokens < plain.tokens && a.tokens > plain.tokens - 1);
+    free(ja);
+    free(jb);
+}
+
 void
 test_sim_indexed_queue(struct test *t)
 {
