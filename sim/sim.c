@@ -2659,8 +2659,11 @@ land_class(struct sim *s, size_t j, struct job *jb, const struct decided *e)
 
     if (now < jb->ckpt_until_us || now < jb->resume_until_us || pausing_moves(jb, pause, e->active))
         return transition_rec(s, j, jb, e->cap, e->pause, e->active);
-    if (!(e->cap < jb->cap_w) && !(e->cap > jb->cap_w))
-        return 0; /* unchanged: its rate and finish time stand */
+    /* unchanged: its rate and finish time stand (told by the bits: caps are checked to lie
+     * within the GPU's limits, which models/gpu.c keeps above 0, and positive doubles are
+     * equal exactly where their bits are) */
+    if (memcmp(&e->cap, &jb->cap_w, sizeof e->cap) == 0)
+        return 0;
     jb->cap_w = e->cap;
     jb->pause = pause;
     if (isnan(cl->rate)) {
