@@ -227,6 +227,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_variability_bad_curve)                                                              \
     X(test_sim_cap_change)                                                                         \
     X(test_sim_cap_nudge)                                                                          \
+    X(test_sim_event_length_moves)                                                                 \
     X(test_sim_second_event)                                                                       \
     X(test_sim_engines_quiet)                                                                      \
     X(test_sim_notice)                                                                             \

@@ -463,6 +463,63 @@ test_sim_cap_nudge(struct test *t)
     free(jb);
 }
 
+/* Two events back to back with one target, so that the limit binds throughout, the running
+ * jobs stay the same and so does the budget, while the event's length moves at the seam:
+ * 2,000 s then 6,000 s, and 6,000 s then 2,000 s. A Flex job's tolerance is its tier's
+ * times its run over the event's length (10,000 s at full power: Flex 1's 50% in the
+ * shorter event, 17% in the longer), so the memoryless policies that read it (fair-headroom
+ * and its pausing form, pause-greedy, resize-fair) answer differently on either side, and
+ * the engine must not reuse a decision across the seam. Four jobs of three tiers on 8 GPUs,
+ * none finishing before the second event; the two engines give the same bytes. */
+void
+test_sim_event_length_moves(struct test *t)
+{
+    static const char *const policy[] = {"fair-headroom", "fair-headroom-pause", "pause-greedy",
+                                         "resize-fair"};
+    static const double seam[2] = {3000, 7000};
+    size_t reused = 0;
+
+    for (size_t k = 0; k < 2 * sizeof policy / sizeof *policy; k++) {
+        struct pfs_scenario sc;
+        struct pfs_run_result a, b;
+        struct pfs_job_result *ja = NULL, *jb = NULL;
+        size_t n;
+
+        setup(t,
+              "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+              "a,0,c1,1,2000000,1e9,flex1\n"
+              "b,0,c1,1,2000000,1e9,flex2\n"
+              "c,0,c1,2,2000000,1e9,flex3\n"
+              "d,0,c1,1,10000000,1e9,firm\n",
+              &sc);
+        sc.days = 3.0 / 24;
+        sc.n_dr = 2;
+        sc.dr[0] = (struct pfs_dr_event){.start_s = 1000,
+                                         .end_s = seam[k % 2],
+                                         .ramp_s = 0,
+                                         .target_w = 4800,
+                                         .notice_s = INFINITY};
+        sc.dr[1] = sc.dr[0];
+        sc.dr[1].start_s = seam[k % 2];
+        sc.dr[1].end_s = 9000;
+        if (!both_engines(t, &sc, policy[k / 2], (int)k, &a, &b, &ja, &jb, &n))
+            return;
+        CHECK(b.policy_decisions <= a.policy_decisions);
+        reused += a.policy_decisions - b.policy_decisions;
+        b.indexed_queue = a.indexed_queue;
+        b.policy_decisions = a.policy_decisions;
+        b.class_decisions = a.class_decisions;
+        b.slot_passes = a.slot_passes;
+        if (memcmp(&a, &b, sizeof a) != 0)
+            test_fail(t, __FILE__, __LINE__, "case %zu (%s): results differ: tokens %.17g, %.17g",
+                      k, policy[k / 2], a.tokens, b.tokens);
+        CHECK_INT(test_first_job_differing(ja, jb, n), n);
+        free(ja);
+        free(jb);
+    }
+    CHECK(reused > 0);
+}
+
 void
 test_sim_indexed_queue(struct test *t)
 {
