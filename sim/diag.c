@@ -291,6 +291,60 @@ pfs__huge(void *p, size_t bytes)
 #endif
 }
 
+/* pfs__lazy_calloc's header: the mapping's length (0: from calloc), a 64-byte line so that
+ * what follows keeps any alignment malloc gives. */
+#define LAZY_HEAD 64
+#define LAZY_MIN  ((size_t)128 << 10)
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+void *
+pfs__lazy_calloc(size_t n, size_t elem)
+{
+    size_t bytes, len;
+    char *p;
+
+    if (elem && n > (SIZE_MAX - LAZY_HEAD) / elem)
+        return NULL;
+    bytes = n * elem;
+    if (bytes < LAZY_MIN || SANITIZED) { /* (the sanitizer guards what malloc gives) */
+        if (!(p = calloc(1, LAZY_HEAD + bytes)))
+            return NULL;
+        len = 0;
+    } else {
+        len = LAZY_HEAD + bytes;
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+    }
+    memcpy(p, &len, sizeof len);
+    return p + LAZY_HEAD;
+}
+
+void
+pfs__lazy_free(void *p)
+{
+    char *base;
+    size_t len;
+
+    if (!p)
+        return;
+    base = (char *)p - LAZY_HEAD;
+    memcpy(&len, base, sizeof len);
+    if (len)
+        (void)munmap(base, len);
+    else
+        free(base);
+}
+
 static void *
 prefault_run(void *arg)
 {

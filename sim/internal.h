@@ -62,6 +62,16 @@ pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
  * only; pfs__grow gives it to what it grows. */
 void pfs__huge(void *p, size_t bytes);
 
+/* n zeroed elements of elem bytes (calloc's contract) whose pages are touched only where
+ * they are written: from a mapping of their own where the array is 128 kB or more, since
+ * calloc clears by hand what it takes from memory it reused, touching every page (the
+ * engine's arrays per running slot are sized by the GPUs and mostly never reached: 77% of
+ * a 13-day cap-4k run's page faults, at some 11 us each on this machine; docs/benchmarks.md).
+ * NULL when out of memory or n * elem overflows. Freed with pfs__lazy_free only (NULL is
+ * nothing). */
+void *pfs__lazy_calloc(size_t n, size_t elem);
+void pfs__lazy_free(void *p);
+
 /* Faults in [p, p + bytes) on a thread of its own while the caller goes on writing it (the
  * kernel zeroes a page at its first touch: 44% of making a year of 2.8 M Poisson jobs, on
  * one core while the other idled). Contents are not touched. pfs__prefault_stop waits for

@@ -1564,7 +1564,7 @@ view_fill(struct sim *s, size_t r)
         uint32_t k = class_of(s, job_rec(s, j)->curve, w->n_gpus);
 
         if (k == UINT32_MAX) {
-            free(s->cls);
+            pfs__lazy_free(s->cls);
             s->cls = NULL;
         } else
             s->cls[r] = k;
@@ -3680,26 +3680,32 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         for (size_t p = 0; p < in->n_pools; p++)
             most += (size_t)in->pools[p].gpus;
         most = most < n ? most : n;
-        s.running = calloc(most + 1, sizeof *s.running);
-        s.live = calloc(most + 1, sizeof *s.live);
-        s.aj = calloc(most + 1, sizeof *s.aj);
-        s.at = calloc(most + 1, sizeof *s.at);
-        s.ad = calloc(most + 1, sizeof *s.ad);
-        s.view_ok = calloc(most + 1, sizeof *s.view_ok);
-        s.land_at = calloc(most + 1, sizeof *s.land_at); /* (NULL: sorted) */
+        s.running = pfs__lazy_calloc(most + 1, sizeof *s.running);
+        s.live = pfs__lazy_calloc(most + 1, sizeof *s.live);
+        s.aj = pfs__lazy_calloc(most + 1, sizeof *s.aj);
+        s.at = pfs__lazy_calloc(most + 1, sizeof *s.at);
+        s.ad = pfs__lazy_calloc(most + 1, sizeof *s.ad);
+        s.view_ok = pfs__lazy_calloc(most + 1, sizeof *s.view_ok);
+        s.land_at = pfs__lazy_calloc(most + 1, sizeof *s.land_at); /* (NULL: sorted) */
         s.land_dec = s.land_at ? malloc((most + 1) * sizeof *s.land_dec) : NULL;
         if (!s.land_dec) { /* (both or neither) */
-            free(s.land_at);
+            pfs__lazy_free(s.land_at);
             s.land_at = NULL;
         }
-        s.si = calloc(most + 1, sizeof *s.si);
-        s.fin = calloc(most + 1, sizeof *s.fin);
-        s.truth.hull = calloc(most + 1, sizeof *s.truth.hull);
-        s.truth.power = calloc(most + 1, sizeof *s.truth.power);
+        s.si = pfs__lazy_calloc(most + 1, sizeof *s.si);
+        s.fin = pfs__lazy_calloc(most + 1, sizeof *s.fin);
+        /* The curves per slot (a kilobyte each) are written when a job takes the slot
+         * (view_fill) and read only below n_running: not cleared here, so that their pages
+         * are touched only up to the most jobs ever running at once, not by the GPUs. The
+         * true curves only for the oracle, which alone reads them. */
+        if (s.needs_truth) {
+            s.truth.hull = malloc((most + 1) * sizeof *s.truth.hull);
+            s.truth.power = malloc((most + 1) * sizeof *s.truth.power);
+        }
         /* NULL: no classes, not a failure; none where jobs have curves of their own */
-        s.cls = in->fit ? NULL : calloc(most + 1, sizeof *s.cls);
-        s.pred[0] = calloc(most + 1, sizeof *s.pred[0]);
-        s.pred[1] = calloc(most + 1, sizeof *s.pred[1]);
+        s.cls = in->fit ? NULL : pfs__lazy_calloc(most + 1, sizeof *s.cls);
+        s.pred[0] = malloc((most + 1) * sizeof *s.pred[0]);
+        s.pred[1] = malloc((most + 1) * sizeof *s.pred[1]);
     }
     if (in->fit && (rc = own_curves_new(&s, most)) != 0)
         goto out;
@@ -3712,8 +3718,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
     if (!s.live_of || !s.live || !s.running || !s.aj || !s.view_ok || !s.si || !s.at || !s.ad ||
-        !s.fin || !s.pred[0] || !s.pred[1] || !s.truth.hull || !s.truth.power || !s.minute_w ||
-        !s.ev_over_min || !s.ev_floor_over || !s.dr_by_start) {
+        !s.fin || !s.pred[0] || !s.pred[1] ||
+        (s.needs_truth && (!s.truth.hull || !s.truth.power)) || !s.minute_w || !s.ev_over_min ||
+        !s.ev_floor_over || !s.dr_by_start) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -3931,19 +3938,19 @@ out:
     free(s.land);
     free(s.dc);
     free(s.live_of);
-    free(s.live);
+    pfs__lazy_free(s.live);
     free(s.loss);
     free(s.queue);
-    free(s.running);
-    free(s.aj);
-    free(s.at);
-    free(s.ad);
-    free(s.view_ok);
-    free(s.si);
-    free(s.fin);
+    pfs__lazy_free(s.running);
+    pfs__lazy_free(s.aj);
+    pfs__lazy_free(s.at);
+    pfs__lazy_free(s.ad);
+    pfs__lazy_free(s.view_ok);
+    pfs__lazy_free(s.si);
+    pfs__lazy_free(s.fin);
     free(s.truth.hull);
     free(s.truth.power);
-    free(s.cls);
+    pfs__lazy_free(s.cls);
     pfs__class_cache_free(s.ccache[0]);
     pfs__class_cache_free(s.ccache[1]);
     free(s.cls_key);
@@ -3965,7 +3972,7 @@ out:
     free(s.cx_slot);
     free(s.cx_out);
     free(s.memo);
-    free(s.land_at);
+    pfs__lazy_free(s.land_at);
     free(s.land_dec);
     free(s.pred[0]);
     free(s.pred[1]);
