@@ -3694,18 +3694,18 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         }
         s.si = pfs__lazy_calloc(most + 1, sizeof *s.si);
         s.fin = pfs__lazy_calloc(most + 1, sizeof *s.fin);
-        /* The curves per slot (a kilobyte each) are written when a job takes the slot
-         * (view_fill) and read only below n_running: not cleared here, so that their pages
-         * are touched only up to the most jobs ever running at once, not by the GPUs. The
-         * true curves only for the oracle, which alone reads them. */
+        /* Every array per slot is sized by the GPUs but touched only up to the most jobs
+         * ever running at once (pfs__lazy_calloc); the curves per slot (a kilobyte each)
+         * are written when a job takes the slot (view_fill). The true curves only for the
+         * oracle, which alone reads them. */
         if (s.needs_truth) {
-            s.truth.hull = malloc((most + 1) * sizeof *s.truth.hull);
-            s.truth.power = malloc((most + 1) * sizeof *s.truth.power);
+            s.truth.hull = pfs__lazy_calloc(most + 1, sizeof *s.truth.hull);
+            s.truth.power = pfs__lazy_calloc(most + 1, sizeof *s.truth.power);
         }
         /* NULL: no classes, not a failure; none where jobs have curves of their own */
         s.cls = in->fit ? NULL : pfs__lazy_calloc(most + 1, sizeof *s.cls);
-        s.pred[0] = malloc((most + 1) * sizeof *s.pred[0]);
-        s.pred[1] = malloc((most + 1) * sizeof *s.pred[1]);
+        s.pred[0] = pfs__lazy_calloc(most + 1, sizeof *s.pred[0]);
+        s.pred[1] = pfs__lazy_calloc(most + 1, sizeof *s.pred[1]);
     }
     if (in->fit && (rc = own_curves_new(&s, most)) != 0)
         goto out;
@@ -3948,8 +3948,8 @@ out:
     pfs__lazy_free(s.view_ok);
     pfs__lazy_free(s.si);
     pfs__lazy_free(s.fin);
-    free(s.truth.hull);
-    free(s.truth.power);
+    pfs__lazy_free(s.truth.hull);
+    pfs__lazy_free(s.truth.power);
     pfs__lazy_free(s.cls);
     pfs__class_cache_free(s.ccache[0]);
     pfs__class_cache_free(s.ccache[1]);
@@ -3974,8 +3974,8 @@ out:
     free(s.memo);
     pfs__lazy_free(s.land_at);
     free(s.land_dec);
-    free(s.pred[0]);
-    free(s.pred[1]);
+    pfs__lazy_free(s.pred[0]);
+    pfs__lazy_free(s.pred[1]);
     free(s.sla_kept[0]);
     free(s.sla_kept[1]);
     for (size_t k = 0; s.own && k < most; k++)
