@@ -129,7 +129,8 @@ pfs__sort_doubles(double *v, size_t n)
     for (size_t i = 0; i < n && radix; i++)
         radix = v[i] >= 0 && !signbit(v[i]); /* (not NaN, negative or -0) */
     /* one array beside v, not two: the losses of a 100,000-GPU year are 20 M values */
-    if (!radix || !(t = malloc(n * sizeof *t))) {
+    /* (lazy: a year's minutes are 4 MB, and fresh small pages a fault each) */
+    if (!radix || !(t = pfs__lazy_calloc(n, sizeof *t))) {
         qsort(v, n, sizeof *v, pfs__cmp_double);
         return;
     }
@@ -165,7 +166,7 @@ pfs__sort_doubles(double *v, size_t n)
     }
     if (in_t)
         memcpy(v, t, n * sizeof *v);
-    free(t);
+    pfs__lazy_free(t);
 }
 
 bool

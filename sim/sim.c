@@ -3628,8 +3628,9 @@ own_curves_new(struct sim *s, size_t most)
     return 0;
 }
 
-/* The next event: the earlier of the event heap's first and the first finish. */
-static bool
+/* The next event: the earlier of the event heap's first and the first finish (inline: its
+ * one caller is the loop of every event; out of line it was 0.8% more of a year's work). */
+static inline __attribute__((always_inline)) bool
 next_event(struct sim *s, struct pfs__event *ev)
 {
     const struct pfs__fevent *f = &s->fh.v[0];
@@ -3713,7 +3714,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     if ((s.memo = malloc((in->n_curves + 1) * sizeof *s.memo)) != NULL)
         for (size_t k = 0; k < in->n_curves; k++)
             s.memo[k] = (struct curve_memo){-HUGE_VAL, 0, 0, 0, 0};
-    s.minute_w = calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
+    s.minute_w = pfs__lazy_calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
@@ -3927,7 +3928,7 @@ out:
     pfs__queue_free(s.iq);
     pfs__order_free(s.ord);
     free(s.ord_late);
-    free(s.minute_w);
+    pfs__lazy_free(s.minute_w);
     free(s.ev_over_min);
     free(s.ev_floor_over);
     free(s.dr_by_start);
