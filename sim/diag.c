@@ -129,8 +129,7 @@ pfs__sort_doubles(double *v, size_t n)
     for (size_t i = 0; i < n && radix; i++)
         radix = v[i] >= 0 && !signbit(v[i]); /* (not NaN, negative or -0) */
     /* one array beside v, not two: the losses of a 100,000-GPU year are 20 M values */
-    /* (lazy: a year's minutes are 4 MB, and fresh small pages a fault each) */
-    if (!radix || !(t = pfs__lazy_calloc(n, sizeof *t))) {
+    if (!radix || !(t = pfs__whole_calloc(n, sizeof *t))) {
         qsort(v, n, sizeof *v, pfs__cmp_double);
         return;
     }
@@ -309,8 +308,9 @@ pfs__huge(void *p, size_t bytes)
 #define SANITIZED 0
 #endif
 
-void *
-pfs__lazy_calloc(size_t n, size_t elem)
+/* pfs__lazy_calloc and pfs__whole_calloc: mapped from least bytes up */
+static void *
+lazy_alloc(size_t n, size_t elem, size_t least)
 {
     size_t bytes, len;
     char *p;
@@ -318,7 +318,7 @@ pfs__lazy_calloc(size_t n, size_t elem)
     if (elem && n > (SIZE_MAX - LAZY_HEAD) / elem)
         return NULL;
     bytes = n * elem;
-    if (bytes < LAZY_MIN || SANITIZED) { /* (the sanitizer guards what malloc gives) */
+    if (bytes < least || SANITIZED) { /* (the sanitizer guards what malloc gives) */
         if (!(p = calloc(1, LAZY_HEAD + bytes)))
             return NULL;
         len = 0;
@@ -349,6 +349,18 @@ pfs__lazy_calloc(size_t n, size_t elem)
     }
     memcpy(p, &len, sizeof len);
     return p + LAZY_HEAD;
+}
+
+void *
+pfs__lazy_calloc(size_t n, size_t elem)
+{
+    return lazy_alloc(n, elem, LAZY_MIN);
+}
+
+void *
+pfs__whole_calloc(size_t n, size_t elem)
+{
+    return lazy_alloc(n, elem, LAZY_HUGE);
 }
 
 void

@@ -70,6 +70,11 @@ void pfs__huge(void *p, size_t bytes);
  * NULL when out of memory or n * elem overflows. Freed with pfs__lazy_free only (NULL is
  * nothing). */
 void *pfs__lazy_calloc(size_t n, size_t elem);
+/* The same for an array that will be written whole (a year's minutes, a sort's room): mapped
+ * only from 4 MB, on huge pages, where calloc's memory would be fresh small pages, a fault
+ * each; below that from calloc, whose memory reused from an earlier run is already there.
+ * Freed with pfs__lazy_free. */
+void *pfs__whole_calloc(size_t n, size_t elem);
 void pfs__lazy_free(void *p);
 
 /* Faults in [p, p + bytes) on a thread of its own while the caller goes on writing it (the

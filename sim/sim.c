@@ -3714,7 +3714,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     if ((s.memo = malloc((in->n_curves + 1) * sizeof *s.memo)) != NULL)
         for (size_t k = 0; k < in->n_curves; k++)
             s.memo[k] = (struct curve_memo){-HUGE_VAL, 0, 0, 0, 0};
-    s.minute_w = pfs__lazy_calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
+    s.minute_w = pfs__whole_calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);

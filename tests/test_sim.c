@@ -1284,7 +1284,8 @@ test_grow_jump(struct test *t)
     free(v);
 }
 
-/* pfs__lazy_calloc keeps calloc's contract on either side of its 128 kB threshold: zeroed,
+/* pfs__lazy_calloc (and pfs__whole_calloc, from 4 MB) keep calloc's contract on either side
+ * of their thresholds: zeroed,
  * writable to the last byte (ASan sees an overrun where it is built in), aligned as malloc
  * aligns, NULL where n * elem overflows; and its big arrays are not touched by the call
  * (a 64 MB array and one write fault a handful of pages, where clearing it would fault
@@ -1292,13 +1293,15 @@ test_grow_jump(struct test *t)
 void
 test_lazy_calloc(struct test *t)
 {
-    static const size_t sizes[] = {0, 1, 1000, 16383, 16384, 16385, 1 << 20};
+    static const size_t sizes[] = {0,     1,       1000,          16383,   16384,
+                                   16385, 1 << 20, (1 << 19) - 1, 1 << 19, (1 << 19) + 1};
     struct rusage r0, r1;
     uint64_t *big;
 
-    for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
-        size_t n = sizes[c], nonzero = 0;
-        uint64_t *a = pfs__lazy_calloc(n, sizeof *a);
+    for (size_t c = 0; c < 2 * sizeof sizes / sizeof *sizes; c++) {
+        size_t n = sizes[c % (sizeof sizes / sizeof *sizes)], nonzero = 0;
+        bool whole = c >= sizeof sizes / sizeof *sizes;
+        uint64_t *a = whole ? pfs__whole_calloc(n, sizeof *a) : pfs__lazy_calloc(n, sizeof *a);
 
         if (!a) {
             test_fail(t, __FILE__, __LINE__, "out of memory at %zu", n);
@@ -1316,6 +1319,7 @@ test_lazy_calloc(struct test *t)
     pfs__lazy_free(NULL);
     CHECK(pfs__lazy_calloc(SIZE_MAX / 4, 8) == NULL);
     CHECK(pfs__lazy_calloc(SIZE_MAX, 2) == NULL);
+    CHECK(pfs__whole_calloc(SIZE_MAX / 4, 8) == NULL);
 #if !defined(__SANITIZE_ADDRESS__)
     getrusage(RUSAGE_SELF, &r0);
     big = pfs__lazy_calloc((size_t)8 << 20, sizeof *big);
