@@ -294,7 +294,7 @@ pfs__huge(void *p, size_t bytes)
 /* pfs__lazy_calloc's header: the mapping's length (0: from calloc), a 64-byte line so that
  * what follows keeps any alignment malloc gives. */
 #define LAZY_HEAD  64
-#define LAZY_MIN   ((size_t)128 << 10)
+#define LAZY_MIN   ((size_t)16 << 10)
 #define LAZY_ALIGN ((size_t)2 << 20)
 #define LAZY_HUGE  (2 * LAZY_ALIGN) /* (pfs__huge's least) */
 #if defined(__SANITIZE_ADDRESS__)

@@ -63,7 +63,7 @@ pfs__grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
 void pfs__huge(void *p, size_t bytes);
 
 /* n zeroed elements of elem bytes (calloc's contract) whose pages are touched only where
- * they are written: from a mapping of their own where the array is 128 kB or more, since
+ * they are written: from a mapping of their own where the array is 16 kB or more, since
  * calloc clears by hand what it takes from memory it reused, touching every page (the
  * engine's arrays per running slot are sized by the GPUs and mostly never reached: 77% of
  * a 13-day cap-4k run's page faults, at some 11 us each on this machine; docs/benchmarks.md).

@@ -1293,8 +1293,9 @@ test_grow_jump(struct test *t)
 void
 test_lazy_calloc(struct test *t)
 {
-    static const size_t sizes[] = {0,     1,       1000,          16383,   16384,
-                                   16385, 1 << 20, (1 << 19) - 1, 1 << 19, (1 << 19) + 1};
+    static const size_t sizes[] = {
+        0,     1,     1000,    2047,          2048,    2049,         16383,
+        16384, 16385, 1 << 20, (1 << 19) - 1, 1 << 19, (1 << 19) + 1};
     struct rusage r0, r1;
     uint64_t *big;
 
