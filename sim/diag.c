@@ -329,8 +329,9 @@ lazy_alloc(size_t n, size_t elem, size_t least)
     } else {
         /* On a 2 MB boundary, advised huge: the slots in use lie at its start, and one huge
          * page's fault stands for 512 small ones (the views of the first decision under a
-         * limit faulted 1,500 times in a 28-day cap-4k run). The slack either side given
-         * back. */
+         * limit faulted 1,500 times in a 28-day cap-4k run). The slack before it given
+         * back; the slack after kept, never touched (both page multiples whatever the page
+         * size: raw and p are). */
         char *raw = mmap(NULL, len + LAZY_ALIGN, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         size_t before;
@@ -339,10 +340,9 @@ lazy_alloc(size_t n, size_t elem, size_t least)
             return NULL;
         p = (char *)(((uintptr_t)raw + LAZY_ALIGN - 1) & ~(uintptr_t)(LAZY_ALIGN - 1));
         before = (size_t)(p - raw);
-        len = (len + 4095) & ~(size_t)4095;
         if (before)
             (void)munmap(raw, before);
-        (void)munmap(p + len, LAZY_ALIGN - before); /* (mmap's length was len's pages + 2 MB) */
+        len = len + LAZY_ALIGN - before; /* (to the mapping's end) */
 #ifdef MADV_HUGEPAGE
         (void)madvise(p, len, MADV_HUGEPAGE); /* advice: a refusal is no error */
 #endif
