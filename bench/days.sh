@@ -1,0 +1,58 @@
+#!/bin/sh
+# bench/days.sh - issue 16's bar in time: bench/cap-4k.cfg (4,096 GPUs, 5 MW cap, 10 events,
+# four policies) over windows of 7 to 365 days, each run N times with the windows in turn
+# (this machine's speed moves by a third within minutes): the least and the median of
+# one thread's CPU time (task-clock, where perf is there; --threads 1) and of the wall
+# time with pfisim's default threads, in ms, and how far each window is from the line
+# through 0 fitted by least squares. The work, which does not move, is bench/work.sh's.
+# Some 3 minutes at N = 5. Results in docs/benchmarks.md ("Page faults, and the
+# linearity bar taken apart").
+#   sh bench/days.sh [N [DAYS...]]     default: 5 and 7 13 28 91 182 365
+set -eu
+dir=$(dirname "$0")
+bin=$dir/../build/pfisim
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=${1:-5}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- 7 13 28 91 182 365
+days="$*"
+perf=0
+command -v perf > /dev/null 2>&1 && perf stat -x, -e task-clock true > /dev/null 2>&1 && perf=1
+
+now_ns() { date +%s%N; }
+
+for _ in $(seq "$n"); do
+    for d in $days; do
+        args="run $dir/cap-4k.cfg --days $d --policy equal --policy sla --policy pfi --policy oracle --csv"
+        if [ $perf = 1 ]; then
+            # shellcheck disable=SC2086 # (the arguments, one word each)
+            perf stat -x, -e task-clock "$bin" $args --threads 1 2> "$tmp/stat" > /dev/null
+            awk -F, -v d="$d" '/task-clock/ { print d, $1 }' "$tmp/stat" >> "$tmp/cpu"
+        fi
+        t0=$(now_ns)
+        # shellcheck disable=SC2086
+        "$bin" $args > /dev/null
+        t1=$(now_ns)
+        echo "$d $(( (t1 - t0) / 1000 ))" | awk '{ print $1, $2 / 1000 }' >> "$tmp/wall"
+    done
+done
+
+# table FILE LABEL: the least and the median per window, and each one's miss from the line
+# through 0 fitted to the least and to the medians
+table() {
+    sort -k1,1n -k2,2n "$1" | awk -v label="$2" '
+        { if ($1 != d) { if (d != "") keep(); d = $1; m = 0 } v[++m] = $2 }
+        function keep() { n++; day[n] = d; lo[n] = v[1]; med[n] = v[int((m + 1) / 2)] }
+        END { keep()
+              for (i = 1; i <= n; i++) { sl += lo[i] * day[i]; sm += med[i] * day[i]; dd += day[i] * day[i] }
+              bl = sl / dd; bm = sm / dd
+              printf "\n%s\n\n| days | least | off the line | median | off the line |\n|---|---|---|---|---|\n", label
+              for (i = 1; i <= n; i++)
+                  printf "| %d | %.1f ms | %+.0f%% | %.1f ms | %+.0f%% |\n", day[i], lo[i], 100 * (lo[i] / (bl * day[i]) - 1), med[i], 100 * (med[i] / (bm * day[i]) - 1)
+              printf "\nthe lines through 0: %.3f ms a day (the least), %.3f ms a day (the medians)\n", bl, bm }'
+}
+echo "bench/cap-4k.cfg, four policies, $n runs a window"
+[ $perf = 1 ] && table "$tmp/cpu" "one thread's CPU time (perf stat task-clock, --threads 1):"
+[ $perf = 1 ] || echo "(no perf here: no CPU time)"
+table "$tmp/wall" "wall time, default threads:"
