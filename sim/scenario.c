@@ -22,8 +22,8 @@
 void
 pfs_scenario_default(struct pfs_scenario *sc)
 {
-    /* all but the events past the three below (pfisim.h) */
-    memset(sc, 0, offsetof(struct pfs_scenario, dr) + 3 * sizeof sc->dr[0]);
+    /* all but the events: the three below are set whole, the rest never read (pfisim.h) */
+    memset(sc, 0, offsetof(struct pfs_scenario, dr));
     memset(&sc->dr[PFS_MAX_DR], 0, sizeof *sc - offsetof(struct pfs_scenario, dr) - sizeof sc->dr);
     pfs__strlcpy(sc->name, "default", sizeof sc->name);
     sc->gpus = 1024;

@@ -3990,21 +3990,25 @@ out:
     return rc;
 }
 
-/* sc without its DR events, in memory of its own (free it): every field but the events,
- * none of which is read past n_dr, now 0 (pfisim.h; the 4,096 of them are 780 kB, copied
- * whole into fresh memory a fault a page). NULL when out of memory. */
-static struct pfs_scenario *
-without_events(const struct pfs_scenario *sc)
+/* policy's run of sc without its DR events into *r: on a copy of every field but the
+ * events, none of which is read past n_dr, now 0 (pfisim.h; the 4,096 of them are 780 kB,
+ * copied whole into fresh memory a fault a page). */
+static int
+run_without_events(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
+                   const char *policy, struct pfs_run_result *r, struct pfs_diag *diag)
 {
     struct pfs_scenario *nodr = malloc(sizeof *nodr);
     const size_t from = offsetof(struct pfs_scenario, dr), to = from + sizeof sc->dr;
+    int rc;
 
-    if (nodr) {
-        memcpy(nodr, sc, from);
-        memcpy((char *)nodr + to, (const char *)sc + to, sizeof *sc - to);
-        nodr->n_dr = 0;
-    }
-    return nodr;
+    if (!nodr)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    memcpy(nodr, sc, from);
+    memcpy((char *)nodr + to, (const char *)sc + to, sizeof *sc - to);
+    nodr->n_dr = 0;
+    rc = sim_once(nodr, in, policy, r, NULL, NULL, diag);
+    free(nodr);
+    return rc;
 }
 
 /* Under a base cap: policy's run without events, made while c->running, kept as every
@@ -4015,7 +4019,6 @@ nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, c
                struct pfs_diag *diag)
 {
     struct nodr *c = in->nodr;
-    struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
     int rc;
 
@@ -4028,12 +4031,7 @@ nodr_candidate(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, c
     }
     c->running = true;
     pthread_mutex_unlock(&c->lock);
-    if (!(nodr = without_events(sc))) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    } else {
-        rc = sim_once(nodr, in, policy, &r, NULL, NULL, diag);
-        free(nodr);
-    }
+    rc = run_without_events(sc, in, policy, &r, diag);
     pthread_mutex_lock(&c->lock);
     if (rc == 0 && r.policy_decisions == 0) {
         c->tokens = r.tokens;
@@ -4062,7 +4060,6 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
            double *tokens, double *energy_j, double *misses, struct pfs_diag *diag)
 {
     struct nodr *c = in->nodr;
-    struct pfs_scenario *nodr;
     struct pfs_run_result r = {0};
     bool shared = !(sc->base_cap_w > 0), shift, own;
     int rc;
@@ -4093,12 +4090,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
         if (!shared)
             pthread_mutex_unlock(&c->lock);
     }
-    if (!(nodr = without_events(sc))) {
-        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    } else {
-        rc = sim_once(nodr, in, shared ? "equal" : policy, &r, NULL, NULL, diag);
-        free(nodr);
-    }
+    rc = run_without_events(sc, in, shared ? "equal" : policy, &r, diag);
     if (rc == 0) {
         *tokens = r.tokens;
         *energy_j = r.energy_j;

@@ -420,6 +420,18 @@ both_engines(struct test *t, struct pfs_scenario *sc, const char *policy, int k,
     return true;
 }
 
+/* b's counts of what only the engine does (its queue index, reused and class decisions,
+ * passes over the slots) made a's, the straightforward engine's, so that the rest of the
+ * results compare byte for byte; the caller checks first what it needs of them. */
+static void
+engine_counts_as(struct pfs_run_result *b, const struct pfs_run_result *a)
+{
+    b->indexed_queue = a->indexed_queue;
+    b->policy_decisions = a->policy_decisions;
+    b->class_decisions = a->class_decisions;
+    b->slot_passes = a->slot_passes;
+}
+
 /* A class's cap moved by a few parts in a billion: 40 jobs of test_sim_cap_change's curve,
  * never finishing, on 64 GPUs (8 nodes) under an event from 1,000 to 5,000 s whose target
  * leaves each 450 W (1.5 x (40 x 450 + 24 x 75 + 8 x 1,000) = 41,700 W), 1e-9 lower from
@@ -453,10 +465,7 @@ test_sim_cap_nudge(struct test *t)
     if (!both_engines(t, &sc, "equal", 0, &a, &b, &ja, &jb, &n))
         return;
     CHECK(b.class_decisions > 0 && b.slot_passes > 0);
-    b.indexed_queue = a.indexed_queue;
-    b.policy_decisions = a.policy_decisions;
-    b.class_decisions = a.class_decisions;
-    b.slot_passes = a.slot_passes;
+    engine_counts_as(&b, &a);
     CHECK(memcmp(&a, &b, sizeof a) == 0);
     CHECK_INT(test_first_job_differing(ja, jb, n), n);
     CHECK(a.tokens < plain.tokens && a.tokens > plain.tokens - 1);
@@ -507,10 +516,7 @@ test_sim_event_length_moves(struct test *t)
             return;
         CHECK(b.policy_decisions <= a.policy_decisions);
         reused += a.policy_decisions - b.policy_decisions;
-        b.indexed_queue = a.indexed_queue;
-        b.policy_decisions = a.policy_decisions;
-        b.class_decisions = a.class_decisions;
-        b.slot_passes = a.slot_passes;
+        engine_counts_as(&b, &a);
         if (memcmp(&a, &b, sizeof a) != 0)
             test_fail(t, __FILE__, __LINE__, "case %zu (%s): results differ: tokens %.17g, %.17g",
                       k, policy[k / 2], a.tokens, b.tokens);
@@ -664,12 +670,9 @@ test_sim_engines_quiet(struct test *t)
                                              .notice_s = k % 4 == 3 ? 1800 : INFINITY};
         if (!both_engines(t, &sc, policy[k % N_POLICIES], k, &a, &b, &ja, &jb, &n))
             break;
-        b.indexed_queue = a.indexed_queue;
         CHECK(b.policy_decisions <= a.policy_decisions);
         reused += a.policy_decisions - b.policy_decisions;
-        b.policy_decisions = a.policy_decisions;
-        b.class_decisions = a.class_decisions;
-        b.slot_passes = a.slot_passes;
+        engine_counts_as(&b, &a);
         decisions += a.policy_decisions;
         finished += a.jobs_finished;
         if (k % N_POLICIES < 3) /* (by class: test_sim_indexed_queue) */
@@ -765,11 +768,8 @@ test_sim_class_entries_many(struct test *t)
     sc.scan_backfill = false;
     CHECK_INT(pfs_sim_run(&sc, in, "pfi", &b, NULL, NULL, &d), 0);
     CHECK(a.jobs_started > 10000 && b.class_decisions > 0);
-    b.indexed_queue = a.indexed_queue;
     CHECK(b.policy_decisions <= a.policy_decisions); /* (reused decisions) */
-    b.policy_decisions = a.policy_decisions;
-    b.class_decisions = a.class_decisions;
-    b.slot_passes = a.slot_passes;
+    engine_counts_as(&b, &a);
     near_run_result(&a, &b, 1e-12);
     CHECK(memcmp(&a, &b, sizeof a) == 0);
     pfs_sim_inputs_free(in);
@@ -1285,11 +1285,11 @@ test_grow_jump(struct test *t)
 }
 
 /* pfs__lazy_calloc (and pfs__whole_calloc, from 4 MB) keep calloc's contract on either side
- * of their thresholds: zeroed,
- * writable to the last byte (ASan sees an overrun where it is built in), aligned as malloc
- * aligns, NULL where n * elem overflows; and its big arrays are not touched by the call
- * (a 64 MB array and one write fault a handful of pages, where clearing it would fault
- * 16,384: the point of it; not where the sanitizer's calloc stands in). */
+ * of their thresholds: zeroed, writable to the last byte (ASan sees an overrun where it is
+ * built in), aligned as malloc aligns, NULL where n * elem overflows; and its big arrays are
+ * not touched by the call (a 64 MB array and one write fault a handful of pages, where
+ * clearing it would fault 16,384: the point of it; not where the sanitizer's calloc stands
+ * in). */
 void
 test_lazy_calloc(struct test *t)
 {
