@@ -2,8 +2,9 @@
 # bench/page-faults.sh - what a page's first touch costs on this machine: 200 MB of fresh
 # anonymous memory written one byte a 4 kB page, on small pages and then advised huge
 # (MADV_HUGEPAGE, 2 MB), three times each; microseconds a 4 kB page and the faults taken.
-# Why the engine maps its sparse arrays lazily and its big ones huge (pfs__lazy_calloc,
-# pfs__whole_calloc in sim/diag.c; docs/benchmarks.md, "Page faults"). Needs a C compiler.
+# Why the engine maps its sparse arrays lazily, its big ones huge, and keeps what it frees
+# for the next run (pfs__lazy_calloc in sim/diag.c; docs/benchmarks.md, "Page faults").
+# Needs a C compiler.
 #   sh bench/page-faults.sh
 set -eu
 tmp=$(mktemp -d)

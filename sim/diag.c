@@ -129,7 +129,7 @@ pfs__sort_doubles(double *v, size_t n)
     for (size_t i = 0; i < n && radix; i++)
         radix = v[i] >= 0 && !signbit(v[i]); /* (not NaN, negative or -0) */
     /* one array beside v, not two: the losses of a 100,000-GPU year are 20 M values */
-    if (!radix || !(t = pfs__whole_calloc(n, sizeof *t))) {
+    if (!radix || !(t = pfs__lazy_calloc(n, sizeof *t))) {
         qsort(v, n, sizeof *v, pfs__cmp_double);
         return;
     }
@@ -291,8 +291,8 @@ pfs__huge(void *p, size_t bytes)
 #endif
 }
 
-/* pfs__lazy_calloc's header: the mapping's length (0: from calloc), a 64-byte line so that
- * what follows keeps any alignment malloc gives. */
+/* pfs__lazy_calloc's header: the mapping's length (0: from calloc) and the array's bytes, in
+ * a 64-byte line so that what follows keeps any alignment malloc gives. */
 #define LAZY_HEAD  64
 #define LAZY_MIN   ((size_t)16 << 10)
 #define LAZY_ALIGN ((size_t)2 << 20)
@@ -308,9 +308,99 @@ pfs__huge(void *p, size_t bytes)
 #define SANITIZED 0
 #endif
 
-/* pfs__lazy_calloc and pfs__whole_calloc: mapped from least bytes up */
+/* Mappings freed, kept for the next array of the same size: a run's arrays are the sizes
+ * of the run's before it (four policies, the run that prices them, a sweep's seeds), and a
+ * page this process has already touched costs nothing to touch again, where a fresh one
+ * costs its fault, some 11 us here (bench/page-faults.sh; the 28-day cap-4k window faulted
+ * 3,604 times, 1,700 of them the five runs' arrays each faulting in anew). Process-wide,
+ * the latest KEPT_MAX and at most KEPT_BYTES; the oldest unmapped first. */
+#define KEPT_MAX   64
+#define KEPT_BYTES ((size_t)256 << 20)
+static struct kept {
+    char *base;
+    size_t len, bytes; /* the mapping's length; its array's bytes (the header's) */
+} kept[KEPT_MAX];      /* oldest first */
+static size_t n_kept, kept_bytes;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Zeroes [p, p + bytes) of a kept mapping: its pages in memory written over (mincore), the
+ * others (never touched, or swapped out) dropped, for the kernel to zero when next
+ * touched. */
+static void
+kept_clear(char *p, size_t bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t pages = (bytes + page - 1) / page;
+    unsigned char *in = malloc(pages);
+
+    if (!in || mincore(p, pages * page, in) != 0) {
+        memset(p, 0, bytes); /* (every page, then) */
+        free(in);
+        return;
+    }
+    for (size_t a = 0, b; a < pages; a = b) {
+        bool resident = in[a] & 1;
+        size_t to;
+
+        for (b = a + 1; b < pages && (in[b] & 1) == resident; b++)
+            ;
+        to = b < pages ? b * page : bytes;
+        if (resident)
+            memset(p + a * page, 0, to - a * page);
+        else
+            (void)madvise(p + a * page, (b - a) * page, MADV_DONTNEED);
+    }
+    free(in);
+}
+
+/* A kept mapping made for an array of `bytes`, zeroed, its length in *len; or NULL. */
+static char *
+kept_take(size_t bytes, size_t *len)
+{
+    char *p = NULL;
+
+    pthread_mutex_lock(&kept_lock);
+    for (size_t i = n_kept; i-- > 0;)
+        if (kept[i].bytes == bytes) {
+            p = kept[i].base;
+            *len = kept[i].len;
+            kept_bytes -= kept[i].len;
+            memmove(&kept[i], &kept[i + 1], (--n_kept - i) * sizeof *kept);
+            break;
+        }
+    pthread_mutex_unlock(&kept_lock);
+    if (p)
+        kept_clear(p, LAZY_HEAD + bytes);
+    return p;
+}
+
+/* Keeps a freed mapping for kept_take, the oldest unmapped to make room. */
+static void
+kept_put(char *base, size_t len, size_t bytes)
+{
+    struct kept old[KEPT_MAX];
+    size_t n_old = 0;
+
+    pthread_mutex_lock(&kept_lock);
+    if (len <= KEPT_BYTES) {
+        while (n_kept == KEPT_MAX || len > KEPT_BYTES - kept_bytes) {
+            old[n_old++] = kept[0];
+            kept_bytes -= kept[0].len;
+            memmove(&kept[0], &kept[1], --n_kept * sizeof *kept);
+        }
+        kept[n_kept++] = (struct kept){base, len, bytes};
+        kept_bytes += len;
+    } else {
+        old[n_old++] = (struct kept){base, len, bytes};
+    }
+    pthread_mutex_unlock(&kept_lock);
+    for (size_t i = 0; i < n_old; i++) /* (outside the lock) */
+        (void)munmap(old[i].base, old[i].len);
+}
+
+/* pfs__lazy_calloc: calloc's memory below LAZY_MIN, a kept mapping or a fresh one above */
 static void *
-lazy_alloc(size_t n, size_t elem, size_t least)
+lazy_alloc(size_t n, size_t elem)
 {
     size_t bytes, len;
     char *p;
@@ -318,10 +408,12 @@ lazy_alloc(size_t n, size_t elem, size_t least)
     if (elem && n > (SIZE_MAX - LAZY_HEAD) / elem)
         return NULL;
     bytes = n * elem;
-    if (bytes < least || SANITIZED) { /* (the sanitizer guards what malloc gives) */
+    if (bytes < LAZY_MIN || SANITIZED) { /* (the sanitizer guards what malloc gives) */
         if (!(p = calloc(1, LAZY_HEAD + bytes)))
             return NULL;
         len = 0;
+    } else if ((p = kept_take(bytes, &len)) != NULL) {
+        ; /* (zeroed) */
     } else if ((len = LAZY_HEAD + bytes) < LAZY_HUGE || SIZE_MAX - len < LAZY_HUGE) {
         p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -348,19 +440,14 @@ lazy_alloc(size_t n, size_t elem, size_t least)
 #endif
     }
     memcpy(p, &len, sizeof len);
+    memcpy(p + sizeof len, &bytes, sizeof bytes);
     return p + LAZY_HEAD;
 }
 
 void *
 pfs__lazy_calloc(size_t n, size_t elem)
 {
-    return lazy_alloc(n, elem, LAZY_MIN);
-}
-
-void *
-pfs__whole_calloc(size_t n, size_t elem)
-{
-    return lazy_alloc(n, elem, LAZY_HUGE);
+    return lazy_alloc(n, elem);
 }
 
 void
@@ -373,10 +460,14 @@ pfs__lazy_free(void *p)
         return;
     base = (char *)p - LAZY_HEAD;
     memcpy(&len, base, sizeof len);
-    if (len)
-        (void)munmap(base, len);
-    else
+    if (len) {
+        size_t bytes;
+
+        memcpy(&bytes, base + sizeof len, sizeof bytes);
+        kept_put(base, len, bytes);
+    } else {
         free(base);
+    }
 }
 
 static void *

@@ -67,14 +67,11 @@ void pfs__huge(void *p, size_t bytes);
  * calloc clears by hand what it takes from memory it reused, touching every page (the
  * engine's arrays per running slot are sized by the GPUs and mostly never reached: 77% of
  * a 13-day cap-4k run's page faults, at some 11 us each on this machine; docs/benchmarks.md).
- * NULL when out of memory or n * elem overflows. Freed with pfs__lazy_free only (NULL is
- * nothing). */
+ * A mapping freed is kept for the next array of the same size and handed out again with
+ * only its pages in memory cleared: a run's arrays are the sizes of the run's before it,
+ * whose pages are already there. From 4 MB, on huge pages. NULL when out of memory or n *
+ * elem overflows. Freed with pfs__lazy_free only (NULL is nothing). */
 void *pfs__lazy_calloc(size_t n, size_t elem);
-/* The same for an array that will be written whole (a year's minutes, a sort's room): mapped
- * only from 4 MB, on huge pages, where calloc's memory would be fresh small pages, a fault
- * each; below that from calloc, whose memory reused from an earlier run is already there.
- * Freed with pfs__lazy_free. */
-void *pfs__whole_calloc(size_t n, size_t elem);
 void pfs__lazy_free(void *p);
 
 /* Faults in [p, p + bytes) on a thread of its own while the caller goes on writing it (the

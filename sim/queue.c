@@ -222,9 +222,8 @@ pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x)
         size_t leaves = 2 * x->b[k].size;
 
         /* (zeros, none queued: pages the queue never reaches are never touched) */
-        if (!(b->tree = calloc(leaves, sizeof *b->tree)))
+        if (!(b->tree = pfs__lazy_calloc(leaves, sizeof *b->tree)))
             goto fail;
-        pfs__huge(b->tree, leaves * sizeof *b->tree);
     }
     *out = q;
     return 0;
@@ -239,7 +238,7 @@ pfs__queue_free(struct pfs__queue *q)
     if (!q)
         return;
     for (size_t k = 0; q->b && k < q->x->n_buckets; k++)
-        free(q->b[k].tree);
+        pfs__lazy_free(q->b[k].tree);
     free(q->b);
     free(q->word);
     free(q->summary);

@@ -3673,8 +3673,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                              "unknown policy '%s' (pfisim --list-policies)", policy);
     s.n_jobs = n;
     s.per_job = per_job;
-    s.live_of = calloc(n + 1, sizeof *s.live_of);
-    pfs__huge(s.live_of, n * sizeof *s.live_of);
+    s.live_of = pfs__lazy_calloc(n + 1, sizeof *s.live_of);
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
     {
@@ -3714,7 +3713,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     if ((s.memo = malloc((in->n_curves + 1) * sizeof *s.memo)) != NULL)
         for (size_t k = 0; k < in->n_curves; k++)
             s.memo[k] = (struct curve_memo){-HUGE_VAL, 0, 0, 0, 0};
-    s.minute_w = pfs__whole_calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
+    s.minute_w = pfs__lazy_calloc((size_t)(sc->days * 1440) + 2, sizeof *s.minute_w);
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
@@ -3938,7 +3937,7 @@ out:
     free(s.bq);
     free(s.land);
     free(s.dc);
-    free(s.live_of);
+    pfs__lazy_free(s.live_of);
     pfs__lazy_free(s.live);
     free(s.loss);
     free(s.queue);
