@@ -291,6 +291,43 @@ pfs__huge(void *p, size_t bytes)
 #endif
 }
 
+/* pfs__huge_malloc: huge pages from 1.5 MB, where a huge page the kernel must first clear
+ * (3.7 ms here; one freed within seconds costs 130 us) costs no more than the 384 small
+ * pages it stands for (4 ms); a last part of 2 MB shorter than that stays on small pages. */
+#define HUGE_FROM ((size_t)3 << 19)
+
+void *
+pfs__huge_malloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    size_t whole = bytes & ~(huge - 1), len;
+    void *p;
+
+    if (bytes < HUGE_FROM)
+        return malloc(bytes);
+    if (bytes - whole >= HUGE_FROM && whole <= SIZE_MAX - huge)
+        whole += huge;
+    len = whole > bytes ? whole : bytes;
+    if (posix_memalign(&p, huge, len) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, whole, MADV_HUGEPAGE); /* advice: a refusal is no error */
+#endif
+    return p;
+}
+
+void *
+pfs__huge_calloc(size_t n, size_t elem)
+{
+    void *p;
+
+    if (elem && n > SIZE_MAX / elem)
+        return NULL;
+    if ((p = pfs__huge_malloc(n * elem)) != NULL)
+        memset(p, 0, n * elem);
+    return p;
+}
+
 /* pfs__lazy_calloc's header: the mapping's length (0: from calloc) and the array's bytes, in
  * a 64-byte line so that what follows keeps any alignment malloc gives. */
 #define LAZY_HEAD  64

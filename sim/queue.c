@@ -108,14 +108,11 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
     q->n_jobs = n;
     q->rank_job = rank_job; /* the caller's, now the index's */
     q->dur = dur;
-    q->job_rank = rank_job ? malloc((n + 1) * sizeof *q->job_rank) : NULL;
-    q->job_bucket = malloc((n + 1) * sizeof *q->job_bucket);
-    q->job_leaf = malloc((n + 1) * sizeof *q->job_leaf);
+    q->job_rank = rank_job ? pfs__huge_malloc((n + 1) * sizeof *q->job_rank) : NULL;
+    q->job_bucket = pfs__huge_malloc((n + 1) * sizeof *q->job_bucket);
+    q->job_leaf = pfs__huge_malloc((n + 1) * sizeof *q->job_leaf);
     if ((rank_job && !q->job_rank) || !q->job_bucket || !q->job_leaf || !q->dur)
         goto fail;
-    pfs__huge(q->job_rank, n * sizeof *q->job_rank);
-    pfs__huge(q->job_bucket, n * sizeof *q->job_bucket);
-    pfs__huge(q->job_leaf, n * sizeof *q->job_leaf);
     for (size_t r = 0; rank_job && r < n; r++)
         q->job_rank[rank_job[r]] = (uint32_t)r;
     /* The distinct sizes in increasing order, by marking them (sizes are GPU counts: a sort
@@ -156,12 +153,10 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
 
         for (b->size = 1; b->size < b->n; b->size *= 2)
             ;
-        b->job = malloc(b->n * sizeof *b->job);
-        b->rank = malloc(b->n * sizeof *b->rank);
+        b->job = pfs__huge_malloc(b->n * sizeof *b->job);
+        b->rank = pfs__huge_malloc(b->n * sizeof *b->rank);
         if (!b->job || !b->rank)
             goto fail;
-        pfs__huge(b->job, b->n * sizeof *b->job);
-        pfs__huge(b->rank, b->n * sizeof *b->rank);
         b->n = 0;
     }
     for (size_t r = 0; r < n; r++) {

@@ -789,15 +789,13 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     }
     in->n_curves = in->cs->n_jobs;
     in->curves = calloc(in->n_curves + 1, sizeof *in->curves);
-    in->job_curve = calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
-    in->job_pool = calloc(in->wl->n_jobs + 1, sizeof *in->job_pool);
+    in->job_curve = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
+    in->job_pool = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->job_pool);
     in->curve_on = calloc(in->n_curves * in->n_pools + 1, sizeof *in->curve_on);
     if (!in->curves || !in->job_curve || !in->curve_on || !in->job_pool) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
-    pfs__huge(in->job_curve, in->wl->n_jobs * sizeof *in->job_curve);
-    pfs__huge(in->job_pool, in->wl->n_jobs * sizeof *in->job_pool);
     for (size_t i = 0; i < in->n_curves; i++) {
         const struct pfs_job_curve *jc = &in->cs->jobs[i];
         struct pfs_gpu own;
@@ -840,11 +838,10 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     if ((rc = place_jobs(in, diag)) || (rc = variability_new(in, sc, diag)))
         goto fail;
     if (in->n_curves >= UINT32_MAX ||
-        !(in->job_on = malloc((in->wl->n_jobs * in->n_pools + 1) * sizeof *in->job_on))) {
+        !(in->job_on = pfs__huge_malloc((in->wl->n_jobs * in->n_pools + 1) * sizeof *in->job_on))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
     }
-    pfs__huge(in->job_on, in->wl->n_jobs * in->n_pools * sizeof *in->job_on);
     for (size_t j = 0; j < in->wl->n_jobs; j++) {
         for (size_t p = 0; p < in->n_pools; p++) {
             size_t c = in->wl->jobs[j].n_gpus > in->pools[p].gpus ||
@@ -867,11 +864,10 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         while (j < in->wl->n_jobs && arrival_us(in, j - 1) <= arrival_us(in, j))
             j++;
         if (j < in->wl->n_jobs) {
-            if (!(in->arrival = calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+            if (!(in->arrival = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
                 rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
                 goto fail;
             }
-            pfs__huge(in->arrival, in->wl->n_jobs * sizeof *in->arrival);
             for (j = 0; j < in->wl->n_jobs; j++)
                 in->arrival[j] = (struct arrival_key){arrival_us(in, j), (uint32_t)j};
             qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival_key);
@@ -3510,16 +3506,13 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
     /* (n < UINT32_MAX: the inputs' arrival order) */
-    rank_job = ranks ? malloc(n * sizeof *rank_job) : NULL;
-    gpus = malloc(n * sizeof *gpus);
-    dur = malloc(n * sizeof *dur);
+    rank_job = ranks ? pfs__huge_malloc(n * sizeof *rank_job) : NULL;
+    gpus = pfs__huge_malloc(n * sizeof *gpus);
+    dur = pfs__huge_malloc(n * sizeof *dur);
     if ((ranks && !rank_job) || !gpus || !dur) {
         rc = PFS_ENOMEM;
         goto out;
     }
-    pfs__huge(rank_job, n * sizeof *rank_job);
-    pfs__huge(gpus, n * sizeof *gpus);
-    pfs__huge(dur, n * sizeof *dur);
     for (size_t j = 0; j < n; j++) {
         gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);

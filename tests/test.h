@@ -242,6 +242,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_class_entries_many)                                                                 \
     X(test_grow_jump)                                                                              \
     X(test_lazy_calloc)                                                                            \
+    X(test_huge_malloc)                                                                            \
     X(test_sort_doubles)                                                                           \
     X(test_fheap)                                                                                  \
     X(test_fheap_held)                                                                             \

@@ -1354,6 +1354,54 @@ test_lazy_calloc(struct test *t)
 #endif
 }
 
+/* pfs__huge_malloc and pfs__huge_calloc: on a 2 MB boundary from 1.5 MB (where the kernel
+ * can back all of it with huge pages), malloc's below; calloc's zeroes whatever memory it is
+ * given; both free and grow as malloc's, keeping what was written; NULL on overflow. */
+void
+test_huge_malloc(struct test *t)
+{
+    static const size_t sizes[] = {0, 1, 4096, (3 << 19) - 8, 3 << 19, (size_t)5 << 20};
+
+    for (size_t c = 0; c < sizeof sizes / sizeof *sizes; c++) {
+        size_t n = sizes[c] / 8, nonzero = 0;
+        uint64_t *a = pfs__huge_calloc(n, 8), *b;
+
+        if (!a) {
+            test_fail(t, __FILE__, __LINE__, "out of memory at %zu", n);
+            continue;
+        }
+        if (sizes[c] >= (3 << 19))
+            CHECK((uintptr_t)a % ((uintptr_t)2 << 20) == 0);
+        CHECK((uintptr_t)a % _Alignof(max_align_t) == 0);
+        for (size_t i = 0; i < n; i++)
+            nonzero += a[i] != 0;
+        CHECK_INT(nonzero, 0);
+        for (size_t i = 0; i < n; i++)
+            a[i] = i * 3 + 1;
+        free(a);
+        if (!(a = pfs__huge_calloc(n, 8))) /* (the same again: reused memory is zeroed) */
+            continue;
+        nonzero = 0;
+        for (size_t i = 0; i < n; i++)
+            nonzero += a[i] != 0;
+        CHECK_INT(nonzero, 0);
+        for (size_t i = 0; i < n; i++)
+            a[i] = i * 3 + 1;
+        if ((b = realloc(a, (2 * n + 1) * 8)) != NULL) {
+            size_t kept = 0;
+
+            for (size_t i = 0; i < n; i++)
+                kept += b[i] == i * 3 + 1;
+            CHECK_INT(kept, n);
+            a = b;
+        }
+        free(a);
+    }
+    free(pfs__huge_malloc(3 << 20));
+    CHECK(pfs__huge_calloc(SIZE_MAX / 4, 8) == NULL);
+    CHECK(pfs__huge_malloc(SIZE_MAX) == NULL);
+}
+
 void
 test_sort_doubles(struct test *t)
 {

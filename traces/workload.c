@@ -90,7 +90,7 @@ text_add(struct pfs_workload *w, const char *s)
         size_t size = b && b->size < ((size_t)1 << 24) ? 2 * b->size : (b ? b->size : 4096);
 
         size = size < n ? n : size;
-        if (!(b = malloc(sizeof *b + size)))
+        if (!(b = pfs__huge_malloc(sizeof *b + size)))
             return NULL;
         b->next = w->text;
         b->used = 0;
@@ -118,9 +118,11 @@ reserve_arrivals(struct arrivals *a, double expect, double sd)
     if (n <= a->cap)
         return 0;
     pfs__prefault_stop(&a->pf);
-    if (n > SIZE_MAX / sizeof *v || !(v = realloc(a->v, n * sizeof *v)))
+    if (n > SIZE_MAX / sizeof *v ||
+        !(v = a->v ? realloc(a->v, n * sizeof *v) : pfs__huge_malloc(n * sizeof *v)))
         return PFS_ENOMEM;
-    pfs__huge(v, n * sizeof *v);
+    if (a->v) /* (pfs__huge_malloc's is advised whole) */
+        pfs__huge(v, n * sizeof *v);
     pfs__prefault_start(&a->pf, v, n * sizeof *v);
     a->v = v;
     a->cap = n;
