@@ -292,7 +292,7 @@ pfs__huge(void *p, size_t bytes)
 }
 
 /* pfs__huge_malloc: huge pages from 1.5 MB, where a huge page the kernel must first clear
- * (3.7 ms here; one freed within seconds costs 130 us) costs no more than the 384 small
+ * (3.7 ms here; one freed moments before, 130 us) costs no more than the 384 small
  * pages it stands for (4 ms); a last part of 2 MB shorter than that stays on small pages. */
 #define HUGE_FROM ((size_t)3 << 19)
 
