@@ -292,8 +292,8 @@ pfs__huge(void *p, size_t bytes)
 }
 
 /* pfs__huge_malloc: huge pages from 1.5 MB, where a huge page the kernel must first clear
- * (3.7 ms here; one freed moments before, 130 us) costs no more than the 384 small
- * pages it stands for (4 ms); a last part of 2 MB shorter than that stays on small pages. */
+ * (3.7 ms here; one it freed not long before, 130 us) costs no more than the 384 small pages
+ * it stands for (4 ms); a last part of 2 MB shorter than that stays on small pages. */
 #define HUGE_FROM ((size_t)3 << 19)
 
 void *
@@ -435,56 +435,57 @@ kept_put(char *base, size_t len, size_t bytes)
         (void)munmap(old[i].base, old[i].len);
 }
 
-/* pfs__lazy_calloc: calloc's memory below LAZY_MIN, a kept mapping or a fresh one above */
-static void *
-lazy_alloc(size_t n, size_t elem)
+/* A fresh mapping for an array of `bytes` after the header, its length in *len; or NULL. */
+static char *
+lazy_map(size_t bytes, size_t *len)
 {
-    size_t bytes, len;
+    char *raw, *p;
+    size_t before;
+
+    *len = LAZY_HEAD + bytes;
+    if (*len < LAZY_HUGE || SIZE_MAX - *len < LAZY_HUGE) {
+        p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    /* On a 2 MB boundary, advised huge: the slots in use lie at its start, and one huge
+     * page's fault stands for 512 small ones (the views of the first decision under a limit
+     * faulted 1,500 times in a 28-day cap-4k run). The slack before it given back; the
+     * slack after kept, never touched (both page multiples whatever the page size: raw and
+     * p are). */
+    raw = mmap(NULL, *len + LAZY_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    p = (char *)(((uintptr_t)raw + LAZY_ALIGN - 1) & ~(uintptr_t)(LAZY_ALIGN - 1));
+    before = (size_t)(p - raw);
+    if (before)
+        (void)munmap(raw, before);
+    *len += LAZY_ALIGN - before; /* (to the mapping's end) */
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, *len, MADV_HUGEPAGE); /* advice: a refusal is no error */
+#endif
+    return p;
+}
+
+/* calloc's memory below LAZY_MIN (and under the sanitizer, which guards what malloc gives);
+ * above, a kept mapping or a fresh one */
+void *
+pfs__lazy_calloc(size_t n, size_t elem)
+{
+    size_t bytes, len = 0;
     char *p;
 
     if (elem && n > (SIZE_MAX - LAZY_HEAD) / elem)
         return NULL;
     bytes = n * elem;
-    if (bytes < LAZY_MIN || SANITIZED) { /* (the sanitizer guards what malloc gives) */
-        if (!(p = calloc(1, LAZY_HEAD + bytes)))
-            return NULL;
-        len = 0;
-    } else if ((p = kept_take(bytes, &len)) != NULL) {
-        ; /* (zeroed) */
-    } else if ((len = LAZY_HEAD + bytes) < LAZY_HUGE || SIZE_MAX - len < LAZY_HUGE) {
-        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-    } else {
-        /* On a 2 MB boundary, advised huge: the slots in use lie at its start, and one huge
-         * page's fault stands for 512 small ones (the views of the first decision under a
-         * limit faulted 1,500 times in a 28-day cap-4k run). The slack before it given
-         * back; the slack after kept, never touched (both page multiples whatever the page
-         * size: raw and p are). */
-        char *raw = mmap(NULL, len + LAZY_ALIGN, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        size_t before;
-
-        if (raw == MAP_FAILED)
-            return NULL;
-        p = (char *)(((uintptr_t)raw + LAZY_ALIGN - 1) & ~(uintptr_t)(LAZY_ALIGN - 1));
-        before = (size_t)(p - raw);
-        if (before)
-            (void)munmap(raw, before);
-        len = len + LAZY_ALIGN - before; /* (to the mapping's end) */
-#ifdef MADV_HUGEPAGE
-        (void)madvise(p, len, MADV_HUGEPAGE); /* advice: a refusal is no error */
-#endif
-    }
+    if (bytes < LAZY_MIN || SANITIZED)
+        p = calloc(1, LAZY_HEAD + bytes);
+    else if (!(p = kept_take(bytes, &len)))
+        p = lazy_map(bytes, &len);
+    if (!p)
+        return NULL;
     memcpy(p, &len, sizeof len);
     memcpy(p + sizeof len, &bytes, sizeof bytes);
     return p + LAZY_HEAD;
-}
-
-void *
-pfs__lazy_calloc(size_t n, size_t elem)
-{
-    return lazy_alloc(n, elem);
 }
 
 void
