@@ -5,7 +5,7 @@
 # Why the engine maps its sparse arrays lazily, its big ones huge, and keeps what it frees
 # for the next run (pfs__lazy_calloc in sim/diag.c; docs/benchmarks.md, "Page faults").
 # Needs a C compiler.
-#   sh bench/page-faults.sh
+#   sh bench/page-faults.sh [idle]     idle: also one huge page after 0, 5 and 20 s idle (1 min)
 set -eu
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,8 +47,12 @@ touch(size_t pages, int huge)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+    if (argc > 1) { /* one 2 MB page advised huge, for the idle series */
+        touch(512, 1);
+        return 0;
+    }
     printf("| 200 MB, a byte a 4 kB page | per 4 kB page | faults |\n|---|---|---|\n");
     for (int k = 0; k < 3; k++)
         touch(51200, 0);
@@ -58,6 +62,17 @@ main(void)
 }
 CEOF
 ${CC:-cc} -O2 -o "$tmp/pf" "$tmp/pf.c"
+if [ "${1:-}" = idle ]; then
+    # A freed huge page is cheap to take again only for a while: one 2 MB page advised huge,
+    # each time in a fresh process, back to back and then after 5 and 20 s idle (times 512
+    # for the page).
+    echo "one 2 MB page advised huge, a fresh process each: back to back, then after 5 and 20 s idle"
+    for wait in 0 0 0 5 5 20 20; do
+        sleep "$wait"
+        "$tmp/pf" one | sed "s/^| advised huge/| after ${wait} s idle/"
+    done
+    echo
+fi
 "$tmp/pf"
 echo
 echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
