@@ -96,6 +96,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
 #define TEST_LIST(X)                                                                               \
     X(test_diag_strerror)                                                                          \
     X(test_csv_tokenizer)                                                                          \
+    X(test_parse_double)                                                                           \
     X(test_curves_roundtrip)                                                                       \
     X(test_perseus_published_format)                                                               \
     X(test_scenario_strings_roundtrip)                                                             \

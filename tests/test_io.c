@@ -4,6 +4,8 @@
  * Bad-input tests check the exact text (STYLE.md): the message is the interface a user
  * sees, and the column must point at the offending field.
  */
+#include <errno.h>
+#include <gsl/gsl_rng.h>
 #include <stdlib.h>
 
 #include "test.h"
@@ -345,4 +347,121 @@ test_scenario_strings_roundtrip(struct test *t)
     free(canon);
     free(a);
     free(b);
+}
+
+/* What pfs__parse_double takes, and its value (and pfs__strtod's), against strtod's read of
+ * the whole string, bit for bit: random decimals of 1-28 digits with powers of ten from
+ * 10^-40 to 10^40, 19 digits either side of the fast reader's range, the 15-19 digit forms
+ * of random doubles, halfway points between doubles and their neighbours, and the forms
+ * strtod alone reads. */
+static void
+parse_like_strtod(struct test *t, const char *s)
+{
+    char *end;
+    double want, got = 12345.0;
+    bool ok_want, ok_got = pfs__parse_double(s, &got);
+
+    errno = 0;
+    want = strtod(s, &end);
+    ok_want = end != s && *end == '\0' && isfinite(want) && *s != ' ';
+    if (ok_got != ok_want || (ok_want && memcmp(&got, &want, sizeof got) != 0))
+        test_fail(t, __FILE__, __LINE__, "'%s': %s %.17g, strtod %s %.17g", s,
+                  ok_got ? "read" : "refused", got, ok_want ? "read" : "refused", want);
+    got = ok_want ? pfs__strtod(s) : want;
+    if (memcmp(&got, &want, sizeof got) != 0)
+        test_fail(t, __FILE__, __LINE__, "pfs__strtod('%s') %.17g, strtod %.17g", s, got, want);
+}
+
+void
+test_parse_double(struct test *t)
+{
+    static const char *const forms[] = {
+        "0",
+        "-0",
+        "+0.0e+0",
+        "1.",
+        ".5",
+        "-.5e-3",
+        "5e0",
+        "1E+05",
+        "1e",
+        "1e+",
+        "e5",
+        ".",
+        "-",
+        "+",
+        "",
+        "0x10",
+        "0x1p-3",
+        "inf",
+        "-nan",
+        "1e400",
+        "1e-400",
+        "4.9e-324",
+        "1.5 ",
+        "1,5",
+        "--1",
+        "1e5.5",
+        "1.2.3",
+        "00000000000000000000000001.5",
+        "1.000000000000000000000001",
+        "9007199254740993",
+        "9007199254740992.5",
+        "179769313486231570000000000000000000000000000000000000000000000000000000000000000"};
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    char s[96];
+
+    gsl_rng_set(r, 11);
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        parse_like_strtod(t, forms[i]);
+    for (int i = 0; i < 400000 && t->failures < 20; i++) {
+        size_t n = 0, whole = gsl_rng_uniform_int(r, 14), frac = gsl_rng_uniform_int(r, 14);
+
+        if (gsl_rng_uniform(r) < 0.2)
+            s[n++] = gsl_rng_uniform(r) < 0.5 ? '-' : '+';
+        for (size_t k = 0; k < whole; k++)
+            s[n++] = (char)('0' + gsl_rng_uniform_int(r, k == 0 && i % 3 ? 10 : 9) + (k == 0));
+        if (frac || !whole) {
+            s[n++] = '.';
+            for (size_t k = 0; k <= frac; k++)
+                s[n++] = (char)('0' + gsl_rng_uniform_int(r, 10));
+        }
+        if (gsl_rng_uniform(r) < 0.6)
+            n += (size_t)snprintf(s + n, sizeof s - n, "e%d", (int)gsl_rng_uniform_int(r, 81) - 40);
+        s[n] = '\0';
+        parse_like_strtod(t, s);
+    }
+    for (int i = 0; i < 300000 && t->failures < 20; i++) { /* 19 digits at the range's edges */
+        size_t n = 0;
+
+        for (int k = 0; k < 19; k++)
+            s[n++] = (char)('0' + gsl_rng_uniform_int(r, 9) + (k == 0));
+        snprintf(s + n, sizeof s - n, "e%d", (int)gsl_rng_uniform_int(r, 71) - 35 - 18);
+        parse_like_strtod(t, s);
+    }
+    for (int i = 0; i < 100000 && t->failures < 20; i++) { /* a double's shortest forms */
+        uint64_t bits = ((uint64_t)gsl_rng_get(r) << 32) ^ gsl_rng_get(r);
+        double v;
+
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v))
+            continue;
+        for (int digits = 15; digits <= 19; digits++) {
+            snprintf(s, sizeof s, "%.*g", digits, v);
+            parse_like_strtod(t, s);
+        }
+    }
+    for (int k = 0; k < 64 && t->failures < 20; k++) { /* halfway between doubles of 2^k */
+        long double base = ldexpl(1.0L, k + 53), half = ldexpl(1.0L, k);
+
+        for (int d = -2; d <= 2; d++) {
+            long double x = base + half + d;
+
+            snprintf(s, sizeof s, "%.0Lf", x);
+            parse_like_strtod(t, s);
+            snprintf(s, sizeof s, "%.0Lfe-7", x);
+            parse_like_strtod(t, s);
+        }
+    }
+    gsl_rng_free(r);
 }

@@ -289,7 +289,7 @@ pfs__csv_put_num(FILE *fp, double v)
         double back;
 
         snprintf(buf, sizeof buf, "%.*g", digits, v);
-        back = strtod(buf, NULL);
+        back = pfs__strtod(buf);
         if (!(back < v || back > v))
             break;
     }
