@@ -21,16 +21,16 @@ static int
 tabulate(const struct pfs_curve *c, const struct pfs_alloc_job *j, struct pfs_pwl *thr,
          struct pfs_pwl *pw, struct pfs_diag *diag)
 {
-    double lo, hi, step;
+    double lo, hi, from, to, step;
     size_t n;
 
-    pfs_curve_domain(c, &lo, &hi);
-    lo = fmax(lo, j->min_w);
-    hi = fmin(hi, j->max_w);
+    pfs_curve_domain(c, &from, &to);
+    lo = fmax(from, j->min_w);
+    hi = fmin(to, j->max_w);
     if (!(hi >= lo))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "job '%s': its curve [%g, %g] W does not meet its limits [%g, %g] W",
-                             j->job_id, lo, hi, j->min_w, j->max_w);
+                             j->job_id, from, to, j->min_w, j->max_w);
     /* 10 W steps, or fewer points when the range is wide; a measured curve's own points
      * fall on its interpolant either way. */
     n = (size_t)floor((hi - lo) / 10.0) + 1;

@@ -223,6 +223,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_synth_on_gpu)                                                                           \
     X(test_uncertainty_cli)                                                                        \
     X(test_sim_resize)                                                                             \
+    X(test_sim_corpus_failures)                                                                    \
     X(test_sim_one_job)                                                                            \
     X(test_sim_variability)                                                                        \
     X(test_sim_variability_bad_curve)                                                              \

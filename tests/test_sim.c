@@ -103,6 +103,73 @@ capped_job(struct test *t, struct pfs_scenario *sc, double actuation_s)
         .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 2962.5, .notice_s = INFINITY};
 }
 
+/* Appends text to the file name of t->tmpdir. */
+static void
+append(struct test *t, const char *name, const char *text)
+{
+    char path[600];
+    FILE *fp;
+
+    snprintf(path, sizeof path, "%s/%s", t->tmpdir, name);
+    if ((fp = fopen(path, "a")) != NULL) {
+        fputs(text, fp);
+        fclose(fp);
+    }
+}
+
+/* The inputs' failure, as "file:line: message" with the file's base name. */
+static const char *
+inputs_failure(struct pfs_scenario *sc)
+{
+    static char buf[1200];
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    const char *base;
+
+    if (pfs_sim_inputs_new(sc, &in, &d) == 0) {
+        pfs_sim_inputs_free(in);
+        return "made";
+    }
+    base = strrchr(d.file, '/');
+    snprintf(buf, sizeof buf, "%s:%ld: %s", base ? base + 1 : d.file, d.line, d.message);
+    return buf;
+}
+
+/* A corpus's curves are read and tabulated beside its jobs and the workload: whichever of
+ * them fail, the failure reported is the first of doing them in turn (the curves file, the
+ * jobs file, the workload, the curves' tabulation). */
+void
+test_sim_corpus_failures(struct test *t)
+{
+    static const char work[] = "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                               "a,0,c1,1,1000,100000,firm\n";
+    static const char bad_curve[] = "c1,h200-sxm,1,800,x,tokens/s,700\n";
+    static const char bad_job[] = "c2,h200-sxm,train,,1,dense,pretrain,7,7,4096,1,1,1,1,1,"
+                                  "-690,0.9857,1980,0.9,0.6,0.3,2,0.5,200,,,,,\n";
+    static const char low_curve[] = "c3,h200-sxm,1,100,50,tokens/s,90\n"
+                                    "c3,h200-sxm,1,150,60,tokens/s,140\n";
+    struct pfs_scenario sc;
+    char want[4][1200];
+
+    setup(t, work, &sc);
+    CHECK_STR(inputs_failure(&sc), "made");
+    append(t, "jobs.csv", bad_job);
+    snprintf(want[1], sizeof want[1], "%s", inputs_failure(&sc));
+    CHECK(strncmp(want[1], "jobs.csv:3: ", 12) == 0);
+    append(t, "curves.csv", bad_curve); /* and the jobs still bad: the curves first */
+    snprintf(want[0], sizeof want[0], "%s", inputs_failure(&sc));
+    CHECK(strncmp(want[0], "curves.csv:13: ", 15) == 0);
+
+    setup(t, work, &sc); /* a curve below its GPU's limits: found when tabulated */
+    append(t, "curves.csv", low_curve);
+    snprintf(want[2], sizeof want[2], "%s", inputs_failure(&sc));
+    CHECK_STR(want[2], ":0: job 'c3': its curve [100, 150] W does not meet its limits [200, "
+                       "700] W");
+    append(t, "workload.csv", "b,x,c1,1,1000,100000,firm\n"); /* the workload's first */
+    snprintf(want[3], sizeof want[3], "%s", inputs_failure(&sc));
+    CHECK(strncmp(want[3], "workload.csv:3: ", 16) == 0);
+}
+
 void
 test_sim_one_job(struct test *t)
 {
