@@ -22,18 +22,23 @@ struct bucket_index {
     int n_gpus;
     size_t n;       /* its jobs */
     size_t size;    /* leaves of its tree: a power of two >= n */
-    uint32_t *job;  /* [n] its jobs in rank order */
-    uint32_t *rank; /* [n] their ranks */
+    uint32_t *job;  /* [n] its jobs in rank order (in the index's bucket_job) */
+    uint32_t *rank; /* [n] their ranks (in its bucket_rank) */
 };
 
 struct pfs__queue_index {
-    /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs) */
+    /* per job, 4 bytes each where they can be (a year on 100,000 GPUs is 20 M jobs), all in
+     * one block: they live and go together (a 28-day window's seven arrays were 446 page
+     * faults, most of a huge page's worth) */
     size_t n_jobs;
-    uint32_t *rank_job;   /* [n_jobs] the job of each rank (NULL with job_rank: job order) */
-    uint32_t *job_rank;   /* [n_jobs] the rank of each job */
-    uint32_t *job_bucket; /* [n_jobs] its bucket */
-    uint32_t *job_leaf;   /* [n_jobs] its index in its bucket */
-    double *dur;          /* [n_jobs] its run time */
+    void *block;
+    uint32_t *rank_job;    /* [n_jobs] the job of each rank (NULL with job_rank: job order) */
+    uint32_t *job_rank;    /* [n_jobs] the rank of each job */
+    uint32_t *job_bucket;  /* [n_jobs] its bucket */
+    uint32_t *job_leaf;    /* [n_jobs] its index in its bucket */
+    uint32_t *bucket_job;  /* [n_jobs] every bucket's jobs, bucket by bucket */
+    uint32_t *bucket_rank; /* [n_jobs] their ranks */
+    double *dur;           /* [n_jobs] its run time */
     struct bucket_index *b;
     size_t n_buckets;
 };
@@ -89,41 +94,76 @@ job_at(const struct pfs__queue_index *x, size_t r)
     return x->rank_job ? x->rank_job[r] : r;
 }
 
-int
-pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job, const int *n_gpus,
-                     double *dur)
+struct pfs__queue_index *
+pfs__queue_index_alloc(size_t n, bool ranked)
 {
     struct pfs__queue_index *q = calloc(1, sizeof *q);
-    int *sizes = NULL, most = 0;
-    size_t n_sizes = 0;
-    bool *seen = NULL;
+    /* the run times, then the arrays of 4 bytes a job: job_bucket, job_leaf, the buckets'
+     * jobs and ranks, and with ranks rank_job and job_rank */
+    size_t words = ranked ? 6 : 4;
 
-    *out = NULL;
-    if (!q || n >= UINT32_MAX) {
+    if (!q || n >= UINT32_MAX || n + 1 > SIZE_MAX / (8 + 4 * words)) {
         free(q);
-        free(rank_job);
-        free(dur);
-        return PFS_ENOMEM;
+        return NULL;
+    }
+    if (!(q->block = pfs__huge_malloc((n + 1) * (8 + 4 * words)))) {
+        free(q);
+        return NULL;
     }
     q->n_jobs = n;
-    q->rank_job = rank_job; /* the caller's, now the index's */
-    q->dur = dur;
-    q->job_rank = rank_job ? pfs__huge_malloc((n + 1) * sizeof *q->job_rank) : NULL;
-    q->job_bucket = pfs__huge_malloc((n + 1) * sizeof *q->job_bucket);
-    q->job_leaf = pfs__huge_malloc((n + 1) * sizeof *q->job_leaf);
-    if ((rank_job && !q->job_rank) || !q->job_bucket || !q->job_leaf || !q->dur)
-        goto fail;
-    for (size_t r = 0; rank_job && r < n; r++)
-        q->job_rank[rank_job[r]] = (uint32_t)r;
+    q->dur = q->block; /* (the doubles first, on the block's alignment) */
+    q->job_bucket = (uint32_t *)((char *)q->block + (n + 1) * sizeof *q->dur);
+    q->job_leaf = q->job_bucket + n + 1;
+    q->bucket_job = q->job_leaf + n + 1;
+    q->bucket_rank = q->bucket_job + n + 1;
+    if (ranked) {
+        q->rank_job = q->bucket_rank + n + 1;
+        q->job_rank = q->rank_job + n + 1;
+    }
+    return q;
+}
+
+double *
+pfs__queue_index_dur(struct pfs__queue_index *q)
+{
+    return q->dur;
+}
+
+uint32_t *
+pfs__queue_index_rank_job(struct pfs__queue_index *q)
+{
+    return q->rank_job;
+}
+
+/* job j's GPUs, stride bytes after job j - 1's */
+static inline int
+gpus_at(const int *n_gpus, size_t stride, size_t j)
+{
+    int g;
+
+    memcpy(&g, (const char *)n_gpus + j * stride, sizeof g);
+    return g;
+}
+
+int
+pfs__queue_index_build(struct pfs__queue_index *q, const int *n_gpus, size_t stride)
+{
+    const size_t n = q->n_jobs;
+    int *sizes = NULL, most = 0;
+    size_t n_sizes = 0, at = 0;
+    bool *seen = NULL;
+
+    for (size_t r = 0; q->rank_job && r < n; r++)
+        q->job_rank[q->rank_job[r]] = (uint32_t)r;
     /* The distinct sizes in increasing order, by marking them (sizes are GPU counts: a sort
      * of every job's size cost a run 2%). */
     for (size_t j = 0; j < n; j++)
-        most = n_gpus[j] > most ? n_gpus[j] : most;
+        most = gpus_at(n_gpus, stride, j) > most ? gpus_at(n_gpus, stride, j) : most;
     if (!(seen = calloc((size_t)most + 1, sizeof *seen)) ||
         !(sizes = malloc(((size_t)most + 1) * sizeof *sizes)))
         goto fail;
     for (size_t j = 0; j < n; j++)
-        seen[n_gpus[j] > 0 ? n_gpus[j] : 0] = true;
+        seen[gpus_at(n_gpus, stride, j) > 0 ? gpus_at(n_gpus, stride, j) : 0] = true;
     for (int g = 0; g <= most; g++)
         if (seen[g])
             sizes[n_sizes++] = g;
@@ -136,11 +176,12 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
     /* Each job's bucket by binary search; the buckets filled in rank order. */
     for (size_t j = 0; j < n; j++) {
         size_t lo = 0, hi = n_sizes;
+        int g = gpus_at(n_gpus, stride, j);
 
         while (hi - lo > 1) {
             size_t mid = (lo + hi) / 2;
 
-            if (q->b[mid].n_gpus <= n_gpus[j])
+            if (q->b[mid].n_gpus <= g)
                 lo = mid;
             else
                 hi = mid;
@@ -148,15 +189,14 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
         q->job_bucket[j] = (uint32_t)lo;
         q->b[lo].n++;
     }
-    for (size_t k = 0; k < n_sizes; k++) {
+    for (size_t k = 0; k < n_sizes; k++) { /* each bucket's part of the shared arrays */
         struct bucket_index *b = &q->b[k];
 
         for (b->size = 1; b->size < b->n; b->size *= 2)
             ;
-        b->job = pfs__huge_malloc(b->n * sizeof *b->job);
-        b->rank = pfs__huge_malloc(b->n * sizeof *b->rank);
-        if (!b->job || !b->rank)
-            goto fail;
+        b->job = q->bucket_job + at;
+        b->rank = q->bucket_rank + at;
+        at += b->n;
         b->n = 0;
     }
     for (size_t r = 0; r < n; r++) {
@@ -169,12 +209,10 @@ pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job
     }
     free(sizes);
     free(seen);
-    *out = q;
     return 0;
 fail:
     free(sizes);
     free(seen);
-    pfs__queue_index_free(q);
     return PFS_ENOMEM;
 }
 
@@ -183,16 +221,8 @@ pfs__queue_index_free(struct pfs__queue_index *q)
 {
     if (!q)
         return;
-    for (size_t k = 0; q->b && k < q->n_buckets; k++) {
-        free(q->b[k].job);
-        free(q->b[k].rank);
-    }
     free(q->b);
-    free(q->rank_job);
-    free(q->job_rank);
-    free(q->job_bucket);
-    free(q->job_leaf);
-    free(q->dur);
+    free(q->block);
     free(q);
 }
 

@@ -3553,26 +3553,22 @@ static int
 index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
 {
     size_t n = s->n_jobs;
-    uint32_t *rank_job = NULL;
     struct order_key *key = NULL;
-    int *gpus = NULL, rc = 0;
-    double *dur = NULL;
-    bool ranks = edf || s->in->arrival; /* false: queue order is job order (no ranks) */
+    struct pfs__queue_index *x;
+    uint32_t *rank_job;
+    double *dur;
+    int rc = 0;
 
     *out = NULL;
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
-    /* (n < UINT32_MAX: the inputs' arrival order) */
-    rank_job = ranks ? pfs__huge_malloc(n * sizeof *rank_job) : NULL;
-    gpus = pfs__huge_malloc(n * sizeof *gpus);
-    dur = pfs__huge_malloc(n * sizeof *dur);
-    if ((ranks && !rank_job) || !gpus || !dur) {
-        rc = PFS_ENOMEM;
-        goto out;
-    }
+    /* (n < UINT32_MAX: the inputs' arrival order; ranks unless queue order is job order) */
+    if (!(x = pfs__queue_index_alloc(n, edf || s->in->arrival)))
+        return PFS_ENOMEM;
+    dur = pfs__queue_index_dur(x);
+    rank_job = pfs__queue_index_rank_job(x);
     for (size_t j = 0; j < n; j++) {
-        gpus[j] = s->in->wl->jobs[j].n_gpus;
         dur[j] = duration_on(s, j, curve_on(s, j, 0), 0);
         if (isnan(dur[j])) /* (the index's trees order run times: the scan it is) */
             goto out;
@@ -3589,16 +3585,16 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
         for (size_t r = 0; r < n; r++)
             rank_job[r] = key[r].a.job;
     } else
-        for (size_t r = 0; ranks && r < n; r++)
+        for (size_t r = 0; rank_job && r < n; r++)
             rank_job[r] = arrival_at(s->in, r).job;
-    rc = pfs__queue_index_new(out, n, rank_job, gpus, dur);
-    rank_job = NULL; /* the index's now */
-    dur = NULL;
+    if ((rc = pfs__queue_index_build(x, n ? &s->in->wl->jobs[0].n_gpus : NULL,
+                                     sizeof *s->in->wl->jobs)) == 0) {
+        *out = x;
+        x = NULL;
+    }
 out:
     free(key);
-    free(rank_job);
-    free(gpus);
-    free(dur);
+    pfs__queue_index_free(x);
     return rc;
 }
 

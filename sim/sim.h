@@ -99,14 +99,19 @@ void pfs__fheap_fini(struct pfs__fheap *h);
  * run time of at most max_dur, SIZE_MAX if none; slot says which of two kept answers per
  * bucket a question may use and keep (0: a backfill pass's first, 1: its others), only a
  * matter of speed. The index (ranks, buckets, run times) does
- * not change during a run and is shared by the runs of the same inputs and queue order;
- * pfs__queue_index_new takes rank_job and dur (malloc'd) as its own, freeing them with the
- * index or on failure (rank_job NULL: queue order is job order); n < UINT32_MAX. A queue (what is
- * queued now) is a run's own and must not outlive its index. */
+ * not change during a run and is shared by the runs of the same inputs and queue order.
+ * pfs__queue_index_alloc makes one for n jobs (n < UINT32_MAX; NULL: out of memory), ranked
+ * or with queue order job order; the caller fills pfs__queue_index_dur (each job's run time)
+ * and, ranked, pfs__queue_index_rank_job (the job of each rank; NULL unranked), then
+ * pfs__queue_index_build sorts the jobs into buckets by their GPUs, job j's stride bytes
+ * after job j - 1's (0 or PFS_ENOMEM). A queue (what is queued now) is a run's own and must
+ * not outlive its index. */
 struct pfs__queue_index;
 struct pfs__queue;
-int pfs__queue_index_new(struct pfs__queue_index **out, size_t n, uint32_t *rank_job,
-                         const int *n_gpus, double *dur);
+struct pfs__queue_index *pfs__queue_index_alloc(size_t n, bool ranked);
+double *pfs__queue_index_dur(struct pfs__queue_index *x);
+uint32_t *pfs__queue_index_rank_job(struct pfs__queue_index *x);
+int pfs__queue_index_build(struct pfs__queue_index *x, const int *n_gpus, size_t stride);
 void pfs__queue_index_free(struct pfs__queue_index *x);
 int pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x);
 void pfs__queue_free(struct pfs__queue *q);

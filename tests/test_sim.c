@@ -907,7 +907,15 @@ queue_index_random(struct test *t, bool ident)
         free(rank_job);
         rank_job = NULL;
     }
-    CHECK_INT(pfs__queue_index_new(&x, N, rank_job, gpus, dur_copy), 0); /* (its arrays now) */
+    if ((x = pfs__queue_index_alloc(N, rank_job != NULL)) != NULL) {
+        memcpy(pfs__queue_index_dur(x), dur_copy, N * sizeof *dur_copy);
+        if (rank_job)
+            memcpy(pfs__queue_index_rank_job(x), rank_job, N * sizeof *rank_job);
+        CHECK(!rank_job == !pfs__queue_index_rank_job(x));
+        CHECK_INT(pfs__queue_index_build(x, gpus, sizeof *gpus), 0);
+    }
+    free(rank_job);
+    free(dur_copy);
     CHECK_INT(pfs__queue_new(&q, x), 0);
     for (int step = 0; step < 3000 && q && t->failures < 5; step++) {
         size_t head;
@@ -998,16 +1006,19 @@ test_queue_index(struct test *t)
     { /* A kept answer that has left the queue: the next is after it, not after its rank's
        * neighbour, and it is the answer again once it is back. Eight 1-GPU jobs, ranks in
        * job order. */
-        uint32_t *rj = malloc(8 * sizeof *rj);
-        double *d8 = malloc(8 * sizeof *d8);
-        int g8[8];
+        struct {
+            int n_gpus;
+            char other[20];
+        } g8[8]; /* (GPUs a stride apart, as the workload's jobs give them) */
 
-        for (size_t j = 0; j < 8; j++) {
-            rj[j] = (uint32_t)j;
-            d8[j] = 100;
-            g8[j] = 1;
+        if ((x = pfs__queue_index_alloc(8, true)) != NULL) {
+            for (size_t j = 0; j < 8; j++) {
+                pfs__queue_index_rank_job(x)[j] = (uint32_t)j;
+                pfs__queue_index_dur(x)[j] = 100;
+                g8[j].n_gpus = 1;
+            }
+            CHECK_INT(pfs__queue_index_build(x, &g8[0].n_gpus, sizeof g8[0]), 0);
         }
-        CHECK_INT(pfs__queue_index_new(&x, 8, rj, g8, d8), 0);
         CHECK_INT(pfs__queue_new(&q, x), 0);
         for (size_t j = 0; q && j < 8; j++)
             pfs__queue_push(q, j);
