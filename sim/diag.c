@@ -420,7 +420,10 @@ pfs__huge_calloc(size_t n, size_t elem)
 }
 
 /* pfs__lazy_calloc's header: the mapping's length (0: from calloc) and the array's bytes, in
- * a 64-byte line so that what follows keeps any alignment malloc gives. */
+ * a 64-byte line right before the array, so that the array keeps any alignment malloc
+ * gives. A mapping starts at the header's page (the header and the array share the first
+ * page of a small one; a huge one's array starts on a 2 MB boundary, the header on the small
+ * page before it). */
 #define LAZY_HEAD  64
 #define LAZY_MIN   ((size_t)16 << 10)
 #define LAZY_ALIGN ((size_t)2 << 20)
@@ -451,9 +454,16 @@ static struct kept {
 static size_t n_kept, kept_bytes;
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Zeroes [p, p + bytes) of a kept mapping: its pages in memory written over (mincore), the
- * others (never touched, or swapped out) dropped, for the kernel to zero when next
- * touched. */
+/* Where the mapping of the header at base starts: its page. */
+static char *
+map_start(char *base)
+{
+    return (char *)((uintptr_t)base & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1));
+}
+
+/* Zeroes [p, p + bytes) of a kept mapping (p a page's start): its pages in memory written
+ * over (mincore), the others (never touched, or swapped out) dropped, for the kernel to
+ * zero when next touched. */
 static void
 kept_clear(char *p, size_t bytes)
 {
@@ -498,7 +508,7 @@ kept_take(size_t bytes, size_t *len)
         }
     pthread_mutex_unlock(&kept_lock);
     if (p)
-        kept_clear(p, LAZY_HEAD + bytes);
+        kept_clear(map_start(p), (size_t)(p - map_start(p)) + LAZY_HEAD + bytes);
     return p;
 }
 
@@ -523,38 +533,43 @@ kept_put(char *base, size_t len, size_t bytes)
     }
     pthread_mutex_unlock(&kept_lock);
     for (size_t i = 0; i < n_old; i++) /* (outside the lock) */
-        (void)munmap(old[i].base, old[i].len);
+        (void)munmap(map_start(old[i].base), old[i].len);
 }
 
-/* A fresh mapping for an array of `bytes` after the header, its length in *len; or NULL. */
+/* A fresh mapping for the header and an array of `bytes` after it, its length in *len; the
+ * header's place, or NULL. */
 static char *
 lazy_map(size_t bytes, size_t *len)
 {
-    char *raw, *p;
-    size_t before;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *raw, *p, *start;
+    size_t total;
 
     *len = LAZY_HEAD + bytes;
-    if (*len < LAZY_HUGE || SIZE_MAX - *len < LAZY_HUGE) {
+    if (*len < LAZY_HUGE || SIZE_MAX - *len < LAZY_HUGE + page) {
         p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         return p == MAP_FAILED ? NULL : p;
     }
-    /* On a 2 MB boundary, advised huge: the slots in use lie at its start, and one huge
-     * page's fault stands for 512 small ones (the views of the first decision under a limit
-     * faulted 1,500 times in a 28-day cap-4k run). The slack before it given back; the
-     * slack after kept, never touched (both page multiples whatever the page size: raw and
-     * p are). */
-    raw = mmap(NULL, *len + LAZY_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* The array on a 2 MB boundary, advised huge: the slots in use lie at its start, and one
+     * huge page's fault stands for 512 small ones (the views of the first decision under a
+     * limit faulted 1,500 times in a 28-day cap-4k run). The header on the small page before
+     * it: written at once, it would fault the array's first huge page in even for a run that
+     * never reaches it (a run whose cap never binds fills no policy view), some 3.5 ms where
+     * the kernel must find a new one. The slack before given back; the slack after kept,
+     * never touched (all page multiples whatever the page size). */
+    total = page + bytes + LAZY_ALIGN;
+    raw = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED)
         return NULL;
-    p = (char *)(((uintptr_t)raw + LAZY_ALIGN - 1) & ~(uintptr_t)(LAZY_ALIGN - 1));
-    before = (size_t)(p - raw);
-    if (before)
-        (void)munmap(raw, before);
-    *len += LAZY_ALIGN - before; /* (to the mapping's end) */
+    p = (char *)(((uintptr_t)raw + page + LAZY_ALIGN - 1) & ~(uintptr_t)(LAZY_ALIGN - 1));
+    start = p - page;
+    if (start > raw)
+        (void)munmap(raw, (size_t)(start - raw));
+    *len = (size_t)(raw + total - start);
 #ifdef MADV_HUGEPAGE
-    (void)madvise(p, *len, MADV_HUGEPAGE); /* advice: a refusal is no error */
+    (void)madvise(p, (size_t)(raw + total - p), MADV_HUGEPAGE); /* a refusal is no error */
 #endif
-    return p;
+    return p - LAZY_HEAD;
 }
 
 /* calloc's memory below LAZY_MIN (and under the sanitizer, which guards what malloc gives);
