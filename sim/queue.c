@@ -94,22 +94,36 @@ job_at(const struct pfs__queue_index *x, size_t r)
     return x->rank_job ? x->rank_job[r] : r;
 }
 
+size_t
+pfs__queue_index_bytes(size_t n, bool ranked)
+{
+    /* the run times, then the arrays of 4 bytes a job: job_bucket, job_leaf, the buckets'
+     * jobs and ranks, and with ranks rank_job and job_rank (last) */
+    size_t per = 8 + 4 * (ranked ? 6 : 4);
+
+    return n < UINT32_MAX && n + 1 <= SIZE_MAX / per ? (n + 1) * per : 0;
+}
+
 struct pfs__queue_index *
 pfs__queue_index_alloc(size_t n, bool ranked)
 {
-    struct pfs__queue_index *q = calloc(1, sizeof *q);
-    /* the run times, then the arrays of 4 bytes a job: job_bucket, job_leaf, the buckets'
-     * jobs and ranks, and with ranks rank_job and job_rank */
-    size_t words = ranked ? 6 : 4;
+    size_t bytes = pfs__queue_index_bytes(n, ranked);
+    void *block = bytes ? pfs__huge_malloc(bytes) : NULL;
+    struct pfs__queue_index *q = block ? pfs__queue_index_alloc_at(block, n, ranked) : NULL;
 
-    if (!q || n >= UINT32_MAX || n + 1 > SIZE_MAX / (8 + 4 * words)) {
-        free(q);
+    if (!q)
+        free(block);
+    return q;
+}
+
+struct pfs__queue_index *
+pfs__queue_index_alloc_at(void *block, size_t n, bool ranked)
+{
+    struct pfs__queue_index *q = calloc(1, sizeof *q);
+
+    if (!q)
         return NULL;
-    }
-    if (!(q->block = pfs__huge_malloc((n + 1) * (8 + 4 * words)))) {
-        free(q);
-        return NULL;
-    }
+    q->block = block;
     q->n_jobs = n;
     q->dur = q->block; /* (the doubles first, on the block's alignment) */
     q->job_bucket = (uint32_t *)((char *)q->block + (n + 1) * sizeof *q->dur);

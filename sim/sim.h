@@ -101,14 +101,18 @@ void pfs__fheap_fini(struct pfs__fheap *h);
  * matter of speed. The index (ranks, buckets, run times) does
  * not change during a run and is shared by the runs of the same inputs and queue order.
  * pfs__queue_index_alloc makes one for n jobs (n < UINT32_MAX; NULL: out of memory), ranked
- * or with queue order job order; the caller fills pfs__queue_index_dur (each job's run time)
- * and, ranked, pfs__queue_index_rank_job (the job of each rank; NULL unranked), then
- * pfs__queue_index_build sorts the jobs into buckets by their GPUs, job j's stride bytes
- * after job j - 1's (0 or PFS_ENOMEM). A queue (what is queued now) is a run's own and must
- * not outlive its index. */
+ * or with queue order job order, its arrays in one block of pfs__queue_index_bytes (0: too
+ * many jobs); pfs__queue_index_alloc_at makes it in a block the caller gives (malloc'd, at
+ * least that long: the index's now, freed with it); the caller fills pfs__queue_index_dur (each
+ * job's run time) and, ranked, pfs__queue_index_rank_job (the job of each rank; NULL unranked),
+ * then pfs__queue_index_build sorts the jobs into buckets by their GPUs, job j's stride bytes after
+ * job j - 1's (0 or PFS_ENOMEM). A queue (what is queued now) is a run's own and must not outlive
+ * its index. */
 struct pfs__queue_index;
 struct pfs__queue;
 struct pfs__queue_index *pfs__queue_index_alloc(size_t n, bool ranked);
+size_t pfs__queue_index_bytes(size_t n, bool ranked);
+struct pfs__queue_index *pfs__queue_index_alloc_at(void *block, size_t n, bool ranked);
 double *pfs__queue_index_dur(struct pfs__queue_index *x);
 uint32_t *pfs__queue_index_rank_job(struct pfs__queue_index *x);
 int pfs__queue_index_build(struct pfs__queue_index *x, const int *n_gpus, size_t stride);
