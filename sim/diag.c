@@ -386,6 +386,11 @@ pfs__huge(void *p, size_t bytes)
  * (3.7 ms here; one it freed not long before, 130 us) costs no more than the 384 small pages
  * it stands for (4 ms); a last part of 2 MB shorter than that stays on small pages. */
 #define HUGE_FROM ((size_t)3 << 19)
+/* Below it, an array written whole is faulted in at once (MADV_POPULATE_WRITE): here 0.65 us
+ * a page and 4.5-5 us at its first write, against 10.5 us a page faulted one at a time (a
+ * week's set-up, its 1 MB of jobs among them: 7.26 -> 5.79 ms); pages malloc had in use
+ * already cost only the call. */
+#define POPULATE_FROM ((size_t)64 << 10)
 
 void *
 pfs__huge_malloc(size_t bytes)
@@ -394,8 +399,12 @@ pfs__huge_malloc(size_t bytes)
     size_t whole = bytes & ~(huge - 1), len;
     void *p;
 
-    if (bytes < HUGE_FROM)
-        return malloc(bytes);
+    if (bytes < HUGE_FROM) {
+        p = malloc(bytes);
+        if (p && bytes >= POPULATE_FROM)
+            pfs__populate(p, bytes);
+        return p;
+    }
     if (bytes - whole >= HUGE_FROM && whole <= SIZE_MAX - huge)
         whole += huge;
     len = whole > bytes ? whole : bytes;
@@ -632,6 +641,22 @@ prefault_run(void *arg)
     (void)arg;
 #endif
     return NULL;
+}
+
+void
+pfs__populate(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1),
+              to = ((uintptr_t)p + bytes) & ~(page - 1);
+
+    if (p && to > from)
+        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* (else: faults) */
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 void

@@ -710,7 +710,7 @@ tabulate_curves(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
     int rc = 0;
 
     in->n_curves = in->cs->n_jobs;
-    if (!(in->curves = calloc(in->n_curves + 1, sizeof *in->curves)))
+    if (!(in->curves = pfs__huge_calloc(in->n_curves + 1, sizeof *in->curves)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < in->n_curves && rc == 0; i++) {
         const struct pfs_job_curve *jc = &in->cs->jobs[i];

@@ -1452,7 +1452,8 @@ test_lazy_calloc(struct test *t)
 
 /* pfs__huge_malloc and pfs__huge_calloc: on a 2 MB boundary from 1.5 MB (where the kernel
  * can back all of it with huge pages), malloc's below; calloc's zeroes whatever memory it is
- * given; both free and grow as malloc's, keeping what was written; NULL on overflow. */
+ * given; both free and grow as malloc's, keeping what was written; NULL on overflow. And
+ * pfs__populate, which faults in the whole pages of an array below 1.5 MB. */
 void
 test_huge_malloc(struct test *t)
 {
@@ -1494,6 +1495,32 @@ test_huge_malloc(struct test *t)
         free(a);
     }
     free(pfs__huge_malloc(3 << 20));
+#ifdef MADV_POPULATE_WRITE
+    { /* pfs__populate (which pfs__huge_malloc calls from 64 kB below 1.5 MB): the whole pages
+       * of the range in memory before it is written, the partial ones at its ends not, where
+       * the kernel can */
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE), len = 64 * page;
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char in[64];
+        size_t resident = 0;
+
+        if (m != MAP_FAILED) {
+            /* (whether the kernel can: its last page, which the range leaves out) */
+            bool can = madvise(m + len - page, page, MADV_POPULATE_WRITE) == 0;
+
+            pfs__populate(m + 100, len - page - 200);
+            CHECK(mincore(m, len, in) == 0);
+            for (size_t i = 0; i < 63; i++)
+                resident += in[i] & 1;
+            if (can) {
+                CHECK_INT(resident, 61);
+                CHECK((in[0] & 1) == 0 && (in[62] & 1) == 0);
+            }
+            CHECK(m[100] == 0 && m[len - page - 101] == 0); /* (contents untouched) */
+            munmap(m, len);
+        }
+    }
+#endif
     CHECK(pfs__huge_calloc(SIZE_MAX / 4, 8) == NULL);
 #if !defined(__SANITIZE_ADDRESS__) /* (the sanitizer stops at a size it cannot give) */
     CHECK(pfs__huge_malloc(SIZE_MAX) == NULL);
