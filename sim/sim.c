@@ -876,7 +876,8 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
      * it; its block is faulted in now, beside what is left to do here (a 28-day cap-4k
      * window's index was 373 page faults, some 4 ms: the window's wall time 115.7 -> 108.8
      * ms, the least of 15). Sized for ranks; the ranks' arrays, last, are faulted in only if
-     * used. Not where no index is made (indexed_queue). */
+     * used. Not where the scenario rules the index out (indexed_queue; a run under the
+     * test switch PFISIM_SCAN_BACKFILL leaves it unused, and the inputs free it). */
     if (in->n_pools == 1 && !sc->admit_deadlines && !sc->scan_backfill && in->wl->n_jobs > 0) {
         struct qindex *c = in->qx;
 
