@@ -131,10 +131,10 @@ struct pfs_sim_inputs {
         bool made[2];
         int rc[2];
         struct pfs__queue_index *x[2]; /* NULL (rc 0): the order cannot be indexed */
-        /* a block for the first index made, for pre_n jobs, its first pre_bytes (what the
-         * index of job order uses) faulted in on pre_th while the inputs are finished */
+        /* a block of pre_bytes for the index of the scenario's queue order, faulted in on
+         * pre_th while the inputs are finished (pfs_sim_inputs_new) */
         void *pre;
-        size_t pre_n, pre_bytes;
+        size_t pre_bytes;
         pthread_t pre_th;
         bool pre_on;
     } * qx;
@@ -702,8 +702,20 @@ synth_corpus(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pf
     return pfs_synth(&o, &in->js, &in->cs, diag);
 }
 
-/* Every corpus curve tabulated on its own GPU's limits (in->curves): the facility's pool of
- * that GPU, or the profile itself for a curve no pool can run (it may still be a twin's). */
+/* Curve i's own GPU (in->curves[i].gpu set): the facility's pool of that GPU, or the
+ * profile itself for a curve no pool can run (it may still be a twin's). */
+static int
+curve_gpu(const struct pfs_sim_inputs *in, const struct pfs_scenario *sc, size_t i,
+          struct pfs_gpu *own, struct pfs_diag *diag)
+{
+    if (in->curves[i].gpu >= 0) {
+        *own = in->gpu[in->curves[i].gpu];
+        return 0;
+    }
+    return pfs_scenario_gpu(sc, in->cs->jobs[i].gpu, own, diag);
+}
+
+/* Every corpus curve tabulated on its own GPU's limits (in->curves). */
 static int
 tabulate_curves(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
 {
@@ -713,19 +725,15 @@ tabulate_curves(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct
     if (!(in->curves = pfs__huge_calloc(in->n_curves + 1, sizeof *in->curves)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < in->n_curves && rc == 0; i++) {
-        const struct pfs_job_curve *jc = &in->cs->jobs[i];
         struct corpus_curve *cc = &in->curves[i];
         struct pfs_gpu own;
 
         cc->gpu = -1;
         for (size_t p = 0; p < in->n_pools && cc->gpu < 0; p++)
-            if (strcmp(in->pools[p].gpu, jc->gpu) == 0)
+            if (strcmp(in->pools[p].gpu, in->cs->jobs[i].gpu) == 0)
                 cc->gpu = (int)p;
-        if (cc->gpu >= 0)
-            own = in->gpu[cc->gpu];
-        else if ((rc = pfs_scenario_gpu(sc, jc->gpu, &own, diag)))
-            break;
-        rc = tabulate(cc, jc, &own, diag);
+        if ((rc = curve_gpu(in, sc, i, &own, diag)) == 0)
+            rc = tabulate(cc, &in->cs->jobs[i], &own, diag);
     }
     return rc;
 }
@@ -816,13 +824,8 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     } else {
         cj = (struct curves_job){.in = in, .sc = sc};
         snprintf(cj.path, sizeof cj.path, "%s/curves.csv", sc->corpus);
-        if (!(beside = pthread_create(&curves_th, NULL, curves_run, &cj) == 0)) {
-            curves_run(&cj);
-            if ((rc = cj.read_rc)) {
-                *diag = cj.read_d;
-                goto fail;
-            }
-        }
+        if (!(beside = pthread_create(&curves_th, NULL, curves_run, &cj) == 0))
+            curves_run(&cj); /* (in turn, then) */
         snprintf(path, sizeof path, "%s/jobs.csv", sc->corpus);
         rc = pfs_jobset_read(path, &in->js, diag);
     }
@@ -872,19 +875,34 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     }
     if (rc)
         goto fail;
+    { /* a workload in submit order (what the readers and generators give) is in order: its
+       * arrival order is job order, and no array of keys is needed (44 MB of a Poisson year,
+       * written once and each of its pages faulted in) */
+        size_t j = 1;
+
+        while (j < in->wl->n_jobs && arrival_us(in, j - 1) <= arrival_us(in, j))
+            j++;
+        if (j < in->wl->n_jobs) {
+            if (!(in->arrival = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                goto fail;
+            }
+            for (j = 0; j < in->wl->n_jobs; j++)
+                in->arrival[j] = (struct arrival_key){arrival_us(in, j), (uint32_t)j};
+            qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival_key);
+        }
+    }
     /* The queue index is made at the runs' start, by one thread while the others wait for
      * it; its block is faulted in now, beside what is left to do here (a 28-day cap-4k
      * window's index was 373 page faults, some 4 ms: the window's wall time 115.7 -> 108.8
-     * ms, the least of 15). Sized for ranks; the ranks' arrays, last, are faulted in only if
-     * used. Not where the scenario rules the index out (indexed_queue; a run under the
-     * test switch PFISIM_SCAN_BACKFILL leaves it unused, and the inputs free it). */
+     * ms, the least of 15). Not where the scenario rules the index out (indexed_queue; a
+     * run under the test switch PFISIM_SCAN_BACKFILL leaves it unused, and the inputs free
+     * it). */
     if (in->n_pools == 1 && !sc->admit_deadlines && !sc->scan_backfill && in->wl->n_jobs > 0) {
         struct qindex *c = in->qx;
 
-        c->pre_n = in->wl->n_jobs;
-        c->pre_bytes = pfs__queue_index_bytes(c->pre_n, false);
-        if (c->pre_bytes &&
-            (c->pre = pfs__huge_malloc(pfs__queue_index_bytes(c->pre_n, true))) != NULL)
+        c->pre_bytes = pfs__queue_index_bytes(in->wl->n_jobs, sc->edf || in->arrival);
+        if (c->pre_bytes && (c->pre = pfs__huge_malloc(c->pre_bytes)) != NULL)
             c->pre_on = pthread_create(&c->pre_th, NULL, touch_run, c) == 0;
     }
     in->job_curve = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->job_curve);
@@ -895,14 +913,9 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         goto fail;
     }
     for (size_t i = 0; i < in->n_curves; i++) {
-        const struct pfs_job_curve *jc = &in->cs->jobs[i];
         struct pfs_gpu own;
 
-        if (in->curves[i].gpu >= 0)
-            own = in->gpu[in->curves[i].gpu];
-        else if ((rc = pfs_scenario_gpu(sc, jc->gpu, &own, diag)))
-            goto fail;
-        if ((rc = observe_curve(in, i, &own, diag)))
+        if ((rc = curve_gpu(in, sc, i, &own, diag)) || (rc = observe_curve(in, i, &own, diag)))
             goto fail;
         for (size_t p = 0; p < in->n_pools; p++) {
             struct corpus_curve *cc = &in->curves[i];
@@ -946,23 +959,6 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
     if (in->wl->n_jobs >= UINT32_MAX) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto fail;
-    }
-    { /* a workload in submit order (what the readers and generators give) is in order: its
-       * arrival order is job order, and no array of keys is needed (44 MB of a Poisson year,
-       * written once and each of its pages faulted in) */
-        size_t j = 1;
-
-        while (j < in->wl->n_jobs && arrival_us(in, j - 1) <= arrival_us(in, j))
-            j++;
-        if (j < in->wl->n_jobs) {
-            if (!(in->arrival = pfs__huge_calloc(in->wl->n_jobs + 1, sizeof *in->arrival))) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                goto fail;
-            }
-            for (j = 0; j < in->wl->n_jobs; j++)
-                in->arrival[j] = (struct arrival_key){arrival_us(in, j), (uint32_t)j};
-            qsort(in->arrival, in->wl->n_jobs, sizeof *in->arrival, cmp_arrival_key);
-        }
     }
     *out = in;
     return 0;
@@ -3589,6 +3585,8 @@ static int
 index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
 {
     size_t n = s->n_jobs;
+    struct qindex *c = s->in->qx;
+    bool ranked = edf || s->in->arrival; /* false: queue order is job order */
     struct order_key *key = NULL;
     struct pfs__queue_index *x;
     uint32_t *rank_job;
@@ -3599,17 +3597,15 @@ index_make(const struct sim *s, bool edf, struct pfs__queue_index **out)
     for (size_t j = 0; j < n; j++)
         if (curve_on(s, j, 0) == SIZE_MAX || (edf && isnan(s->in->wl->jobs[j].deadline_s)))
             return 0;
-    /* (n < UINT32_MAX: the inputs' arrival order; ranks unless queue order is job order) */
-    if (s->in->qx->pre && s->in->qx->pre_n == n) {
-        struct qindex *c = s->in->qx;
-
+    /* (n < UINT32_MAX: the inputs' arrival order) */
+    if (c->pre && c->pre_bytes == pfs__queue_index_bytes(n, ranked)) { /* (made ahead) */
         if (c->pre_on)
             pthread_join(c->pre_th, NULL);
         c->pre_on = false;
-        x = pfs__queue_index_alloc_at(c->pre, n, edf || s->in->arrival);
+        x = pfs__queue_index_alloc_at(c->pre, n, ranked);
         c->pre = x ? NULL : c->pre;
     } else {
-        x = pfs__queue_index_alloc(n, edf || s->in->arrival);
+        x = pfs__queue_index_alloc(n, ranked);
     }
     if (!x)
         return PFS_ENOMEM;

@@ -151,25 +151,25 @@ test_sim_corpus_failures(struct test *t)
     static const char low_curve[] = "c3,h200-sxm,1,100,50,tokens/s,90\n"
                                     "c3,h200-sxm,1,150,60,tokens/s,140\n";
     struct pfs_scenario sc;
-    char want[4][1200];
+    char got[4][1200];
 
     setup(t, work, &sc);
     CHECK_STR(inputs_failure(&sc), "made");
     append(t, "jobs.csv", bad_job);
-    snprintf(want[1], sizeof want[1], "%s", inputs_failure(&sc));
-    CHECK(strncmp(want[1], "jobs.csv:3: ", 12) == 0);
+    snprintf(got[1], sizeof got[1], "%s", inputs_failure(&sc));
+    CHECK(strncmp(got[1], "jobs.csv:3: ", 12) == 0);
     append(t, "curves.csv", bad_curve); /* and the jobs still bad: the curves first */
-    snprintf(want[0], sizeof want[0], "%s", inputs_failure(&sc));
-    CHECK(strncmp(want[0], "curves.csv:13: ", 15) == 0);
+    snprintf(got[0], sizeof got[0], "%s", inputs_failure(&sc));
+    CHECK(strncmp(got[0], "curves.csv:13: ", 15) == 0);
 
     setup(t, work, &sc); /* a curve below its GPU's limits: found when tabulated */
     append(t, "curves.csv", low_curve);
-    snprintf(want[2], sizeof want[2], "%s", inputs_failure(&sc));
-    CHECK_STR(want[2], ":0: job 'c3': its curve [100, 150] W does not meet its limits [200, "
-                       "700] W");
+    snprintf(got[2], sizeof got[2], "%s", inputs_failure(&sc));
+    CHECK_STR(got[2], ":0: job 'c3': its curve [100, 150] W does not meet its limits [200, "
+                      "700] W");
     append(t, "workload.csv", "b,x,c1,1,1000,100000,firm\n"); /* the workload's first */
-    snprintf(want[3], sizeof want[3], "%s", inputs_failure(&sc));
-    CHECK(strncmp(want[3], "workload.csv:3: ", 16) == 0);
+    snprintf(got[3], sizeof got[3], "%s", inputs_failure(&sc));
+    CHECK(strncmp(got[3], "workload.csv:3: ", 16) == 0);
 }
 
 void
