@@ -256,6 +256,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_phoenix_replay)                                                                     \
     X(test_store_matches_csv)                                                                      \
     X(test_store_deterministic)                                                                    \
+    X(test_store_rows_match_csv)                                                                   \
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_slurm_script)                                                                     \

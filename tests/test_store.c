@@ -296,6 +296,121 @@ test_store_deterministic(struct test *t)
     free(text[1]);
 }
 
+/* The text of file path (NULL when unreadable), its rel_throughput column (the 8th: not
+ * stored, it follows from the rest) dropped from every line when drop_8th. */
+static char *
+read_text(const char *path, bool drop_8th)
+{
+    FILE *fp = fopen(path, "r"), *out;
+    char *text = NULL, line[512];
+    size_t len = 0;
+
+    if (!fp || !(out = open_memstream(&text, &len))) {
+        if (fp)
+            fclose(fp);
+        return NULL;
+    }
+    while (fgets(line, sizeof line, fp)) {
+        char *c = line;
+
+        for (int k = 0; drop_8th && k < 7 && c; k++)
+            c = strchr(c + 1, ',');
+        if (drop_8th && c && strchr(c + 1, ','))
+            memmove(c, strchr(c + 1, ','), strlen(strchr(c + 1, ',')) + 1);
+        fputs(line, out);
+    }
+    fclose(fp);
+    fclose(out);
+    return text;
+}
+
+/* Stored column c as the CSV writers print it, as `how` says: s text, d an integer, 0 1 3
+ * a number to that many decimals (0: %.0f, 1: %.6g, 3: %.3f); NULL as nothing. */
+static void
+put_col(FILE *fp, sqlite3_stmt *q, int c, char how)
+{
+    double v = sqlite3_column_double(q, c);
+
+    if (sqlite3_column_type(q, c) == SQLITE_NULL)
+        return;
+    if (how == 's')
+        fputs((const char *)sqlite3_column_text(q, c), fp);
+    else if (how == 'd')
+        fprintf(fp, "%d", sqlite3_column_int(q, c));
+    else if (how == '0')
+        fprintf(fp, "%.0f", v);
+    else if (how == '1')
+        fprintf(fp, "%.6g", v);
+    else
+        fprintf(fp, "%.3f", v);
+}
+
+/* Every stored job and minute is the one the CSV files have, field by field: the rows go to
+ * the database 64 to an insert, then the rest one by one (sim/store.c), and the windows
+ * are chosen so that each table has both (907 jobs a policy; 2,448 minutes, 38 x 64 + 16). */
+void
+test_store_rows_match_csv(struct test *t)
+{
+    char args[1200], db_path[300], jobs[300], ts[300], *out, *err, *csv[2], *stored[2] = {0};
+    static const char *const sql[2] = {
+        "SELECT r.policy, j.job_id, j.n_gpus, j.tier, j.start_s, j.finish_s, j.tokens_done, "
+        "j.pool, j.curve_id FROM job_result j JOIN run r ON r.id = j.run_id "
+        "ORDER BY j.run_id, j.job_id",
+        "SELECT x.t_s, r.policy, x.facility_w, x.gpu_w, x.budget_w, x.throughput, "
+        "x.running_jobs, x.paused_jobs FROM timeseries x JOIN run r ON r.id = x.run_id "
+        "ORDER BY x.run_id, x.t_s"};
+    static const char *const how[2] = {"ssds331ss", "0s3331dd"};
+    sqlite3 *db = NULL;
+
+    snprintf(db_path, sizeof db_path, "%s/r.db", t->tmpdir);
+    snprintf(jobs, sizeof jobs, "%s/jobs.csv", t->tmpdir);
+    snprintf(ts, sizeof ts, "%s/ts.csv", t->tmpdir);
+    snprintf(args, sizeof args,
+             "run --days 1.7 --policy equal --policy pfi --db=%s --jobs-csv %s "
+             "--timeseries-csv %s",
+             db_path, jobs, ts);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK_INT(test_count_lines(ts) - 1, 2 * 2448);
+    CHECK((test_count_lines(jobs) - 1) / 2 % 64 != 0);
+    csv[0] = read_text(jobs, true);
+    csv[1] = read_text(ts, false);
+    CHECK(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *q = NULL;
+        size_t len = 0;
+        FILE *fp = open_memstream(&stored[k], &len);
+
+        if (!fp || sqlite3_prepare_v2(db, sql[k], -1, &q, NULL) != SQLITE_OK) {
+            test_fail(t, __FILE__, __LINE__, "cannot read back table %d", k);
+            if (fp)
+                fclose(fp);
+            continue;
+        }
+        fputs(k ? "t_s,policy,facility_w,gpu_w,budget_w,throughput,running_jobs,paused_jobs\n"
+                : "policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,pool,curve_id\n",
+              fp);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(q); c++) {
+                if (c > 0)
+                    fputc(',', fp);
+                put_col(fp, q, c, how[k][c]);
+            }
+            fputc('\n', fp);
+        }
+        sqlite3_finalize(q);
+        fclose(fp);
+    }
+    sqlite3_close(db);
+    for (int k = 0; k < 2; k++) {
+        CHECK(csv[k] && stored[k] && strlen(csv[k]) > 50000);
+        CHECK(csv[k] && stored[k] && strcmp(csv[k], stored[k]) == 0);
+        free(csv[k]);
+        free(stored[k]);
+    }
+}
+
 void
 test_store_bad_databases(struct test *t)
 {
