@@ -1433,7 +1433,8 @@ void pfs_sweep_axis_value(const struct pfs_sweep *sw, size_t item, size_t a, cha
 const char *pfs_sweep_policy(const struct pfs_sweep *sw, size_t k);
 
 struct pfs_sweep_options {
-    int jobs;             /* simulations at once (threads), >= 1 */
+    int jobs;             /* threads, >= 1: each simulates a point at a time and takes its
+                           * turn at writing them, in sweep order */
     int shard_k, shard_n; /* run the points i with i mod shard_n = shard_k (0 and 1: all) */
     bool resume;          /* skip runs the database holds */
     /* Called after each point is written (and once before any): runs done and to do. */

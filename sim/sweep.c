@@ -566,14 +566,25 @@ struct slot {
     struct pfs_job_result *jobs[PFS_MAX_POLICIES];
 };
 
+/* The sweep's threads (-j of them, the caller's among them) each simulate a point at a time
+ * and, when the point next in sweep order is done and no other thread is writing, write it
+ * and every done point after it: writing is a turn any of them takes, not a thread of its
+ * own (a writer beside -j simulating threads made -j 1 two busy threads, and -j 2 three on
+ * this 2-core machine, where the 64-run sweep took longer with -j 2 than with -j 1). */
 struct runner {
     const struct pfs_sweep *sw;
+    struct pfs_store *st;
+    const struct pfs_sweep_options *o;
+    struct pfs_sweep_stats *stats;
     struct slot *slots;
     size_t n_slots;
-    size_t next_take;  /* the next slot a worker takes */
-    size_t next_write; /* the next slot the writer waits for */
+    size_t next_take;  /* the next slot to simulate */
+    size_t next_write; /* the next slot to write, in sweep order */
     size_t window;     /* at most this many slots taken and not yet written */
+    bool writing;      /* a thread is taking its turn at writing */
     bool stop;
+    int rc; /* the first failure in sweep order, its message in diag */
+    struct pfs_diag diag;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -614,32 +625,6 @@ simulate(const struct pfs_sweep *sw, struct slot *s)
     return rc;
 }
 
-static void *
-worker(void *arg)
-{
-    struct runner *r = arg;
-
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        struct slot *s;
-
-        while (!r->stop && r->next_take < r->n_slots && r->next_take >= r->next_write + r->window)
-            pthread_cond_wait(&r->cv, &r->mu);
-        if (r->stop || r->next_take >= r->n_slots)
-            break;
-        s = &r->slots[r->next_take++];
-        pthread_mutex_unlock(&r->mu);
-        s->rc = simulate(r->sw, s);
-        pthread_mutex_lock(&r->mu);
-        s->done = true;
-        if (s->rc)
-            r->stop = true;
-        pthread_cond_broadcast(&r->cv);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
-}
-
 static int
 write_slot(const struct pfs_sweep *sw, struct pfs_store *st, struct slot *s,
            struct pfs_sweep_stats *stats, struct pfs_diag *diag)
@@ -658,13 +643,78 @@ write_slot(const struct pfs_sweep *sw, struct pfs_store *st, struct slot *s,
     return rc;
 }
 
+/* A turn at writing (r->mu held, released while writing): every done slot from
+ * next_write on, in order. */
+static void
+write_turn(struct runner *r)
+{
+    r->writing = true;
+    while (!r->stop && r->next_write < r->n_slots && r->slots[r->next_write].done) {
+        struct slot *s = &r->slots[r->next_write];
+        struct pfs_diag d = {0};
+        int rc;
+
+        pthread_mutex_unlock(&r->mu);
+        if (s->rc) {
+            d = s->diag;
+            rc = s->rc;
+        } else {
+            rc = write_slot(r->sw, r->st, s, r->stats, &d);
+        }
+        slot_clear(s);
+        if (rc == 0 && r->o->progress)
+            r->o->progress(r->o->arg, r->stats->runs_done,
+                           r->stats->runs_total - r->stats->runs_skipped);
+        pthread_mutex_lock(&r->mu);
+        r->next_write++;
+        if (rc) {
+            r->rc = rc;
+            r->diag = d;
+            r->stop = true;
+        }
+        pthread_cond_broadcast(&r->cv); /* (the window moved) */
+    }
+    r->writing = false;
+    pthread_cond_broadcast(&r->cv);
+}
+
+static void *
+worker(void *arg)
+{
+    struct runner *r = arg;
+
+    pthread_mutex_lock(&r->mu);
+    while (!r->stop) {
+        struct slot *s;
+
+        if (!r->writing && r->next_write < r->n_slots && r->slots[r->next_write].done) {
+            write_turn(r);
+            continue;
+        }
+        if (r->next_take >= r->n_slots) /* what is left is another's: it writes it too */
+            break;
+        if (r->next_take >= r->next_write + r->window) {
+            pthread_cond_wait(&r->cv, &r->mu);
+            continue;
+        }
+        s = &r->slots[r->next_take++];
+        pthread_mutex_unlock(&r->mu);
+        s->rc = simulate(r->sw, s);
+        pthread_mutex_lock(&r->mu);
+        s->done = true;
+        pthread_cond_broadcast(&r->cv);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
 int
 pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs_sweep_options *o,
               struct pfs_sweep_stats *stats, struct pfs_diag *diag)
 {
     size_t n_items = pfs_sweep_n_items(sw), n_threads = o->jobs > 0 ? (size_t)o->jobs : 1;
     size_t shard_n = o->shard_n > 0 ? (size_t)o->shard_n : 1, shard_k = (size_t)o->shard_k;
-    struct runner r = {.sw = sw, .window = 4 * n_threads};
+    struct runner r = {.sw = sw, .st = st, .o = o, .stats = stats, .window = 4 * n_threads};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     pthread_t *threads = calloc(n_threads, sizeof *threads);
     size_t started = 0;
@@ -716,39 +766,22 @@ pfs_sweep_run(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs
         o->progress(o->arg, 0, stats->runs_total - stats->runs_skipped);
     pthread_mutex_init(&r.mu, NULL);
     pthread_cond_init(&r.cv, NULL);
-    for (; rc == 0 && started < n_threads && started < r.n_slots; started++)
+    /* -j threads in all: the caller's and n_threads - 1 more */
+    for (; rc == 0 && started + 1 < n_threads && started + 1 < r.n_slots; started++)
         if (pthread_create(&threads[started], NULL, worker, &r) != 0)
             rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "cannot start a thread");
-    /* The writer: slot after slot, in sweep order. */
-    while (rc == 0 && r.next_write < r.n_slots) {
-        struct slot *s = &r.slots[r.next_write];
-
+    if (rc) {
         pthread_mutex_lock(&r.mu);
-        while (!s->done)
-            pthread_cond_wait(&r.cv, &r.mu);
+        r.stop = true;
         pthread_mutex_unlock(&r.mu);
-        if (s->rc) {
-            *diag = s->diag;
-            rc = s->rc;
-        } else {
-            rc = write_slot(sw, st, s, stats, diag);
-        }
-        slot_clear(s);
-        pthread_mutex_lock(&r.mu);
-        r.next_write++;
-        if (rc)
-            r.stop = true;
-        pthread_cond_broadcast(&r.cv);
-        pthread_mutex_unlock(&r.mu);
-        if (rc == 0 && o->progress)
-            o->progress(o->arg, stats->runs_done, stats->runs_total - stats->runs_skipped);
     }
-    pthread_mutex_lock(&r.mu);
-    r.stop = true;
-    pthread_cond_broadcast(&r.cv);
-    pthread_mutex_unlock(&r.mu);
+    worker(&r); /* (returns when what is left is the others' to finish and write) */
     for (size_t t = 0; t < started; t++)
         pthread_join(threads[t], NULL);
+    if (rc == 0 && r.rc) {
+        *diag = r.diag;
+        rc = r.rc;
+    }
     for (size_t i = r.next_write; i < r.n_slots; i++)
         slot_clear(&r.slots[i]);
     pthread_cond_destroy(&r.cv);

@@ -276,6 +276,39 @@ expect_error(struct test *t, const char *args, const char *needle)
     expect_exit(t, args, 3, needle);
 }
 
+/* A point that fails when simulated (a cap below the facility's idle draw, found only when
+ * its inputs are made) stops the sweep with its message, whatever -j: the points before it
+ * in sweep order are stored, none after it, and no thread is left waiting for a point no
+ * one will write (the threads take turns at writing, in sweep order). */
+void
+test_sweep_point_fails(struct test *t)
+{
+    const char *cfg =
+        test_write(t, 0, "fails.cfg",
+                   "sweep = { name = \"fails\"; axes = (\n"
+                   "  { setting = \"facility.gpus\"; values = [64, 80, 96]; },\n"
+                   "  { setting = \"facility.cap_w\"; values = [1.0e7, 10.0]; },\n"
+                   "  { setting = \"duration_days\"; values = [0.5]; },\n"
+                   "  { setting = \"policy\"; values = [\"equal\", \"pfi\"]; } ); };\n");
+
+    for (int j = 1; j <= 3; j++) {
+        char args[1024], db[512];
+        sqlite3 *h = NULL;
+
+        snprintf(db, sizeof db, "%s/f%d.db", t->tmpdir, j);
+        snprintf(args, sizeof args, "sweep %s --db %s -j %d", cfg, db, j);
+        expect_error(t, args, "scenario.facility.cap_w: 10 W is below the facility's idle draw");
+        CHECK(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+        /* point 0 (64 GPUs, 10 MW) only: point 1 (64 GPUs, 10 W) fails */
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM run"), 2);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM summary"), 2);
+        CHECK_INT(test_query_long(h, "SELECT count(*) FROM scenario WHERE config LIKE "
+                                     "'%gpus = 64;%'"),
+                  1);
+        sqlite3_close(h);
+    }
+}
+
 void
 test_sweep_bad_input(struct test *t)
 {

@@ -19,7 +19,8 @@ const char pfs_cli_sweep_help[] =
     "settings, the first axis varying slowest) with every policy, into one results database.\n"
     "Runs are keyed by their scenario's hash, policy and seed.\n"
     "\n"
-    "  -j, --jobs N     simulate N points at once (threads; default 1). The database is\n"
+    "  -j, --jobs N     N threads, each simulating a point at a time and taking its turn\n"
+    "                   at writing (default: the processors online). The database is\n"
     "                   written in sweep order, so its contents do not depend on N\n"
     "  --shard K/N      run only the points i with i mod N = K (0 <= K < N), e.g. one task\n"
     "                   of a Slurm job array (configs/slurm/sweep.sbatch); pfisim merge\n"
@@ -145,7 +146,12 @@ pfs_cli_sweep(int argc, char **argv)
         {"resume", no_argument, 0, 'R'},     {"db", required_argument, 0, 'D'},
         {"list", no_argument, 0, 'l'},       {"csv", no_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-    struct pfs_sweep_options o = {.jobs = 1, .shard_k = 0, .shard_n = 1};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct pfs_sweep_options o = {.jobs = cpus < 1      ? 1
+                                          : cpus > 1024 ? 1024
+                                                        : (int)cpus,
+                                  .shard_k = 0,
+                                  .shard_n = 1};
     const char *db_path = "results/sweep.db";
     struct pfs_sweep_stats stats;
     struct pfs_sweep *sw = NULL;
