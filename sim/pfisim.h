@@ -1202,11 +1202,23 @@ struct pfs_ts_row {
     int running_jobs, paused_jobs;
 };
 
+/* A run's minutes: n rows, in memory (rows), or, once pfs_timeseries_spill made it so
+ * before the run, in a temporary file as the run produces them (spill; rows NULL), so that
+ * a run of a year holds no row in memory (25 MB a policy in memory). Read them with
+ * pfs_timeseries_read either way. */
 struct pfs_timeseries {
     size_t n, cap;
     struct pfs_ts_row *rows;
+    FILE *spill;
 };
 
+/* Makes ts (empty) keep its rows in a temporary file from now on; 0, or PFS_EIO with the
+ * rows kept in memory when no temporary file can be made. */
+int pfs_timeseries_spill(struct pfs_timeseries *ts);
+/* Copies rows [from, from + max) (fewer at the end) into buf; returns how many, or 0 past the
+ * end or on a read error (*err set to PFS_EIO then, untouched otherwise). */
+size_t pfs_timeseries_read(const struct pfs_timeseries *ts, size_t from, struct pfs_ts_row *buf,
+                           size_t max, int *err);
 void pfs_timeseries_free(struct pfs_timeseries *ts);
 
 /* Everything a run needs that is read from files once and shared by the runs of all

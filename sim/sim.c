@@ -40,6 +40,7 @@
  * its scale (its GPUs over its curve's), the same yardstick as pfisim alloc (sim/alloc.c).
  */
 #include <assert.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -1044,8 +1045,62 @@ pfs_timeseries_free(struct pfs_timeseries *ts)
     if (!ts)
         return;
     free(ts->rows);
+    if (ts->spill)
+        fclose(ts->spill); /* (tmpfile's: gone with it) */
     ts->rows = NULL;
+    ts->spill = NULL;
     ts->n = ts->cap = 0;
+}
+
+int
+pfs_timeseries_spill(struct pfs_timeseries *ts)
+{
+    pfs_timeseries_free(ts);
+    return (ts->spill = tmpfile()) != NULL ? 0 : PFS_EIO;
+}
+
+size_t
+pfs_timeseries_read(const struct pfs_timeseries *ts, size_t from, struct pfs_ts_row *buf,
+                    size_t max, int *err)
+{
+    size_t n = from < ts->n ? ts->n - from : 0;
+
+    n = n < max ? n : max;
+    if (n == 0)
+        return 0;
+    if (!ts->spill) {
+        memcpy(buf, ts->rows + from, n * sizeof *buf);
+        return n;
+    }
+    if (fflush(ts->spill) != 0 || fseeko(ts->spill, (off_t)(from * sizeof *buf), SEEK_SET) != 0 ||
+        fread(buf, sizeof *buf, n, ts->spill) != n) {
+        *err = PFS_EIO;
+        return 0;
+    }
+    return n;
+}
+
+/* Appends a minute's row: to the spill file, or to the rows in memory. */
+static int
+ts_append(struct pfs_timeseries *ts, const struct pfs_ts_row *row)
+{
+    if (ts->spill) {
+        if (fwrite(row, sizeof *row, 1, ts->spill) != 1)
+            return PFS_EIO;
+    } else {
+        if (ts->n == ts->cap) {
+            size_t cap = ts->cap ? 2 * ts->cap : 1024;
+            struct pfs_ts_row *r = realloc(ts->rows, cap * sizeof *r);
+
+            if (!r)
+                return PFS_ENOMEM;
+            ts->rows = r;
+            ts->cap = cap;
+        }
+        ts->rows[ts->n] = *row;
+    }
+    ts->n++;
+    return 0;
 }
 
 /* ----- the budget timeline ----- */
@@ -3346,28 +3401,19 @@ minute(struct sim *s)
     if (len > 0)
         s->minute_w[s->n_minutes++] = p;
     if (s->ts && len > 0) {
-        if (s->ts->n == s->ts->cap) {
-            size_t cap = s->ts->cap ? 2 * s->ts->cap : 1024;
-            struct pfs_ts_row *r = realloc(s->ts->rows, cap * sizeof *r);
+        int paused = 0, rc;
 
-            if (!r)
-                return PFS_ENOMEM;
-            s->ts->rows = r;
-            s->ts->cap = cap;
-        }
-        {
-            int paused = 0;
-
-            for (size_t r = 0; r < s->n_running; r++)
-                paused += job_rec(s, s->running[r])->pause >= 1;
-            s->ts->rows[s->ts->n++] = (struct pfs_ts_row){t0,
-                                                          p,
-                                                          s->m_gpu_energy / len,
-                                                          isfinite(target) ? target : (double)NAN,
-                                                          s->m_tokens / len,
-                                                          (int)s->n_running - paused,
-                                                          paused};
-        }
+        for (size_t r = 0; r < s->n_running; r++)
+            paused += job_rec(s, s->running[r])->pause >= 1;
+        rc = ts_append(s->ts,
+                       &(struct pfs_ts_row){t0, p, s->m_gpu_energy / len,
+                                            isfinite(target) ? target : (double)NAN,
+                                            s->m_tokens / len, (int)s->n_running - paused, paused});
+        if (rc)
+            return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL,
+                                 rc == PFS_EIO ? "the time series' temporary file: %s"
+                                               : "out of memory%s",
+                                 rc == PFS_EIO ? strerror(errno) : "");
     }
     s->m_energy = s->m_gpu_energy = s->m_tokens = 0;
     s->m_start_us = s->now_us;

@@ -11,6 +11,7 @@
  * own or of another schema version instead of writing into it. No wall-clock time is stored: the
  * same runs give the same bytes.
  */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -865,25 +866,35 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
             STEP();
         }
     }
-    if (ts) { /* the same, minute by minute */
-        size_t i = 0;
+    if (ts) { /* the same, minute by minute, read ROWS_AT_ONCE at a time */
+        struct pfs_ts_row rows[ROWS_AT_ONCE];
+        size_t i = 0, got;
+        int err = 0;
 
         if (ts->n >= ROWS_AT_ONCE && prepare_rows(st->db, "timeseries", 8, &st->minute_rows)) {
             rc = fail(st, diag, PFS_EIO, "database");
             goto rollback;
         }
-        for (; i + ROWS_AT_ONCE <= ts->n; i += ROWS_AT_ONCE) {
-            for (int k = 0; k < ROWS_AT_ONCE; k++)
-                bind_minute(st->minute_rows, 8 * k, run_id, &ts->rows[i + (size_t)k]);
-            if (step_rows(st->minute_rows)) {
-                rc = fail(st, diag, PFS_EIO, "database");
-                goto rollback;
+        PREP("INSERT INTO timeseries VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        for (; (got = pfs_timeseries_read(ts, i, rows, ROWS_AT_ONCE, &err)) > 0; i += got) {
+            if (got == ROWS_AT_ONCE) {
+                for (int k = 0; k < ROWS_AT_ONCE; k++)
+                    bind_minute(st->minute_rows, 8 * k, run_id, &rows[k]);
+                if (step_rows(st->minute_rows)) {
+                    rc = fail(st, diag, PFS_EIO, "database");
+                    goto rollback;
+                }
+                continue;
+            }
+            for (size_t k = 0; k < got; k++) {
+                bind_minute(q, 0, run_id, &rows[k]);
+                STEP();
             }
         }
-        PREP("INSERT INTO timeseries VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-        for (; i < ts->n; i++) {
-            bind_minute(q, 0, run_id, &ts->rows[i]);
-            STEP();
+        if (err) {
+            rc = pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL,
+                               "the time series' temporary file: %s", strerror(errno));
+            goto rollback;
         }
     }
 #undef PREP

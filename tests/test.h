@@ -236,6 +236,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_actuation_overlap)                                                                  \
     X(test_price_closed_form)                                                                      \
     X(test_sim_safe_start)                                                                         \
+    X(test_sim_timeseries_spill)                                                                   \
     X(test_sim_ramp_baseline)                                                                      \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
@@ -257,6 +258,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_store_matches_csv)                                                                      \
     X(test_store_deterministic)                                                                    \
     X(test_store_rows_match_csv)                                                                   \
+    X(test_store_timeseries_memory)                                                                \
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_slurm_script)                                                                     \

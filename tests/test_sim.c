@@ -347,6 +347,49 @@ test_sim_safe_start(struct test *t)
  * [1,740, 1,800) 3,322.5 - 0.6 x 570 = 2,980.5 W. With a 30 s actuation delay the decision
  * of 1,100 s already plans into the event; an earlier version took the baseline at the start,
  * after that decision had cut to the target, and ramped from there. */
+/* A time series spilled to its temporary file as the run makes it reads back the rows the
+ * same run keeps in memory, bit for bit, in chunks that straddle each other's ends; reads
+ * past the end give nothing; freed, it is empty. */
+void
+test_sim_timeseries_spill(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result ra, rb;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_timeseries mem = {0}, spilled = {0};
+    struct pfs_diag d = {0};
+    struct pfs_ts_row a[128], b[128]; /* (steps of 1 to 109 rows) */
+    int err = 0;
+
+    pfs_scenario_default(&sc);
+    pfs_scenario_set_days(&sc, 0.5);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    CHECK_INT(pfs_timeseries_spill(&spilled), 0);
+    CHECK(spilled.spill != NULL && spilled.rows == NULL);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &ra, &mem, NULL, &d), 0);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &rb, &spilled, NULL, &d), 0);
+    CHECK_INT(mem.n, 720);
+    CHECK_INT(spilled.n, mem.n);
+    CHECK(spilled.rows == NULL); /* nothing of it in memory */
+    for (size_t from = 0, step = 1; from < mem.n; from += step, step = step % 97 + 13) {
+        size_t got = pfs_timeseries_read(&spilled, from, b, step, &err);
+
+        CHECK_INT(got, from + step <= mem.n ? step : mem.n - from);
+        CHECK_INT(pfs_timeseries_read(&mem, from, a, step, &err), got);
+        CHECK(memcmp(a, b, got * sizeof *a) == 0);
+        CHECK(memcmp(&mem.rows[from], b, got * sizeof *b) == 0);
+    }
+    CHECK_INT(pfs_timeseries_read(&spilled, mem.n, b, 10, &err), 0);
+    CHECK_INT(pfs_timeseries_read(&spilled, mem.n + 5, b, 10, &err), 0);
+    CHECK_INT(err, 0);
+    CHECK(memcmp(&ra.tokens, &rb.tokens, sizeof ra.tokens) == 0);
+    pfs_timeseries_free(&spilled);
+    CHECK(spilled.n == 0 && spilled.spill == NULL);
+    CHECK_INT(pfs_timeseries_read(&spilled, 0, b, 10, &err), 0);
+    pfs_timeseries_free(&mem);
+    pfs_sim_inputs_free(in);
+}
+
 void
 test_sim_ramp_baseline(struct test *t)
 {

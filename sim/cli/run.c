@@ -482,18 +482,30 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
 
+    struct pfs_ts_row rows[256];
+    int err = 0;
+
     fputs("t_s,policy,facility_w,gpu_w,budget_w,throughput,running_jobs,paused_jobs\n", fp);
     for (size_t k = 0; k < o->n; k++) {
-        for (size_t i = 0; i < o->ts[k].n; i++) {
-            const struct pfs_ts_row *r = &o->ts[k].rows[i];
+        size_t got;
 
-            fprintf(fp, "%.0f,%s,%.3f,%.3f,", r->t_s, o->res[k].policy, r->facility_w, r->gpu_w);
-            if (isnan(r->budget_w))
-                fputc(',', fp);
-            else
-                fprintf(fp, "%.3f,", r->budget_w);
-            fprintf(fp, "%.6g,%d,%d\n", r->throughput, r->running_jobs, r->paused_jobs);
+        for (size_t i = 0; (got = pfs_timeseries_read(&o->ts[k], i, rows, 256, &err)) > 0;
+             i += got) {
+            for (size_t g = 0; g < got; g++) {
+                const struct pfs_ts_row *r = &rows[g];
+
+                fprintf(fp, "%.0f,%s,%.3f,%.3f,", r->t_s, o->res[k].policy, r->facility_w,
+                        r->gpu_w);
+                if (isnan(r->budget_w))
+                    fputc(',', fp);
+                else
+                    fprintf(fp, "%.3f,", r->budget_w);
+                fprintf(fp, "%.6g,%d,%d\n", r->throughput, r->running_jobs, r->paused_jobs);
+            }
         }
+        if (err)
+            return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL,
+                                 "the time series' temporary file: %s", strerror(errno));
     }
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
@@ -1004,7 +1016,12 @@ pfs_cli_run(int argc, char **argv)
                     o.res[k].tokens = NAN;
                     o.skipped[k] = true;
                 }
-                pfs_timeseries_free(&o.ts[k]);
+                /* Each run's minutes into a temporary file as they come (in memory where
+                 * none can be made). */
+                if (rp.want_ts && !o.skipped[k])
+                    (void)pfs_timeseries_spill(&o.ts[k]);
+                else
+                    pfs_timeseries_free(&o.ts[k]);
             }
             if (rc == 0)
                 rc = run_policies(&rp, (size_t)threads, &d);
