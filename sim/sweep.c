@@ -619,6 +619,8 @@ simulate(const struct pfs_sweep *sw, struct slot *s)
         if (sw->jobs &&
             !(s->jobs[k] = calloc(pfs_sim_inputs_n_jobs(s->in) + 1, sizeof *s->jobs[k])))
             return pfs__diag_set(&s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        if (sw->timeseries) /* (into a temporary file as made; in memory where none) */
+            (void)pfs_timeseries_spill(&s->ts[k]);
         rc = pfs_sim_run(s->sc, s->in, sw->policies[k], &s->res[k],
                          sw->timeseries ? &s->ts[k] : NULL, s->jobs[k], &s->diag);
     }

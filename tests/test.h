@@ -272,6 +272,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sweep_figures)                                                                          \
     X(test_sweep_bad_input)                                                                        \
     X(test_sweep_point_fails)                                                                      \
+    X(test_sweep_timeseries)                                                                       \
     X(test_store_bad_databases)                                                                    \
     X(test_store_concurrent_create)                                                                \
     X(test_store_read_only_media)                                                                  \

@@ -460,8 +460,8 @@ test_store_timeseries_memory(struct test *t)
     CHECK_INT(test_count_lines(ts) - 1, 2 * 90 * 1440);
     if (with_csv - without > 4096)
         test_fail(t, __FILE__, __LINE__,
-                  "peak memory %ld kB without the time series, %ld with --timeseries-csv",
-                  without, with_csv);
+                  "peak memory %ld kB without the time series, %ld with --timeseries-csv", without,
+                  with_csv);
 }
 
 void

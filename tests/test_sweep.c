@@ -276,6 +276,32 @@ expect_error(struct test *t, const char *args, const char *needle)
     expect_exit(t, args, 3, needle);
 }
 
+/* A sweep that stores its time series (each run's minutes spilled to a temporary file as
+ * made, then read back into the database at the point's turn): every minute of every run,
+ * the same bytes at -j 1 and -j 2. */
+void
+test_sweep_timeseries(struct test *t)
+{
+    const char *cfg =
+        test_write(t, 0, "ts.cfg",
+                   "sweep = { name = \"ts\"; timeseries = true; axes = (\n"
+                   "  { setting = \"facility.gpus\"; values = [256, 320]; },\n"
+                   "  { setting = \"duration_days\"; values = [1.3]; },\n"
+                   "  { setting = \"policy\"; values = [\"equal\", \"pfi\"]; } ); };\n");
+    char a[512], b[512];
+    sqlite3 *h = NULL;
+
+    snprintf(a, sizeof a, "%s/j1/s.db", t->tmpdir);
+    snprintf(b, sizeof b, "%s/j2/s.db", t->tmpdir);
+    CHECK_INT(sh(t, "sweep %s --db %s -j 1 >/dev/null", cfg, a), 0);
+    CHECK_INT(sh(t, "sweep %s --db %s -j 2 >/dev/null", cfg, b), 0);
+    CHECK(test_same_file(a, b));
+    CHECK(sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_INT(test_query_long(h, "SELECT count(*) FROM timeseries"), 4 * 1872); /* 1.3 days */
+    CHECK_INT(test_query_long(h, "SELECT count(DISTINCT run_id) FROM timeseries"), 4);
+    sqlite3_close(h);
+}
+
 /* A point that fails when simulated (a cap below the facility's idle draw, found only when
  * its inputs are made) stops the sweep with its message, whatever -j: the points before it
  * in sweep order are stored, none after it, and no thread is left waiting for a point no
