@@ -643,16 +643,26 @@ prefault_run(void *arg)
     return NULL;
 }
 
+/* The whole pages of [p, p + bytes): their start in *from, their length (0: none). */
+static size_t
+whole_pages(const void *p, size_t bytes, char **from)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + bytes) & ~(page - 1);
+
+    *from = (char *)a;
+    return p && b > a ? (size_t)(b - a) : 0;
+}
+
 void
 pfs__populate(void *p, size_t bytes)
 {
 #ifdef MADV_POPULATE_WRITE
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1),
-              to = ((uintptr_t)p + bytes) & ~(page - 1);
+    char *from;
+    size_t len = whole_pages(p, bytes, &from);
 
-    if (p && to > from)
-        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* (else: faults) */
+    if (len)
+        (void)madvise(from, len, MADV_POPULATE_WRITE); /* (else: faults) */
 #else
     (void)p;
     (void)bytes;
@@ -662,16 +672,10 @@ pfs__populate(void *p, size_t bytes)
 void
 pfs__prefault_start(struct pfs__prefault *pf, void *p, size_t bytes)
 {
-    const uintptr_t page = (uintptr_t)4096;
-    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1),
-              to = ((uintptr_t)p + bytes) & ~(page - 1);
-
     pf->on = false;
     pf->stop = 0;
-    if (!p || bytes < ((size_t)64 << 20) || to <= from)
+    if (bytes < ((size_t)64 << 20) || (pf->bytes = whole_pages(p, bytes, &pf->p)) == 0)
         return; /* (not worth a thread) */
-    pf->p = (char *)from;
-    pf->bytes = to - from;
     pf->on = pthread_create(&pf->th, NULL, prefault_run, pf) == 0;
 }
 

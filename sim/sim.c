@@ -3409,11 +3409,11 @@ minute(struct sim *s)
                        &(struct pfs_ts_row){t0, p, s->m_gpu_energy / len,
                                             isfinite(target) ? target : (double)NAN,
                                             s->m_tokens / len, (int)s->n_running - paused, paused});
-        if (rc)
+        if (rc == PFS_EIO)
             return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL,
-                                 rc == PFS_EIO ? "the time series' temporary file: %s"
-                                               : "out of memory%s",
-                                 rc == PFS_EIO ? strerror(errno) : "");
+                                 "the time series' temporary file: %s", strerror(errno));
+        if (rc)
+            return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "out of memory");
     }
     s->m_energy = s->m_gpu_energy = s->m_tokens = 0;
     s->m_start_us = s->now_us;

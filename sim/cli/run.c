@@ -481,7 +481,6 @@ static int
 write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
-
     struct pfs_ts_row rows[256];
     int err = 0;
 

@@ -146,12 +146,8 @@ pfs_cli_sweep(int argc, char **argv)
         {"resume", no_argument, 0, 'R'},     {"db", required_argument, 0, 'D'},
         {"list", no_argument, 0, 'l'},       {"csv", no_argument, 0, 'c'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    struct pfs_sweep_options o = {.jobs = cpus < 1      ? 1
-                                          : cpus > 1024 ? 1024
-                                                        : (int)cpus,
-                                  .shard_k = 0,
-                                  .shard_n = 1};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* (the default -j) */
+    struct pfs_sweep_options o = {.jobs = 1, .shard_k = 0, .shard_n = 1};
     const char *db_path = "results/sweep.db";
     struct pfs_sweep_stats stats;
     struct pfs_sweep *sw = NULL;
@@ -162,6 +158,8 @@ pfs_cli_sweep(int argc, char **argv)
     long jobs;
     int c, rc;
 
+    if (cpus > 1)
+        o.jobs = cpus > 1024 ? 1024 : (int)cpus;
     while ((c = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
