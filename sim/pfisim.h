@@ -1244,7 +1244,40 @@ struct pfs_job_result {
     bool refused;      /* admission refused it (its deadline out of reach): never started */
 };
 
-/* The workload's jobs, in order (what per_job arrays are indexed by). */
+/* A run's per-job results, one per workload job, read in job order: in memory (rows), or,
+ * once pfs_job_results_spill made it so before the run, in a temporary file of n records in
+ * job order, written as the run's jobs finish (spill; rows NULL). Jobs finish out of order:
+ * a window of `window` jobs from `base` is kept in memory (win, job j at j % window) and
+ * written in halves as the run's finishes pass it, and a job that finishes after its half
+ * was written (it ran or waited longer than about half a window of arrivals) is written on
+ * its own. A year on 100,000 GPUs is 20 M jobs, 1.1 GB a policy in memory; spilled, the
+ * window's 7.3 MB. A run with no more jobs than the window keeps them in memory. Read them
+ * with pfs_job_results_read either way. */
+struct pfs_job_results {
+    size_t n; /* the workload's jobs (the run sets it) */
+    struct pfs_job_result *rows;
+    FILE *spill;
+    bool to_spill; /* pfs_job_results_spill asked for it */
+    size_t window; /* jobs in memory while spilled (even; 0: PFS_JOB_WINDOW) */
+    size_t base;   /* the first job not yet written (spilled), a multiple of window / 2 */
+    struct pfs_job_result *win;
+    unsigned char *have; /* per window entry: set */
+    size_t alone;        /* jobs written on their own (finished after their half) */
+    int err;             /* PFS_EIO once a write failed */
+};
+
+#define PFS_JOB_WINDOW ((size_t)1 << 17)
+
+/* Makes jr (emptied) keep its rows in a temporary file from its next run on, where the run
+ * has more jobs than the window (the file made then: in memory where none can be made). */
+void pfs_job_results_spill(struct pfs_job_results *jr);
+/* Copies the results of jobs [from, from + max) (fewer at the end) into buf; returns how
+ * many, or 0 past the end or on a read error (*err set to PFS_EIO then, untouched otherwise). */
+size_t pfs_job_results_read(const struct pfs_job_results *jr, size_t from,
+                            struct pfs_job_result *buf, size_t max, int *err);
+void pfs_job_results_free(struct pfs_job_results *jr);
+
+/* The workload's jobs, in order (the order of a run's job results). */
 size_t pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in);
 const struct pfs_workload_job *pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j);
 
@@ -1257,17 +1290,17 @@ const struct pfs_job_curve *pfs_sim_inputs_curve(const struct pfs_sim_inputs *in
 const struct pfs_corpus_job *pfs_sim_inputs_curve_job(const struct pfs_sim_inputs *in, size_t k);
 double pfs_sim_inputs_curve_pfi(const struct pfs_sim_inputs *in, size_t k, size_t cut);
 
-/* Runs one policy over the scenario. ts and per_job (n_jobs entries) may be NULL. Returns 0
- * or PFS_E* (diag says). */
 /* A hook told, every simulated hour of every run (the run without DR events that prices DR
  * included), the simulated seconds since it was last told and the events simulated in them;
  * for a progress display. It may be called from several threads at once (pfisim run
  * --threads). fn NULL: none (the default). Not a result: nothing it sees changes a run. */
 void pfs_sim_set_progress(void (*fn)(void *arg, double sim_s, size_t events), void *arg);
 
+/* Runs one policy over the scenario. ts and jobs may be NULL; jobs gets every workload job's
+ * result (its rows made anew, or written to its spill). Returns 0 or PFS_E* (diag says). */
 int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-                struct pfs_run_result *out, struct pfs_timeseries *ts,
-                struct pfs_job_result *per_job, struct pfs_diag *diag);
+                struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
+                struct pfs_diag *diag);
 
 /* pfs_sim_run in two steps, for a caller that runs several policies on a few threads: the
  * run (its cost of DR left NaN), then the pricing of its DR events against the run without
@@ -1276,7 +1309,7 @@ int pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, 
  * as pfs_sim_run. */
 int pfs_sim_run_unpriced(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
                          const char *policy, struct pfs_run_result *out, struct pfs_timeseries *ts,
-                         struct pfs_job_result *per_job, struct pfs_diag *diag);
+                         struct pfs_job_results *jobs, struct pfs_diag *diag);
 int pfs_sim_price(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
                   const char *policy, struct pfs_run_result *out, struct pfs_diag *diag);
 
@@ -1336,7 +1369,7 @@ int pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc,
 
 int pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                         const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
-                        const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
+                        const struct pfs_timeseries *ts, const struct pfs_job_results *jobs,
                         struct pfs_diag *diag);
 
 /* ----- figures (plots/, docs/plots.md) ----- */

@@ -246,10 +246,10 @@ struct sim {
      * above zero kept, the zeros (most jobs, outside events) counted */
     double *loss;
     size_t n_loss, loss_cap, n_loss_zero;
-    struct pfs_job_result *per_job; /* the caller's, or NULL */
-    size_t *queue, q_head, q_len;   /* queued job indices, FIFO (the scanning scheduler) */
-    struct pfs__queue *iq;          /* the indexed queue, or NULL: scan (indexed_queue) */
-    struct pfs__order *ord;         /* running jobs in order of estimated finish, per pool */
+    struct pfs_job_results *jobs; /* the caller's, or NULL */
+    size_t *queue, q_head, q_len; /* queued job indices, FIFO (the scanning scheduler) */
+    struct pfs__queue *iq;        /* the indexed queue, or NULL: scan (indexed_queue) */
+    struct pfs__order *ord;       /* running jobs in order of estimated finish, per pool */
     /* The jobs whose key in the finish order changed since the order was last asked
      * (order_flush): the order is only read to reserve GPUs for a queue's head, which a
      * facility that seldom queues never does, while every change of rate moved a job in it
@@ -1101,6 +1101,170 @@ ts_append(struct pfs_timeseries *ts, const struct pfs_ts_row *row)
     }
     ts->n++;
     return 0;
+}
+
+void
+pfs_job_results_free(struct pfs_job_results *jr)
+{
+    if (!jr)
+        return;
+    free(jr->rows);
+    free(jr->win);
+    free(jr->have);
+    if (jr->spill)
+        fclose(jr->spill);                                /* (tmpfile's: gone with it) */
+    *jr = (struct pfs_job_results){.window = jr->window}; /* (a setting: kept) */
+}
+
+void
+pfs_job_results_spill(struct pfs_job_results *jr)
+{
+    pfs_job_results_free(jr);
+    jr->to_spill = true;
+}
+
+/* Writes bytes of buf at offset at of fp's file (positioned: the stream's own position and
+ * buffer are not used). Returns 0 or PFS_EIO. */
+static int
+write_at(FILE *fp, const void *buf, size_t bytes, size_t at)
+{
+    const char *p = buf;
+
+    while (bytes > 0) {
+        ssize_t w = pwrite(fileno(fp), p, bytes, (off_t)at);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return PFS_EIO;
+        p += w;
+        bytes -= (size_t)w;
+        at += (size_t)w;
+    }
+    return 0;
+}
+
+size_t
+pfs_job_results_read(const struct pfs_job_results *jr, size_t from, struct pfs_job_result *buf,
+                     size_t max, int *err)
+{
+    size_t n = from < jr->n ? jr->n - from : 0;
+    char *p = (char *)buf;
+    size_t bytes, at;
+
+    n = n < max ? n : max;
+    if (n == 0)
+        return 0;
+    if (jr->rows) {
+        memcpy(buf, jr->rows + from, n * sizeof *buf);
+        return n;
+    }
+    if (!jr->spill || jr->err) {
+        *err = PFS_EIO;
+        return 0;
+    }
+    for (bytes = n * sizeof *buf, at = from * sizeof *buf; bytes > 0;) {
+        ssize_t r = pread(fileno(jr->spill), p, bytes, (off_t)at);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            *err = PFS_EIO;
+            return 0;
+        }
+        p += r;
+        bytes -= (size_t)r;
+        at += (size_t)r;
+    }
+    return n;
+}
+
+/* Makes jr ready for a run of n jobs: their rows in memory, or, to be spilled with more jobs
+ * than its window, that window and the file (one from an earlier run is written over: the
+ * run writes all n records). Returns 0 or PFS_ENOMEM. */
+static int
+jr_begin(struct pfs_job_results *jr, size_t n)
+{
+    size_t w = jr->window ? jr->window + (jr->window & 1) : PFS_JOB_WINDOW;
+
+    free(jr->rows);
+    free(jr->win);
+    free(jr->have);
+    jr->rows = jr->win = NULL;
+    jr->have = NULL;
+    jr->n = n;
+    jr->base = jr->alone = 0;
+    jr->err = 0;
+    if (jr->to_spill && n > w && (jr->spill || (jr->spill = tmpfile()) != NULL)) {
+        jr->window = w;
+        jr->win = calloc(w, sizeof *jr->win);
+        jr->have = calloc(w, 1);
+        return jr->win && jr->have ? 0 : PFS_ENOMEM;
+    }
+    if (jr->spill) { /* (from an earlier run) */
+        fclose(jr->spill);
+        jr->spill = NULL;
+    }
+    return (jr->rows = calloc(n + 1, sizeof *jr->rows)) != NULL ? 0 : PFS_ENOMEM;
+}
+
+/* Writes the window's first half, jobs [base, base + window / 2), to the spill (each run of
+ * set entries in one write), and moves the window on past it. */
+static void
+jr_write_half(struct pfs_job_results *jr)
+{
+    size_t half = jr->window / 2, at = jr->base % jr->window, i = 0;
+
+    while (i < half) {
+        size_t from;
+
+        while (i < half && !jr->have[at + i])
+            i++;
+        for (from = i; i < half && jr->have[at + i];)
+            i++;
+        if (i > from && jr->err == 0)
+            jr->err = write_at(jr->spill, jr->win + at + from, (i - from) * sizeof *jr->win,
+                               (jr->base + from) * sizeof *jr->win);
+    }
+    memset(jr->have + at, 0, half);
+    jr->base += half;
+}
+
+/* Job j's result r: into its row, or into the window (moved on until it holds j), or, its
+ * half already written, to the spill on its own. */
+static void
+jr_put(struct pfs_job_results *jr, size_t j, const struct pfs_job_result *r)
+{
+    if (jr->rows) {
+        jr->rows[j] = *r;
+        return;
+    }
+    if (j < jr->base) {
+        jr->alone++;
+        if (jr->err == 0)
+            jr->err = write_at(jr->spill, r, sizeof *r, j * sizeof *r);
+        return;
+    }
+    while (j >= jr->base + jr->window)
+        jr_write_half(jr);
+    memcpy(&jr->win[j % jr->window], r, sizeof *r);
+    jr->have[j % jr->window] = 1;
+}
+
+/* The run is over (every job's result put): what the window holds is written. Returns 0 or
+ * PFS_EIO. */
+static int
+jr_end(struct pfs_job_results *jr)
+{
+    if (!jr->rows) {
+        jr_write_half(jr);
+        jr_write_half(jr);
+        free(jr->win);
+        free(jr->have);
+        jr->win = NULL;
+        jr->have = NULL;
+    }
+    return jr->err;
 }
 
 /* ----- the budget timeline ----- */
@@ -2124,6 +2288,8 @@ reserve(struct sim *s, size_t head, int *pool, double *shadow, int *extra)
     return 0;
 }
 
+static void put_result(struct sim *s, size_t j);
+
 /* Admission (control.admission = "deadline"): a queued job whose deadline even full power
  * from now, on the fastest pool that can run it, cannot make is refused: it never starts,
  * frees the queue, and is counted as refused rather than as a miss. Full power is the most
@@ -2146,6 +2312,8 @@ refuse(struct sim *s, size_t j)
         return false;
     s->live_of[j] = JOB_REFUSED;
     s->res->jobs_refused++;
+    if (s->jobs)
+        put_result(s, j); /* (final now: out of the window's way) */
     return true;
 }
 
@@ -3420,27 +3588,34 @@ minute(struct sim *s)
     return 0;
 }
 
-/* Job j's row of the per-job results: from its record while it has one (running, or
- * finishing now), from the workload if it never started. */
-static struct pfs_job_result
-job_result(const struct sim *s, size_t j)
+/* Job j's row of the per-job results, now, into the run's results (a finished or refused
+ * job's is final): from its record while it has one (running, or finishing now), from the
+ * workload if it never started. */
+static void
+put_result(struct sim *s, size_t j)
 {
     enum job_state st = job_state(s, j);
-    const struct job *jb;
+    struct pfs_job_result r;
 
-    if (st == QUEUED || st == REFUSED)
-        return (struct pfs_job_result){
-            NAN,   NAN,          0, -1, s->in->job_curve[j], s->in->wl->jobs[j].duration_s,
-            false, st == REFUSED};
-    jb = job_rec(s, j);
-    return (struct pfs_job_result){(double)jb->start_us / US,
-                                   jb->state == DONE ? (double)jb->finish_us / US : (double)NAN,
-                                   jb->done,
-                                   jb->pool,
-                                   jb->curve,
-                                   jb->dur_s,
-                                   jb->given_up,
-                                   false};
+    memset(&r, 0, sizeof r); /* (its padding too: the bytes go to the spill) */
+    if (st == QUEUED || st == REFUSED) {
+        r.start_s = r.finish_s = NAN;
+        r.pool = -1;
+        r.curve = s->in->job_curve[j];
+        r.duration_s = s->in->wl->jobs[j].duration_s;
+        r.refused = st == REFUSED;
+    } else {
+        const struct job *jb = job_rec(s, j);
+
+        r.start_s = (double)jb->start_us / US;
+        r.finish_s = jb->state == DONE ? (double)jb->finish_us / US : (double)NAN;
+        r.tokens_done = jb->done;
+        r.pool = jb->pool;
+        r.curve = jb->curve;
+        r.duration_s = jb->dur_s;
+        r.given_up = jb->given_up;
+    }
+    jr_put(s->jobs, j, &r);
 }
 
 /* Records started job j's throughput loss for summarise(): 1 - its tokens over what full
@@ -3532,8 +3707,8 @@ finish(struct sim *s, size_t j, size_t slot)
     if (loss > pfs_tier_max_loss(w->tier) + 1e-9)
         s->res->tier_violations++;
     own_curve_end(s, j);
-    if (s->per_job)
-        s->per_job[j] = job_result(s, j);
+    if (s->jobs)
+        put_result(s, j);
     rc = record_loss(s, j);
     s->live_of[j] = JOB_DONE;
     if (slot != s->n_running) { /* the last slot's record follows its job into this one */
@@ -3787,7 +3962,7 @@ next_event(struct sim *s, struct pfs__event *ev)
 
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-         struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
+         struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
          struct pfs_diag *diag)
 {
     struct sim s = {0};
@@ -3809,7 +3984,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
                              "unknown policy '%s' (pfisim --list-policies)", policy);
     s.n_jobs = n;
-    s.per_job = per_job;
+    s.jobs = jobs;
     s.live_of = pfs__lazy_calloc(n + 1, sizeof *s.live_of);
     /* At most one running job per GPU: the per-running-job arrays are sized by that, not by
      * the workload (memory proportional to what can be live at once). */
@@ -3896,7 +4071,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         for (int f = 0; f < 2; f++)
             s.ccache[f] = pfs__class_cache_new();
     if ((rc = pfs__order_new(&s.ord)) != 0 || (rc = indexed_queue(&s)) != 0 ||
-        (rc = pfs__fheap_init(&s.fh, most)) != 0 ||
+        (rc = pfs__fheap_init(&s.fh, most)) != 0 || (jobs && (rc = jr_begin(jobs, n)) != 0) ||
         (!s.iq && !(s.queue = calloc(n + 1, sizeof *s.queue)))) { /* the scan's FIFO */
         rc = pfs__diag_set(diag, rc ? rc : PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
@@ -4050,8 +4225,14 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 touch(&s, j);
             if (st != DONE && st != REFUSED && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
-            if (per_job && st != DONE) /* a finished job's went in at its finish */
-                per_job[j] = job_result(&s, j);
+            if (jobs && st != DONE && st != REFUSED) /* (theirs went in then) */
+                put_result(&s, j);
+        }
+        if (jobs && jr_end(jobs) != 0) {
+            rc = pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL,
+                               "cannot write the job results to their temporary file (a full "
+                               "disk?)");
+            goto out;
         }
         out->tokens = s.tokens;
         out->mean_tps = s.tokens / secs;
@@ -4269,9 +4450,9 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
 int
 pfs_sim_run_unpriced(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in,
                      const char *policy, struct pfs_run_result *out, struct pfs_timeseries *ts,
-                     struct pfs_job_result *per_job, struct pfs_diag *diag)
+                     struct pfs_job_results *jobs, struct pfs_diag *diag)
 {
-    int rc = sim_once(sc, in, policy, out, ts, per_job, diag);
+    int rc = sim_once(sc, in, policy, out, ts, jobs, diag);
 
     out->nodr_tokens = out->dr_cost_tokens = out->dr_cost_frac = NAN;
     out->dr_cost_per_event = out->dr_cost_per_mwh = out->dr_energy_shed_j = NAN;
@@ -4304,10 +4485,10 @@ pfs_sim_price(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, co
 
 int
 pfs_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
-            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_result *per_job,
+            struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
             struct pfs_diag *diag)
 {
-    int rc = pfs_sim_run_unpriced(sc, in, policy, out, ts, per_job, diag);
+    int rc = pfs_sim_run_unpriced(sc, in, policy, out, ts, jobs, diag);
 
     return rc ? rc : pfs_sim_price(sc, in, policy, out, diag);
 }

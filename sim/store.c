@@ -577,33 +577,32 @@ step_rows(sqlite3_stmt *q)
     return rc == SQLITE_DONE ? 0 : rc;
 }
 
-/* The parameters of job j's row in job_result, from at + 1. */
+/* The parameters of job j's row in job_result (its result res), from at + 1. */
 static void
 bind_job(sqlite3_stmt *q, int at, sqlite3_int64 run_id, const struct pfs_sim_inputs *in,
-         const struct pfs_run_result *r, const struct pfs_job_result *jobs, size_t j)
+         const struct pfs_run_result *r, const struct pfs_job_result *res, size_t j)
 {
     const struct pfs_workload_job *w = pfs_sim_inputs_job(in, j);
 
     sqlite3_bind_int64(q, at + 1, run_id);
     sqlite3_bind_text(q, at + 2, w->job_id, -1, SQLITE_STATIC);
     /* The curve it ran: on a pool of another GPU, its measured twin. */
-    sqlite3_bind_text(q, at + 3, pfs_sim_inputs_curve(in, jobs[j].curve)->job_id, -1,
-                      SQLITE_STATIC);
+    sqlite3_bind_text(q, at + 3, pfs_sim_inputs_curve(in, res->curve)->job_id, -1, SQLITE_STATIC);
     sqlite3_bind_int(q, at + 4, w->n_gpus);
     sqlite3_bind_text(q, at + 5, pfs_tier_name(w->tier), -1, SQLITE_STATIC);
     bind_real(q, at + 6, w->submit_s);
     bind_real(q, at + 7, w->deadline_s);
     bind_real(q, at + 8, w->tokens);
-    bind_real(q, at + 9, jobs[j].start_s);
-    bind_real(q, at + 10, jobs[j].finish_s);
-    bind_real(q, at + 11, jobs[j].tokens_done);
-    bind_real(q, at + 12, jobs[j].duration_s);
-    if (jobs[j].pool >= 0 && (size_t)jobs[j].pool < r->n_pools)
-        sqlite3_bind_text(q, at + 13, r->pool[jobs[j].pool].name, -1, SQLITE_STATIC);
+    bind_real(q, at + 9, res->start_s);
+    bind_real(q, at + 10, res->finish_s);
+    bind_real(q, at + 11, res->tokens_done);
+    bind_real(q, at + 12, res->duration_s);
+    if (res->pool >= 0 && (size_t)res->pool < r->n_pools)
+        sqlite3_bind_text(q, at + 13, r->pool[res->pool].name, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(q, at + 13);
-    sqlite3_bind_int(q, at + 14, jobs[j].given_up);
-    sqlite3_bind_int(q, at + 15, jobs[j].refused);
+    sqlite3_bind_int(q, at + 14, res->given_up);
+    sqlite3_bind_int(q, at + 15, res->refused);
 }
 
 /* The parameters of a time series' row i, from at + 1. */
@@ -673,7 +672,7 @@ pfs_store_update_gaps(struct pfs_store *st, const struct pfs_scenario *sc, struc
 int
 pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                     const struct pfs_sim_inputs *in, const struct pfs_run_result *r,
-                    const struct pfs_timeseries *ts, const struct pfs_job_result *jobs,
+                    const struct pfs_timeseries *ts, const struct pfs_job_results *jobs,
                     struct pfs_diag *diag)
 {
     char hash[17], *inputs, *text = canonical(sc, hash, &inputs);
@@ -846,25 +845,35 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         sqlite3_bind_int64(q, 8, (sqlite3_int64)pr->jobs_finished);
         STEP();
     }
-    if (jobs) { /* ROWS_AT_ONCE at a time, then the rest one by one, in job order */
-        size_t n = pfs_sim_inputs_n_jobs(in), j = 0;
+    if (jobs) { /* in job order, read ROWS_AT_ONCE at a time: that many to a statement */
+        struct pfs_job_result rows[ROWS_AT_ONCE];
+        size_t j = 0, got;
+        int err = 0;
 
-        if (n >= ROWS_AT_ONCE && prepare_rows(st->db, "job_result", 15, &st->job_rows)) {
+        if (jobs->n >= ROWS_AT_ONCE && prepare_rows(st->db, "job_result", 15, &st->job_rows)) {
             rc = fail(st, diag, PFS_EIO, "database");
             goto rollback;
         }
-        for (; j + ROWS_AT_ONCE <= n; j += ROWS_AT_ONCE) {
-            for (int k = 0; k < ROWS_AT_ONCE; k++)
-                bind_job(st->job_rows, 15 * k, run_id, in, r, jobs, j + (size_t)k);
-            if (step_rows(st->job_rows)) {
-                rc = fail(st, diag, PFS_EIO, "database");
-                goto rollback;
+        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (; (got = pfs_job_results_read(jobs, j, rows, ROWS_AT_ONCE, &err)) > 0; j += got) {
+            if (got == ROWS_AT_ONCE) {
+                for (int k = 0; k < ROWS_AT_ONCE; k++)
+                    bind_job(st->job_rows, 15 * k, run_id, in, r, &rows[k], j + (size_t)k);
+                if (step_rows(st->job_rows)) {
+                    rc = fail(st, diag, PFS_EIO, "database");
+                    goto rollback;
+                }
+                continue;
+            }
+            for (size_t k = 0; k < got; k++) {
+                bind_job(q, 0, run_id, in, r, &rows[k], j + k);
+                STEP();
             }
         }
-        PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        for (; j < n; j++) {
-            bind_job(q, 0, run_id, in, r, jobs, j);
-            STEP();
+        if (err) {
+            rc = pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL,
+                               "the job results' temporary file: %s", strerror(errno));
+            goto rollback;
         }
     }
     if (ts) { /* the same, minute by minute, read ROWS_AT_ONCE at a time */

@@ -563,7 +563,7 @@ struct slot {
     struct pfs_sim_inputs *in;
     struct pfs_run_result res[PFS_MAX_POLICIES];
     struct pfs_timeseries ts[PFS_MAX_POLICIES];
-    struct pfs_job_result *jobs[PFS_MAX_POLICIES];
+    struct pfs_job_results jobs[PFS_MAX_POLICIES];
 };
 
 /* The sweep's threads (-j of them, the caller's among them) each simulate a point at a time
@@ -594,8 +594,7 @@ slot_clear(struct slot *s)
 {
     for (size_t k = 0; k < PFS_MAX_POLICIES; k++) {
         pfs_timeseries_free(&s->ts[k]);
-        free(s->jobs[k]);
-        s->jobs[k] = NULL;
+        pfs_job_results_free(&s->jobs[k]);
     }
     pfs_sim_inputs_free(s->in);
     s->in = NULL;
@@ -616,13 +615,13 @@ simulate(const struct pfs_sweep *sw, struct slot *s)
     for (size_t k = 0; k < sw->n_policies && rc == 0; k++) {
         if (s->skip[k])
             continue;
-        if (sw->jobs &&
-            !(s->jobs[k] = calloc(pfs_sim_inputs_n_jobs(s->in) + 1, sizeof *s->jobs[k])))
-            return pfs__diag_set(&s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         if (sw->timeseries) /* (into a temporary file as made; in memory where none) */
             (void)pfs_timeseries_spill(&s->ts[k]);
-        rc = pfs_sim_run(s->sc, s->in, sw->policies[k], &s->res[k],
-                         sw->timeseries ? &s->ts[k] : NULL, s->jobs[k], &s->diag);
+        if (sw->jobs) /* (the same) */
+            (void)pfs_job_results_spill(&s->jobs[k]);
+        rc =
+            pfs_sim_run(s->sc, s->in, sw->policies[k], &s->res[k],
+                        sw->timeseries ? &s->ts[k] : NULL, sw->jobs ? &s->jobs[k] : NULL, &s->diag);
     }
     return rc;
 }
@@ -637,7 +636,7 @@ write_slot(const struct pfs_sweep *sw, struct pfs_store *st, struct slot *s,
         if (s->skip[k])
             continue;
         rc = pfs_store_write_run(st, s->sc, s->in, &s->res[k], sw->timeseries ? &s->ts[k] : NULL,
-                                 s->jobs[k], diag);
+                                 sw->jobs ? &s->jobs[k] : NULL, diag);
         stats->runs_done += rc == 0;
     }
     if (rc == 0)

@@ -238,6 +238,20 @@ same_job_result(const struct pfs_job_result *a, const struct pfs_job_result *b)
            a->given_up == b->given_up && a->refused == b->refused;
 }
 
+int
+test_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+             struct pfs_run_result *r, struct pfs_timeseries *ts, struct pfs_job_result *jobs,
+             struct pfs_diag *d)
+{
+    struct pfs_job_results jr = {0};
+    int rc = pfs_sim_run(sc, in, policy, r, ts, jobs ? &jr : NULL, d);
+
+    if (rc == 0 && jobs)
+        memcpy(jobs, jr.rows, jr.n * sizeof *jobs);
+    pfs_job_results_free(&jr);
+    return rc;
+}
+
 size_t
 test_first_job_differing(const struct pfs_job_result *a, const struct pfs_job_result *b, size_t n)
 {

@@ -79,6 +79,12 @@ int test_run_fsize(struct test *t, long max_bytes, const char *args, char **out,
 /* Whether dir holds a file whose name ends in .tmp (an output's temporary file, left). */
 bool test_leftover_tmp(const char *dir);
 
+/* pfs_sim_run with its job results copied into jobs (the workload's jobs; NULL: none), for
+ * tests that read them as an array. */
+int test_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
+                 struct pfs_run_result *r, struct pfs_timeseries *ts, struct pfs_job_result *jobs,
+                 struct pfs_diag *d);
+
 /* Decodes the PNG at path and checks that it is w x h pixels (a failure of t otherwise). */
 void test_check_png(struct test *t, const char *path, int w, int h);
 /* Whether two files have the same bytes (false when either cannot be read). */
@@ -237,6 +243,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_price_closed_form)                                                                      \
     X(test_sim_safe_start)                                                                         \
     X(test_sim_timeseries_spill)                                                                   \
+    X(test_sim_job_results_spill)                                                                  \
     X(test_sim_ramp_baseline)                                                                      \
     X(test_sim_backfill)                                                                           \
     X(test_sim_checkpoint)                                                                         \
@@ -259,6 +266,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_store_deterministic)                                                                    \
     X(test_store_rows_match_csv)                                                                   \
     X(test_store_timeseries_memory)                                                                \
+    X(test_store_jobs_memory)                                                                      \
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_slurm_script)                                                                     \

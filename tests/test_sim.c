@@ -83,7 +83,7 @@ run(struct test *t, struct pfs_scenario *sc, const char *policy, struct pfs_run_
     int rc = pfs_sim_inputs_new(sc, &in, &d);
 
     if (rc == 0)
-        rc = pfs_sim_run(sc, in, policy, r, NULL, jobs, &d);
+        rc = test_sim_run(sc, in, policy, r, NULL, jobs, &d);
     if (rc)
         test_fail(t, __FILE__, __LINE__, "%s", d.message);
     pfs_sim_inputs_free(in);
@@ -340,13 +340,6 @@ test_sim_safe_start(struct test *t)
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
 }
 
-/* An event's ramp runs from its baseline, the power before the event caps anything. Job a
- * alone draws 1.5 x (690 + 7 x 75 + 1,000) = 3,322.5 W. The event (absolute target 2,962.5 W,
- * known ahead) starts at 1,200 s and ramps down over 600 s: the limit falls by 0.6 W a second,
- * so the minute [1,200, 1,260) averages 3,322.5 - 0.6 x 30 = 3,304.5 W and the minute
- * [1,740, 1,800) 3,322.5 - 0.6 x 570 = 2,980.5 W. With a 30 s actuation delay the decision
- * of 1,100 s already plans into the event; an earlier version took the baseline at the start,
- * after that decision had cut to the target, and ramped from there. */
 /* A time series spilled to its temporary file as the run makes it reads back the rows the
  * same run keeps in memory, bit for bit, in chunks that straddle each other's ends; reads
  * past the end give nothing; freed, it is empty. */
@@ -390,6 +383,70 @@ test_sim_timeseries_spill(struct test *t)
     pfs_sim_inputs_free(in);
 }
 
+/* Job results spilled to their temporary file as the run's jobs finish read back what the
+ * same run keeps in memory, field by field, whatever the window: 2 jobs (almost every job
+ * finishes after its half of the window was written, and is written on its own), 6, 64,
+ * 500; in chunks that straddle each other's ends. A window of all the jobs keeps them in
+ * memory, asked to spill or not. */
+void
+test_sim_job_results_spill(struct test *t)
+{
+    static const size_t windows[] = {2, 6, 64, 500, 1u << 20};
+    struct pfs_scenario sc;
+    struct pfs_run_result ra, rb;
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_job_results mem = {0};
+    struct pfs_diag d = {0};
+    struct pfs_job_result a[128], b[128];
+    int err = 0;
+
+    pfs_scenario_default(&sc);
+    pfs_scenario_set_days(&sc, 2);
+    CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
+    if (!in)
+        return;
+    CHECK_INT(pfs_sim_run(&sc, in, "pfi", &ra, NULL, &mem, &d), 0);
+    CHECK(mem.n == pfs_sim_inputs_n_jobs(in) && mem.n > 800 && mem.rows && !mem.spill);
+    CHECK(ra.jobs_finished > 500 && ra.jobs_finished < mem.n); /* some never finish */
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        struct pfs_job_results sp = {.window = windows[w]};
+
+        pfs_job_results_spill(&sp);
+        CHECK_INT(pfs_sim_run(&sc, in, "pfi", &rb, NULL, &sp, &d), 0);
+        CHECK_INT(sp.n, mem.n);
+        if (windows[w] < mem.n) {
+            CHECK(sp.spill != NULL && sp.rows == NULL && sp.win == NULL); /* none in memory */
+            CHECK(windows[w] > 2 || sp.alone > mem.n / 2);
+        } else {
+            CHECK(sp.spill == NULL && sp.rows != NULL);
+        }
+        for (size_t from = 0, step = 1; from < mem.n; from += step, step = step % 97 + 13) {
+            size_t got = pfs_job_results_read(&sp, from, b, step, &err);
+
+            CHECK_INT(got, from + step <= mem.n ? step : mem.n - from);
+            CHECK_INT(pfs_job_results_read(&mem, from, a, step, &err), got);
+            if (test_first_job_differing(a, b, got) != got)
+                test_fail(t, __FILE__, __LINE__, "window %zu: job %zu differs", windows[w],
+                          from + test_first_job_differing(a, b, got));
+        }
+        CHECK_INT(pfs_job_results_read(&sp, mem.n, b, 10, &err), 0);
+        CHECK_INT(err, 0);
+        CHECK(memcmp(&ra.tokens, &rb.tokens, sizeof ra.tokens) == 0);
+        pfs_job_results_free(&sp);
+        CHECK(sp.n == 0 && sp.spill == NULL && sp.rows == NULL);
+        CHECK_INT(pfs_job_results_read(&sp, 0, b, 10, &err), 0);
+    }
+    pfs_job_results_free(&mem);
+    pfs_sim_inputs_free(in);
+}
+
+/* An event's ramp runs from its baseline, the power before the event caps anything. Job a
+ * alone draws 1.5 x (690 + 7 x 75 + 1,000) = 3,322.5 W. The event (absolute target 2,962.5 W,
+ * known ahead) starts at 1,200 s and ramps down over 600 s: the limit falls by 0.6 W a second,
+ * so the minute [1,200, 1,260) averages 3,322.5 - 0.6 x 30 = 3,304.5 W and the minute
+ * [1,740, 1,800) 3,322.5 - 0.6 x 570 = 2,980.5 W. With a 30 s actuation delay the decision
+ * of 1,100 s already plans into the event; an earlier version took the baseline at the start,
+ * after that decision had cut to the target, and ramped from there. */
 void
 test_sim_ramp_baseline(struct test *t)
 {
@@ -410,7 +467,7 @@ test_sim_ramp_baseline(struct test *t)
     sc.dr[0] = (struct pfs_dr_event){
         .start_s = 1200, .end_s = 3000, .ramp_s = 600, .target_w = 2962.5, .notice_s = INFINITY};
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
     for (size_t i = 0; i < ts.n; i++) {
         if (fabs(ts.rows[i].t_s - 1200) < 1e-9) { /* a row is the minute from t_s */
             CHECK_NEAR(ts.rows[i].budget_w, 3304.5, 1e-6);
@@ -525,9 +582,9 @@ both_engines(struct test *t, struct pfs_scenario *sc, const char *policy, int k,
     *ja = calloc(*n + 1, sizeof **ja);
     *jb = calloc(*n + 1, sizeof **jb);
     sc->scan_backfill = true;
-    CHECK_INT(pfs_sim_run(sc, in, policy, a, NULL, *ja, &d), 0);
+    CHECK_INT(test_sim_run(sc, in, policy, a, NULL, *ja, &d), 0);
     sc->scan_backfill = false;
-    CHECK_INT(pfs_sim_run(sc, in, policy, b, NULL, *jb, &d), 0);
+    CHECK_INT(test_sim_run(sc, in, policy, b, NULL, *jb, &d), 0);
     pfs_sim_inputs_free(in);
     return true;
 }
@@ -1851,7 +1908,7 @@ test_price_closed_form(struct test *t)
 {
     struct pfs_scenario sc;
     struct pfs_run_result r;
-    struct pfs_job_result j[2];
+    struct pfs_job_results j = {0};
     struct pfs_sim_inputs *in = NULL;
     struct pfs_store *st = NULL;
     struct pfs_price_run *pr = NULL;
@@ -1873,11 +1930,12 @@ test_price_closed_form(struct test *t)
     sc.n_dr = 1;
     snprintf(db, sizeof db, "%s/price.db", t->tmpdir);
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d), 0);
-    CHECK_NEAR(j[0].tokens_done, 1240000, 1e-6);
+    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, NULL, &j, &d), 0);
+    CHECK_NEAR(j.rows[0].tokens_done, 1240000, 1e-6);
     CHECK_INT(pfs_store_open(db, &st, &d), 0);
-    CHECK_INT(pfs_store_write_run(st, &sc, in, &r, NULL, j, &d), 0);
+    CHECK_INT(pfs_store_write_run(st, &sc, in, &r, NULL, &j, &d), 0);
     pfs_store_close(st);
+    pfs_job_results_free(&j);
     pfs_sim_inputs_free(in);
     CHECK_INT(pfs_price_db(db, &pr, &n, &d), 0);
     CHECK_INT(n, 1);
@@ -1956,7 +2014,7 @@ test_sim_tracking_event(struct test *t)
     sc.dr[0] = (struct pfs_dr_event){
         .start_s = 1800, .end_s = 9000, .ramp_s = 600, .cut_frac = 0.3, .notice_s = INFINITY};
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
     CHECK_NEAR(r.dr_minutes_over, 0, 0);
     for (size_t i = 0; i < ts.n; i++) {
         if (ts.rows[i].t_s >= 7200 && ts.rows[i].t_s < 9000) {
@@ -2106,7 +2164,7 @@ test_sim_stepped_event(struct test *t)
                                      .steps = {{0, 3000, 0}, {1200, 2900, 0}},
                                      .target_w = 3000};
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
     for (size_t i = 0; i < ts.n; i++) {
         double m = ts.rows[i].t_s + 30, want;
 
@@ -2155,7 +2213,7 @@ test_sim_average_baseline(struct test *t)
                                      .baseline = PFS_BASELINE_AVERAGE,
                                      .baseline_window_s = 3600};
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &r, &ts, j, &d), 0);
     for (size_t i = 0; i < ts.n; i++)
         if (ts.rows[i].t_s >= 3600 && ts.rows[i].t_s < 5400) {
             CHECK_NEAR(ts.rows[i].budget_w, 0.8 * 3783.75, 1e-6);
@@ -2196,7 +2254,7 @@ test_sim_discrete_pause(struct test *t)
         .start_s = 1000, .end_s = 5000, .target_w = 2962.5, .notice_s = INFINITY};
     sc.discrete_pauses = true;
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "pause-greedy", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "pause-greedy", &r, &ts, j, &d), 0);
     CHECK_NEAR(j[0].tokens_done, 200 * (7200 - allowance - 120), 1e-3);
     /* The minutes it was paused (whole minutes only) add up to its allowance; the minutes
      * from 4,800 s to the event's end are over the target (the last one in part). */
@@ -2208,7 +2266,7 @@ test_sim_discrete_pause(struct test *t)
     pfs_timeseries_free(&ts);
     /* Fluid: paused p of the time through the whole event, restarting once at its end. */
     sc.discrete_pauses = false;
-    CHECK_INT(pfs_sim_run(&sc, in, "pause-greedy", &r, NULL, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "pause-greedy", &r, NULL, j, &d), 0);
     CHECK_NEAR(j[0].tokens_done, 200 * (7200 - 4000 * p - 120), 1e-3);
     pfs_sim_inputs_free(in);
 }
@@ -2245,7 +2303,7 @@ test_sim_discrete_turns(struct test *t)
                                      .notice_s = INFINITY};
     sc.discrete_pauses = true;
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    CHECK_INT(pfs_sim_run(&sc, in, "pause-greedy", &r, &ts, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "pause-greedy", &r, &ts, j, &d), 0);
     CHECK_NEAR(j[0].finish_s, 6120, 1e-6);
     CHECK_NEAR(j[1].finish_s, 6120, 1e-6);
     CHECK_NEAR(r.tokens, 1.6e6, 1e-3);

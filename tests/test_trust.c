@@ -48,13 +48,13 @@ test_trust_nonbinding_cap(struct test *t)
     n = pfs_sim_inputs_n_jobs(in);
     jref = calloc(n + 1, sizeof *jref);
     jr = calloc(n + 1, sizeof *jr);
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &ref, &tref, jref, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &ref, &tref, jref, &d), 0);
     CHECK(ref.jobs_started > 100);
     for (size_t k = 0; pfs_policy_at(k); k++) {
         const char *name = pfs_policy_name(pfs_policy_at(k));
         struct pfs_timeseries ts = {0};
 
-        CHECK_INT(pfs_sim_run(&sc, in, name, &r, &ts, jr, &d), 0);
+        CHECK_INT(test_sim_run(&sc, in, name, &r, &ts, jr, &d), 0);
         /* and costs no policy work: the policy is never asked (issue 16) */
         if (r.policy_decisions != 0)
             test_fail(t, __FILE__, __LINE__, "%s asked %zu times under a cap that never binds",
@@ -345,7 +345,7 @@ test_trust_two_pools(struct test *t)
         fprintf(stderr, "  %s\n", d.message);
         return;
     }
-    CHECK_INT(pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d), 0);
+    CHECK_INT(test_sim_run(&sc, in, "equal", &r, NULL, j, &d), 0);
     CHECK_INT(j[0].pool, 0);
     CHECK_STR(pfs_sim_inputs_curve(in, j[0].curve)->job_id, "c100");
     CHECK_INT(j[1].pool, 1);
@@ -387,7 +387,7 @@ test_trust_two_pools(struct test *t)
                             "b,0,c200,8,5760000,1e9,firm,\n"),
                  sizeof sc.workload);
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
-    if (in && pfs_sim_run(&sc, in, "equal", &r, NULL, j, &d) == 0) {
+    if (in && test_sim_run(&sc, in, "equal", &r, NULL, j, &d) == 0) {
         CHECK_INT(j[0].pool, 1);
         CHECK_INT(j[1].pool, 0);
         CHECK_STR(pfs_sim_inputs_curve(in, j[1].curve)->job_id, "c100");

@@ -309,7 +309,7 @@ struct outputs {
     bool skipped[PFS_MAX_POLICIES]; /* --resume: already in the database, not simulated */
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
-    struct pfs_job_result **jobs; /* per policy, per workload job */
+    struct pfs_job_results *jobs; /* per policy (NULL: none wanted) */
     const struct pfs_sim_inputs *in;
     double end_s;
 };
@@ -372,7 +372,7 @@ run_worker(void *arg)
         } else {
             rc = pfs_sim_run_unpriced(rp->sc, rp->in, rp->policies[k], &rp->o->res[k],
                                       rp->want_ts ? &rp->o->ts[k] : NULL,
-                                      rp->o->jobs ? rp->o->jobs[k] : NULL, &d);
+                                      rp->o->jobs ? &rp->o->jobs[k] : NULL, &d);
         }
         pthread_mutex_lock(&rp->lock);
         if (rc && (rp->rc == 0 || k < rp->failed)) {
@@ -440,38 +440,50 @@ static int
 write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
+    struct pfs_job_result rows[256];
+    int err = 0;
 
     fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput,pool,curve_id\n",
           fp);
     for (size_t k = 0; k < o->n; k++) {
-        for (size_t j = 0; !o->skipped[k] && j < pfs_sim_inputs_n_jobs(o->in); j++) {
-            const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j);
-            const struct pfs_job_result *r = &o->jobs[k][j];
-            double until = isnan(r->finish_s) ? o->end_s : r->finish_s;
-            double rel = isnan(r->start_s) || !(until > r->start_s)
-                             ? (double)NAN
-                             : r->tokens_done / (w->tokens / r->duration_s * (until - r->start_s));
+        size_t got;
 
-            fprintf(fp, "%s,%s,%d,%s,", o->res[k].policy, w->job_id, w->n_gpus,
-                    pfs_tier_name(w->tier));
-            if (isnan(r->start_s))
-                fputs(",", fp);
-            else
-                fprintf(fp, "%.3f,", r->start_s);
-            if (isnan(r->finish_s))
-                fputs(",", fp);
-            else
-                fprintf(fp, "%.3f,", r->finish_s);
-            fprintf(fp, "%.6g,", r->tokens_done);
-            if (!isnan(rel))
-                fprintf(fp, "%.6f", rel);
-            fprintf(fp, ",%s,%s\n",
-                    r->pool >= 0 && (size_t)r->pool < o->res[k].n_pools
-                        ? o->res[k].pool[r->pool].name
-                        : "",
-                    pfs_sim_inputs_curve(o->in, r->curve)->job_id);
+        for (size_t j = 0;
+             !o->skipped[k] && (got = pfs_job_results_read(&o->jobs[k], j, rows, 256, &err)) > 0;
+             j += got) {
+            for (size_t g = 0; g < got; g++) {
+                const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j + g);
+                const struct pfs_job_result *r = &rows[g];
+                double until = isnan(r->finish_s) ? o->end_s : r->finish_s;
+                double rel =
+                    isnan(r->start_s) || !(until > r->start_s)
+                        ? (double)NAN
+                        : r->tokens_done / (w->tokens / r->duration_s * (until - r->start_s));
+
+                fprintf(fp, "%s,%s,%d,%s,", o->res[k].policy, w->job_id, w->n_gpus,
+                        pfs_tier_name(w->tier));
+                if (isnan(r->start_s))
+                    fputs(",", fp);
+                else
+                    fprintf(fp, "%.3f,", r->start_s);
+                if (isnan(r->finish_s))
+                    fputs(",", fp);
+                else
+                    fprintf(fp, "%.3f,", r->finish_s);
+                fprintf(fp, "%.6g,", r->tokens_done);
+                if (!isnan(rel))
+                    fprintf(fp, "%.6f", rel);
+                fprintf(fp, ",%s,%s\n",
+                        r->pool >= 0 && (size_t)r->pool < o->res[k].n_pools
+                            ? o->res[k].pool[r->pool].name
+                            : "",
+                        pfs_sim_inputs_curve(o->in, r->curve)->job_id);
+            }
         }
     }
+    if (err)
+        return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "the job results' temporary file: %s",
+                             strerror(errno));
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
     return 0;
@@ -754,7 +766,7 @@ pfs_cli_run(int argc, char **argv)
     struct pfs_store *store = NULL;
     struct pfs_run_result *all = NULL; /* n_seeds x n_pol */
     bool resume = false, csv = false, json = false;
-    size_t n_pol = 0, n_seeds = 0, n_jobs = 0;
+    size_t n_pol = 0, n_seeds = 0;
     struct outputs o = {0};
     struct progress prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
     struct pfs_sim_inputs *in = NULL;
@@ -979,15 +991,9 @@ pfs_cli_run(int argc, char **argv)
         }
         if (rc || (rc = pfs_sim_inputs_new(sc, &in, &d)))
             break;
-        n_jobs = pfs_sim_inputs_n_jobs(in);
         if (!o.jobs && (jobs_path || db_path)) {
             o.jobs = calloc(n_pol, sizeof *o.jobs);
             if (!o.jobs)
-                rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        }
-        for (size_t k = 0; o.jobs && rc == 0 && k < n_pol; k++) {
-            free(o.jobs[k]);
-            if (!(o.jobs[k] = calloc(n_jobs + 1, sizeof **o.jobs)))
                 rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         }
         o.in = in;
@@ -1021,6 +1027,11 @@ pfs_cli_run(int argc, char **argv)
                     (void)pfs_timeseries_spill(&o.ts[k]);
                 else
                     pfs_timeseries_free(&o.ts[k]);
+                /* and its jobs' results as they finish (ditto) */
+                if (o.jobs && !o.skipped[k])
+                    (void)pfs_job_results_spill(&o.jobs[k]);
+                else if (o.jobs)
+                    pfs_job_results_free(&o.jobs[k]);
             }
             if (rc == 0)
                 rc = run_policies(&rp, (size_t)threads, &d);
@@ -1028,7 +1039,8 @@ pfs_cli_run(int argc, char **argv)
                 if (o.skipped[k])
                     continue;
                 if (store)
-                    rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k], o.jobs[k], &d);
+                    rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k],
+                                             o.jobs ? &o.jobs[k] : NULL, &d);
                 if (isatty(2) && rc == 0)
                     fprintf(stderr, "\rpfisim run: %s, seed %lu done (%zu of %zu)%*s\n",
                             policies[k], seeds[i], i * n_pol + k + 1, n_seeds * n_pol, 40, "");
@@ -1134,7 +1146,7 @@ pfs_cli_run(int argc, char **argv)
     for (size_t k = 0; k < n_pol && o.ts; k++)
         pfs_timeseries_free(&o.ts[k]);
     for (size_t k = 0; k < n_pol && o.jobs; k++)
-        free(o.jobs[k]);
+        pfs_job_results_free(&o.jobs[k]);
     free(o.jobs);
     free(o.ts);
     free(all);
