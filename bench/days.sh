@@ -5,7 +5,9 @@
 # one thread's CPU time (task-clock, where perf is there; --threads 1) and of the wall
 # time with pfisim's default threads, in ms; how far each window is from the line through
 # 0 fitted by least squares; and the line through 0 nearest the worst window (its time a
-# day halfway between the windows' least and most). The wall time is perf's, from the fork
+# day halfway between the windows' least and most); and, apart from the bar, the least less
+# the 0.01-day window's (the start-up every window pays) against the line through 0 fitted
+# to those: the days' own cost. The wall time is perf's, from the fork
 # to the exit; without perf it is taken around the command with date(1), whose own two
 # starts add some 7 ms here. The work, which does not move, is bench/work.sh's. About a
 # minute at N = 7. Results in docs/benchmarks.md ("Page faults, and the linearity bar
@@ -26,7 +28,7 @@ command -v perf > /dev/null 2>&1 && perf stat -x, -e task-clock true > /dev/null
 now_ns() { date +%s%N; }
 
 for _ in $(seq "$n"); do
-    for d in $days; do
+    for d in 0.01 $days; do
         args="run $dir/cap-4k.cfg --days $d --policy equal --policy sla --policy pfi --policy oracle --csv"
         if [ $perf = 1 ]; then
             # shellcheck disable=SC2086 # (the arguments, one word each)
@@ -47,10 +49,19 @@ for _ in $(seq "$n"); do
     done
 done
 
+# The 0.01-day window apart: the start-up every window pays (start, reading, set-up, exit).
+for f in cpu wall; do
+    [ -f "$tmp/$f" ] || continue
+    awk '$1 == 0.01 { print $2 }' "$tmp/$f" | sort -n | head -1 > "$tmp/$f.start"
+    awk '$1 != 0.01' "$tmp/$f" > "$tmp/$f.days"
+    mv "$tmp/$f.days" "$tmp/$f"
+done
+
 # table FILE LABEL: the least and the median per window, and each one's miss from the line
-# through 0 fitted to the least and to the medians
+# through 0 fitted to the least and to the medians; then the least less the 0.01-day
+# window's least (F) against the line through 0 fitted to those
 table() {
-    sort -k1,1n -k2,2n "$1" | awk -v label="$2" '
+    sort -k1,1n -k2,2n "$1" | awk -v label="$2" -v f="$(cat "$1.start")" '
         { if ($1 != d) { if (d != "") keep(); d = $1; m = 0 } v[++m] = $2 }
         function keep() { n++; day[n] = d; lo[n] = v[1]; med[n] = v[int((m + 1) / 2)] }
         END { keep()
@@ -63,7 +74,14 @@ table() {
               # the line through 0 nearest in the worst window: the mean of the least and
               # the most time a day, every window within (most - least) / (most + least)
               for (i = 1; i <= n; i++) { r = lo[i] / day[i]; if (i == 1 || r < rl) rl = r; if (i == 1 || r > rh) rh = r }
-              printf "the nearest line through 0 (the least): %.3f ms a day, every window within %.1f%%\n", (rl + rh) / 2, 100 * (rh - rl) / (rh + rl) }'
+              printf "the nearest line through 0 (the least): %.3f ms a day, every window within %.1f%%\n", (rl + rh) / 2, 100 * (rh - rl) / (rh + rl)
+              # the cost of the days alone: the least less F, against the line through 0 fitted to it
+              sf = 0
+              for (i = 1; i <= n; i++) sf += (lo[i] - f) * day[i]
+              bf = sf / dd
+              printf "less the 0.01-day window (%.1f ms, the least):", f
+              for (i = 1; i <= n; i++) printf " %d days %+.0f%%", day[i], 100 * ((lo[i] - f) / (bf * day[i]) - 1)
+              printf " (%.3f ms a day)\n", bf }'
 }
 echo "bench/cap-4k.cfg, four policies, $n runs a window"
 [ $perf = 1 ] && table "$tmp/cpu" "one thread's CPU time (perf stat task-clock, --threads 1):"
