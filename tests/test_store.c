@@ -442,6 +442,23 @@ run_peak_kb(const char *cfg, const char *days, const char *extra_a, const char *
     return ru.ru_maxrss;
 }
 
+/* How much more peak memory (kB) run_peak_kb's run of cfg takes with `flag TMPDIR/name` than
+ * without, the file's lines in *lines; -1 (a failure of t) where either run fails. */
+static long
+peak_more_kb(struct test *t, const char *cfg, const char *days, const char *flag, const char *name,
+             long *lines)
+{
+    char path[300];
+    long without, with;
+
+    snprintf(path, sizeof path, "%s/%s", t->tmpdir, name);
+    without = run_peak_kb(cfg, days, "--seed", "1");
+    with = run_peak_kb(cfg, days, flag, path);
+    CHECK(without > 0 && with > 0);
+    *lines = test_count_lines(path);
+    return without > 0 && with > 0 ? with - without : -1;
+}
+
 /* The time series goes to a temporary file as the runs make it, not into memory: 90 days of
  * two policies' minutes are 12.4 MB as rows (48 bytes a minute), and the run's peak memory
  * was 12 MB higher with --timeseries-csv than without it; now it is the same, to the
@@ -450,18 +467,12 @@ run_peak_kb(const char *cfg, const char *days, const char *extra_a, const char *
 void
 test_store_timeseries_memory(struct test *t)
 {
-    char ts[300];
-    long without, with_csv;
+    long lines,
+        more = peak_more_kb(t, "configs/default.cfg", "90", "--timeseries-csv", "ts.csv", &lines);
 
-    snprintf(ts, sizeof ts, "%s/ts.csv", t->tmpdir);
-    without = run_peak_kb("configs/default.cfg", "90", "--seed", "1");
-    with_csv = run_peak_kb("configs/default.cfg", "90", "--timeseries-csv", ts);
-    CHECK(without > 0 && with_csv > 0);
-    CHECK_INT(test_count_lines(ts) - 1, 2 * 90 * 1440);
-    if (with_csv - without > 4096)
-        test_fail(t, __FILE__, __LINE__,
-                  "peak memory %ld kB without the time series, %ld with --timeseries-csv", without,
-                  with_csv);
+    CHECK_INT(lines - 1, 2 * 90 * 1440);
+    if (more > 4096)
+        test_fail(t, __FILE__, __LINE__, "peak memory %ld kB higher with --timeseries-csv", more);
 }
 
 /* The jobs' results go to a temporary file as the runs' jobs finish, through a window of
@@ -471,18 +482,11 @@ test_store_timeseries_memory(struct test *t)
 void
 test_store_jobs_memory(struct test *t)
 {
-    char jobs[300];
-    long without, with_csv;
+    long lines, more = peak_more_kb(t, "bench/cap-4k.cfg", "365", "--jobs-csv", "jobs.csv", &lines);
 
-    snprintf(jobs, sizeof jobs, "%s/jobs.csv", t->tmpdir);
-    without = run_peak_kb("bench/cap-4k.cfg", "365", "--seed", "1");
-    with_csv = run_peak_kb("bench/cap-4k.cfg", "365", "--jobs-csv", jobs);
-    CHECK(without > 0 && with_csv > 0);
-    CHECK(test_count_lines(jobs) - 1 > 2 * 800000);
-    if (with_csv - without > 2 * 7300 + 4096)
-        test_fail(t, __FILE__, __LINE__,
-                  "peak memory %ld kB without the job results, %ld with --jobs-csv", without,
-                  with_csv);
+    CHECK(lines - 1 > 2 * 800000);
+    if (more > 2 * 7300 + 4096)
+        test_fail(t, __FILE__, __LINE__, "peak memory %ld kB higher with --jobs-csv", more);
 }
 
 void
