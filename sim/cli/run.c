@@ -400,7 +400,8 @@ nodr_worker(void *arg)
     return NULL;
 }
 
-/* Runs the pool's policies on n_threads threads (1: in this one). A thread more than the
+/* Runs the pool's policies on n_threads threads, this one among them (it takes runs too, as
+ * soon as the others are started, instead of waiting for them). A thread more than the
  * policies need makes the run without events beside them, when it is shared (it would
  * otherwise follow the first run to end: a single policy's run took twice its own time on a
  * 2-core machine with a core idle). Returns the first failure in policy order, its message
@@ -420,11 +421,10 @@ run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
         n_threads = rp->n;
     if (n_threads > sizeof th / sizeof th[0])
         n_threads = sizeof th / sizeof th[0];
-    for (; n_threads > 1 && started < n_threads; started++)
+    for (; started + 1 < n_threads; started++)
         if (pthread_create(&th[started], NULL, run_worker, rp) != 0)
             break;
-    if (started == 0)
-        run_worker(rp);
+    run_worker(rp);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     if (spare)
