@@ -448,8 +448,9 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
     for (size_t k = 0; k < o->n; k++) {
         size_t got;
 
-        for (size_t j = 0;
-             !o->skipped[k] && (got = pfs_job_results_read(&o->jobs[k], j, rows, 256, &err)) > 0;
+        if (o->skipped[k])
+            continue;
+        for (size_t j = 0; (got = pfs_job_results_read(&o->jobs[k], j, rows, 256, &err)) > 0;
              j += got) {
             for (size_t g = 0; g < got; g++) {
                 const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j + g);
