@@ -267,6 +267,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_store_rows_match_csv)                                                                   \
     X(test_store_timeseries_memory)                                                                \
     X(test_store_jobs_memory)                                                                      \
+    X(test_store_jobs_disk_full)                                                                   \
     X(test_sweep_jobs_same_db)                                                                     \
     X(test_sweep_shards_merge)                                                                     \
     X(test_sweep_slurm_script)                                                                     \

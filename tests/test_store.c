@@ -489,6 +489,25 @@ test_store_jobs_memory(struct test *t)
         test_fail(t, __FILE__, __LINE__, "peak memory %ld kB higher with --jobs-csv", more);
 }
 
+/* A disk that fills while the jobs' results go to their temporary file (every file limited
+ * to 4 MB, where 91 days of bench/cap-4k.cfg are 207,587 jobs, 11.6 MB of results): the run
+ * stops with an I/O error that says so, and writes no jobs CSV, whole or in part. */
+void
+test_store_jobs_disk_full(struct test *t)
+{
+    char args[600], jobs[300], *out, *err;
+
+    snprintf(jobs, sizeof jobs, "%s/jobs.csv", t->tmpdir);
+    snprintf(args, sizeof args, "run bench/cap-4k.cfg --days 91 --policy equal --jobs-csv %s",
+             jobs);
+    CHECK_INT(test_run_fsize(t, 4L << 20, args, &out, &err), 4);
+    CHECK(strstr(err, "job results") && strstr(err, "temporary file"));
+    CHECK(access(jobs, F_OK) != 0);
+    CHECK(!test_leftover_tmp(t->tmpdir));
+    free(out);
+    free(err);
+}
+
 void
 test_store_bad_databases(struct test *t)
 {
