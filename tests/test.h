@@ -265,6 +265,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_store_matches_csv)                                                                      \
     X(test_store_deterministic)                                                                    \
     X(test_store_rows_match_csv)                                                                   \
+    X(test_store_csv_threads)                                                                      \
     X(test_store_timeseries_memory)                                                                \
     X(test_store_jobs_memory)                                                                      \
     X(test_store_jobs_disk_full)                                                                   \

@@ -348,6 +348,75 @@ put_col(FILE *fp, sqlite3_stmt *q, int c, char how)
         fprintf(fp, "%.3f", v);
 }
 
+/* Lines of the file named name in t's folder. */
+static long
+count_in(struct test *t, const char *name)
+{
+    char path[1024];
+
+    snprintf(path, sizeof path, "%s/%s", t->tmpdir, name);
+    return test_count_lines(path);
+}
+
+/* Whether the files named a and b in t's folder have the same bytes. */
+static bool
+same_in(struct test *t, const char *a, const char *b)
+{
+    char pa[1024], pb[1024];
+
+    snprintf(pa, sizeof pa, "%s/%s", t->tmpdir, a);
+    snprintf(pb, sizeof pb, "%s/%s", t->tmpdir, b);
+    return test_same_file(pa, pb);
+}
+
+/* The jobs and time series CSVs are formatted a policy a thread, each policy's rows but the
+ * first into a temporary file, and copied in policy order: the same bytes as in turn, with
+ * four policies on one, two and three threads; and with --resume, where the first policy is
+ * stored already and not written, the same bytes as a run of the other two alone. */
+void
+test_store_csv_threads(struct test *t)
+{
+    static const char four[] = "--policy equal --policy sla --policy pfi --policy oracle";
+    static const char *const jobs[] = {"jobs1.csv", "jobs2.csv", "jobs3.csv"};
+    static const char *const ts[] = {"ts1.csv", "ts2.csv", "ts3.csv"};
+    char args[1200], *out, *err; /* (three folders of up to 255 bytes) */
+
+    for (int th = 1; th <= 3; th++) {
+        snprintf(args, sizeof args,
+                 "run --days 2 %s --csv --threads %d --jobs-csv %s/%s --timeseries-csv %s/%s", four,
+                 th, t->tmpdir, jobs[th - 1], t->tmpdir, ts[th - 1]);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+    }
+    CHECK(count_in(t, jobs[0]) > 4 * 800 && count_in(t, ts[0]) == 1 + 4 * 2 * 1440);
+    for (int th = 2; th <= 3; th++) {
+        CHECK(same_in(t, jobs[0], jobs[th - 1]));
+        CHECK(same_in(t, ts[0], ts[th - 1]));
+    }
+    snprintf(args, sizeof args, "run --days 2 --policy equal --csv --db=%s/r.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args,
+             "run --days 2 --policy equal --policy sla --policy pfi --csv --threads 2 "
+             "--db=%s/r.db --resume --jobs-csv %s/%s --timeseries-csv %s/%s",
+             t->tmpdir, t->tmpdir, jobs[1], t->tmpdir, ts[1]);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args,
+             "run --days 2 --policy sla --policy pfi --csv --threads 1 --jobs-csv %s/%s "
+             "--timeseries-csv %s/%s",
+             t->tmpdir, jobs[2], t->tmpdir, ts[2]);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK(count_in(t, jobs[1]) > 2 * 800);
+    CHECK(same_in(t, jobs[1], jobs[2]));
+    CHECK(same_in(t, ts[1], ts[2]));
+}
+
 /* Every stored job and minute is the one the CSV files have, field by field: the rows go to
  * the database 64 to an insert, then the rest one by one (sim/store.c), and the windows
  * are chosen so that each table has both (907 jobs a policy; 2,448 minutes, 38 x 64 + 16). */
