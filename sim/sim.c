@@ -1039,6 +1039,48 @@ pfs_sim_inputs_free(struct pfs_sim_inputs *in)
     free(in);
 }
 
+/* Writes bytes of buf at offset at of fp's file (positioned: the stream's own position and
+ * buffer are not used). Returns 0 or PFS_EIO. */
+static int
+write_at(FILE *fp, const void *buf, size_t bytes, size_t at)
+{
+    const char *p = buf;
+
+    while (bytes > 0) {
+        ssize_t w = pwrite(fileno(fp), p, bytes, (off_t)at);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return PFS_EIO;
+        p += w;
+        bytes -= (size_t)w;
+        at += (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads bytes into buf from offset at of fp's file (positioned, as write_at: threads may
+ * read one file at once). Returns 0 or PFS_EIO. */
+static int
+read_at(FILE *fp, void *buf, size_t bytes, size_t at)
+{
+    char *p = buf;
+
+    while (bytes > 0) {
+        ssize_t r = pread(fileno(fp), p, bytes, (off_t)at);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return PFS_EIO;
+        p += r;
+        bytes -= (size_t)r;
+        at += (size_t)r;
+    }
+    return 0;
+}
+
 void
 pfs_timeseries_free(struct pfs_timeseries *ts)
 {
@@ -1072,8 +1114,7 @@ pfs_timeseries_read(const struct pfs_timeseries *ts, size_t from, struct pfs_ts_
         memcpy(buf, ts->rows + from, n * sizeof *buf);
         return n;
     }
-    if (fflush(ts->spill) != 0 || fseeko(ts->spill, (off_t)(from * sizeof *buf), SEEK_SET) != 0 ||
-        fread(buf, sizeof *buf, n, ts->spill) != n) {
+    if (fflush(ts->spill) != 0 || read_at(ts->spill, buf, n * sizeof *buf, from * sizeof *buf)) {
         *err = PFS_EIO;
         return 0;
     }
@@ -1123,34 +1164,11 @@ pfs_job_results_spill(struct pfs_job_results *jr)
     jr->to_spill = true;
 }
 
-/* Writes bytes of buf at offset at of fp's file (positioned: the stream's own position and
- * buffer are not used). Returns 0 or PFS_EIO. */
-static int
-write_at(FILE *fp, const void *buf, size_t bytes, size_t at)
-{
-    const char *p = buf;
-
-    while (bytes > 0) {
-        ssize_t w = pwrite(fileno(fp), p, bytes, (off_t)at);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return PFS_EIO;
-        p += w;
-        bytes -= (size_t)w;
-        at += (size_t)w;
-    }
-    return 0;
-}
-
 size_t
 pfs_job_results_read(const struct pfs_job_results *jr, size_t from, struct pfs_job_result *buf,
                      size_t max, int *err)
 {
     size_t n = from < jr->n ? jr->n - from : 0;
-    char *p = (char *)buf;
-    size_t bytes, at;
 
     n = n < max ? n : max;
     if (n == 0)
@@ -1159,22 +1177,9 @@ pfs_job_results_read(const struct pfs_job_results *jr, size_t from, struct pfs_j
         memcpy(buf, jr->rows + from, n * sizeof *buf);
         return n;
     }
-    if (!jr->spill || jr->err) {
+    if (!jr->spill || jr->err || read_at(jr->spill, buf, n * sizeof *buf, from * sizeof *buf)) {
         *err = PFS_EIO;
         return 0;
-    }
-    for (bytes = n * sizeof *buf, at = from * sizeof *buf; bytes > 0;) {
-        ssize_t r = pread(fileno(jr->spill), p, bytes, (off_t)at);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            *err = PFS_EIO;
-            return 0;
-        }
-        p += r;
-        bytes -= (size_t)r;
-        at += (size_t)r;
     }
     return n;
 }

@@ -369,10 +369,12 @@ same_in(struct test *t, const char *a, const char *b)
     return test_same_file(pa, pb);
 }
 
-/* The jobs and time series CSVs are formatted a policy a thread, each policy's rows but the
- * first into a temporary file, and copied in policy order: the same bytes as in turn, with
- * four policies on one, two and three threads; and with --resume, where the first policy is
- * stored already and not written, the same bytes as a run of the other two alone. */
+/* The jobs and time series CSVs are formatted in pieces on several threads, every piece but
+ * the first into a temporary file, and copied in order: the same bytes as in turn, with four
+ * policies of 20 days (more than 8,192 jobs and 28,800 minutes each: several pieces a
+ * policy, read from one spill file by threads at once) on one, two and three threads; and
+ * with --resume, where the first policy is stored already and not written, the same bytes as
+ * a run of the other two alone. */
 void
 test_store_csv_threads(struct test *t)
 {
@@ -383,13 +385,13 @@ test_store_csv_threads(struct test *t)
 
     for (int th = 1; th <= 3; th++) {
         snprintf(args, sizeof args,
-                 "run --days 2 %s --csv --threads %d --jobs-csv %s/%s --timeseries-csv %s/%s", four,
-                 th, t->tmpdir, jobs[th - 1], t->tmpdir, ts[th - 1]);
+                 "run --days 20 %s --csv --threads %d --jobs-csv %s/%s --timeseries-csv %s/%s",
+                 four, th, t->tmpdir, jobs[th - 1], t->tmpdir, ts[th - 1]);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         free(out);
         free(err);
     }
-    CHECK(count_in(t, jobs[0]) > 4 * 800 && count_in(t, ts[0]) == 1 + 4 * 2 * 1440);
+    CHECK(count_in(t, jobs[0]) > 4 * 8192 && count_in(t, ts[0]) == 1 + 4 * 20 * 1440);
     for (int th = 2; th <= 3; th++) {
         CHECK(same_in(t, jobs[0], jobs[th - 1]));
         CHECK(same_in(t, ts[0], ts[th - 1]));

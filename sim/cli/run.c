@@ -437,95 +437,132 @@ run_policies(struct run_pool *rp, size_t n_threads, struct pfs_diag *d)
     return rp->rc;
 }
 
-/* One policy's rows of an output CSV, to fp: 0, or PFS_EIO where its temporary file cannot
- * be read back. */
-typedef int (*rows_fn)(const struct outputs *o, size_t k, FILE *fp);
+/* Rows [from, to) of policy k's part of an output CSV, to fp: 0, or PFS_EIO where its
+ * temporary file cannot be read back. */
+typedef int (*rows_fn)(const struct outputs *o, size_t k, size_t from, size_t to, FILE *fp);
 
-/* A thread's share of the policies' rows (write_rows): policies from, from + step, ..., each
- * into a temporary file of its own (tmp[k]), but for policy 0, which goes straight to fp. */
-struct rows_part {
-    const struct outputs *o;
-    rows_fn rows;
-    size_t from, step;
-    FILE *fp, **tmp;
-    int rc;
+/* A piece of an output CSV (write_rows): rows [from, to) of policy k's part, formatted into a
+ * temporary file of its own (tmp), or, the first piece, straight into the output. */
+struct rows_piece {
+    size_t k, from, to;
+    FILE *tmp;
 };
 
-static void *
-rows_part_run(void *arg)
-{
-    struct rows_part *p = arg;
+/* The pieces, taken in order by write_rows's threads. */
+struct rows_work {
+    const struct outputs *o;
+    rows_fn rows;
+    FILE *fp;
+    struct rows_piece *piece;
+    size_t n, next;
+    pthread_mutex_t mu;
+    int rc; /* the first failure */
+};
 
-    for (size_t k = p->from; k < p->o->n && p->rc == 0; k += p->step)
-        if (!p->o->skipped[k])
-            p->rc = p->rows(p->o, k, k == 0 ? p->fp : p->tmp[k]);
-    return NULL;
+#define PIECE_MIN 4096 /* rows: fewer are not worth a temporary file */
+
+static void *
+rows_work_run(void *arg)
+{
+    struct rows_work *w = arg;
+
+    for (;;) {
+        struct rows_piece *p;
+        int rc;
+
+        pthread_mutex_lock(&w->mu);
+        p = w->next < w->n && w->rc == 0 ? &w->piece[w->next++] : NULL;
+        pthread_mutex_unlock(&w->mu);
+        if (!p)
+            return NULL;
+        if ((rc = w->rows(w->o, p->k, p->from, p->to, p->tmp ? p->tmp : w->fp))) {
+            pthread_mutex_lock(&w->mu);
+            w->rc = w->rc ? w->rc : rc;
+            pthread_mutex_unlock(&w->mu);
+        }
+    }
 }
 
-/* Every policy's rows, in policy order, to fp: formatted on up to o->threads threads (printf's
- * float formatting is most of a large CSV's time: 36 s of the 100,000-GPU year's 20 M job
- * rows), each policy but the first into a temporary file, then copied in order. In turn,
- * straight to fp, where one thread is asked for or a temporary file cannot be made. */
+/* Every policy's rows (count(o, k) of policy k's), in policy order, to fp: in pieces of at
+ * least PIECE_MIN rows, each policy's rows in up to o->threads of them, formatted on that
+ * many threads, every piece but the first into a temporary file of its own, then copied in
+ * order (printf's float formatting is most of a large CSV's time: 36 s of the 100,000-GPU
+ * year's 20 M job rows). In turn, straight to fp, where one thread is asked for or a
+ * temporary file cannot be made. Returns 0 or PFS_EIO. */
 static int
-write_rows(const struct outputs *o, rows_fn rows, FILE *fp)
+write_rows(const struct outputs *o, rows_fn rows, size_t (*count)(const struct outputs *, size_t),
+           FILE *fp)
 {
-    FILE *tmp[PFS_MAX_POLICIES] = {0};
-    struct rows_part part[PFS_MAX_POLICIES];
-    pthread_t th[PFS_MAX_POLICIES];
-    size_t n_threads = o->threads < o->n ? o->threads : o->n, started = 1;
+    size_t t = o->threads < 64 ? o->threads : 64, n = 0, started = 0;
+    struct rows_work w = {.o = o, .rows = rows, .fp = fp};
+    pthread_t th[64];
     char buf[1 << 16];
     int rc = 0;
 
-    for (size_t k = 1; n_threads > 1 && k < o->n; k++)
-        if (!o->skipped[k] && !(tmp[k] = tmpfile()))
-            n_threads = 1;
-    if (n_threads <= 1) {
-        for (size_t k = 0; k < o->n && rc == 0; k++)
-            if (!o->skipped[k])
-                rc = rows(o, k, fp);
+    if (!(w.piece = calloc(o->n * (t ? t : 1) + 1, sizeof *w.piece)))
+        return PFS_EIO;
+    for (size_t k = 0; k < o->n; k++) {
+        size_t all = o->skipped[k] ? 0 : count(o, k), per = t > 1 ? (all + t - 1) / t : all;
+
+        per = per > PIECE_MIN ? per : PIECE_MIN;
+        for (size_t from = 0; from < all; from += per)
+            w.piece[n++] = (struct rows_piece){k, from, all - from > per ? from + per : all, NULL};
+    }
+    w.n = n;
+    for (size_t i = 1; t > 1 && i < n; i++)
+        if (!(w.piece[i].tmp = tmpfile()))
+            t = 1;
+    if (t <= 1 || n <= 1) {
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = rows(o, w.piece[i].k, w.piece[i].from, w.piece[i].to, fp);
         goto out;
     }
-    for (size_t i = 0; i < n_threads; i++)
-        part[i] = (struct rows_part){o, rows, i, n_threads, fp, tmp, 0};
-    for (; started < n_threads; started++)
-        if (pthread_create(&th[started], NULL, rows_part_run, &part[started]) != 0)
+    pthread_mutex_init(&w.mu, NULL);
+    for (; started + 1 < t && started + 1 < n; started++)
+        if (pthread_create(&th[started], NULL, rows_work_run, &w) != 0)
             break;
-    for (size_t i = started; i < n_threads; i++) /* (no thread was made for these: here) */
-        rows_part_run(&part[i]);
-    rows_part_run(&part[0]);
-    for (size_t i = 1; i < started; i++)
+    rows_work_run(&w);
+    for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    for (size_t i = 0; i < n_threads; i++)
-        rc = rc ? rc : part[i].rc;
-    for (size_t k = 1; k < o->n && rc == 0; k++) {
+    pthread_mutex_destroy(&w.mu);
+    rc = w.rc;
+    for (size_t i = 1; i < n && rc == 0; i++) {
+        FILE *tmp = w.piece[i].tmp;
         size_t got;
 
-        if (!tmp[k])
-            continue;
-        if (fflush(tmp[k]) != 0 || fseeko(tmp[k], 0, SEEK_SET) != 0)
+        if (fflush(tmp) != 0 || fseeko(tmp, 0, SEEK_SET) != 0)
             rc = PFS_EIO;
-        while (rc == 0 && (got = fread(buf, 1, sizeof buf, tmp[k])) > 0)
+        while (rc == 0 && (got = fread(buf, 1, sizeof buf, tmp)) > 0)
             if (fwrite(buf, 1, got, fp) != got)
                 rc = PFS_EIO;
-        if (rc == 0 && ferror(tmp[k]))
+        if (rc == 0 && ferror(tmp))
             rc = PFS_EIO;
     }
 out:
-    for (size_t k = 0; k < o->n; k++)
-        if (tmp[k])
-            fclose(tmp[k]);
+    for (size_t i = 0; i < n; i++)
+        if (w.piece[i].tmp)
+            fclose(w.piece[i].tmp);
+    free(w.piece);
     return rc;
 }
 
-/* Policy k's rows of the jobs CSV. */
+static size_t
+jobs_count(const struct outputs *o, size_t k)
+{
+    return o->jobs[k].n;
+}
+
+/* Rows [from, to) of policy k's part of the jobs CSV. */
 static int
-jobs_rows(const struct outputs *o, size_t k, FILE *fp)
+jobs_rows(const struct outputs *o, size_t k, size_t from, size_t to, FILE *fp)
 {
     struct pfs_job_result rows[256];
     size_t got;
     int err = 0;
 
-    for (size_t j = 0; (got = pfs_job_results_read(&o->jobs[k], j, rows, 256, &err)) > 0;
+    for (size_t j = from;
+         j < to &&
+         (got = pfs_job_results_read(&o->jobs[k], j, rows, to - j < 256 ? to - j : 256, &err)) > 0;
          j += got) {
         for (size_t g = 0; g < got; g++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j + g);
@@ -565,7 +602,7 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
 
     fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput,pool,curve_id\n",
           fp);
-    if (write_rows(o, jobs_rows, fp))
+    if (write_rows(o, jobs_rows, jobs_count, fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "the job results' temporary files: %s",
                              strerror(errno));
     if (fflush(fp) != 0 || ferror(fp))
@@ -573,15 +610,24 @@ write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
     return 0;
 }
 
-/* Policy k's rows of the time series CSV. */
+static size_t
+ts_count(const struct outputs *o, size_t k)
+{
+    return o->ts[k].n;
+}
+
+/* Rows [from, to) of policy k's part of the time series CSV. */
 static int
-ts_rows(const struct outputs *o, size_t k, FILE *fp)
+ts_rows(const struct outputs *o, size_t k, size_t from, size_t to, FILE *fp)
 {
     struct pfs_ts_row rows[256];
     size_t got;
     int err = 0;
 
-    for (size_t i = 0; (got = pfs_timeseries_read(&o->ts[k], i, rows, 256, &err)) > 0; i += got) {
+    for (size_t i = from;
+         i < to &&
+         (got = pfs_timeseries_read(&o->ts[k], i, rows, to - i < 256 ? to - i : 256, &err)) > 0;
+         i += got) {
         for (size_t g = 0; g < got; g++) {
             const struct pfs_ts_row *r = &rows[g];
 
@@ -602,7 +648,7 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
     const struct outputs *o = obj;
 
     fputs("t_s,policy,facility_w,gpu_w,budget_w,throughput,running_jobs,paused_jobs\n", fp);
-    if (write_rows(o, ts_rows, fp))
+    if (write_rows(o, ts_rows, ts_count, fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "the time series' temporary files: %s",
                              strerror(errno));
     if (fflush(fp) != 0 || ferror(fp))
