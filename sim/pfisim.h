@@ -1215,8 +1215,9 @@ struct pfs_timeseries {
 /* Makes ts (empty) keep its rows in a temporary file from now on; 0, or PFS_EIO with the
  * rows kept in memory when no temporary file can be made. */
 int pfs_timeseries_spill(struct pfs_timeseries *ts);
-/* Copies rows [from, from + max) (fewer at the end) into buf; returns how many, or 0 past the
- * end or on a read error (*err set to PFS_EIO then, untouched otherwise). */
+/* Copies rows [from, from + max) (fewer at the end) of a run's time series into buf (several
+ * threads may read one at once); returns how many, or 0 past the end or on a read error
+ * (*err set to PFS_EIO then, untouched otherwise). */
 size_t pfs_timeseries_read(const struct pfs_timeseries *ts, size_t from, struct pfs_ts_row *buf,
                            size_t max, int *err);
 void pfs_timeseries_free(struct pfs_timeseries *ts);

@@ -1114,7 +1114,7 @@ pfs_timeseries_read(const struct pfs_timeseries *ts, size_t from, struct pfs_ts_
         memcpy(buf, ts->rows + from, n * sizeof *buf);
         return n;
     }
-    if (fflush(ts->spill) != 0 || read_at(ts->spill, buf, n * sizeof *buf, from * sizeof *buf)) {
+    if (read_at(ts->spill, buf, n * sizeof *buf, from * sizeof *buf)) {
         *err = PFS_EIO;
         return 0;
     }
@@ -4235,6 +4235,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 out->deadline_misses++;
             if (jobs && st != DONE && st != REFUSED) /* (theirs went in then) */
                 put_result(&s, j);
+        }
+        if (ts && ts->spill && fflush(ts->spill) != 0) { /* (read back positioned: whole) */
+            rc = pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL,
+                               "the time series' temporary file: %s", strerror(errno));
+            goto out;
         }
         if (jobs && jr_end(jobs) != 0) {
             rc = pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL,

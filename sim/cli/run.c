@@ -312,7 +312,7 @@ struct outputs {
     struct pfs_job_results *jobs; /* per policy (NULL: none wanted) */
     const struct pfs_sim_inputs *in;
     double end_s;
-    size_t threads; /* for writing the CSVs: policies formatted at once */
+    size_t threads; /* for writing the CSVs: pieces formatted at once (write_rows) */
 };
 
 /* The policies of one seed, simulated by up to `threads` threads (they share the inputs,
@@ -483,12 +483,21 @@ rows_work_run(void *arg)
     }
 }
 
+/* write_rows's failure rc, in d: out of memory, or what of files (its temporary ones) says. */
+static int
+rows_failed(struct pfs_diag *d, int rc, const char *files)
+{
+    if (rc == PFS_ENOMEM)
+        return pfs__diag_set(d, rc, NULL, 0, 0, NULL, "out of memory");
+    return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "%s: %s", files, strerror(errno));
+}
+
 /* Every policy's rows (count(o, k) of policy k's), in policy order, to fp: in pieces of at
  * least PIECE_MIN rows, each policy's rows in up to o->threads of them, formatted on that
  * many threads, every piece but the first into a temporary file of its own, then copied in
  * order (printf's float formatting is most of a large CSV's time: 36 s of the 100,000-GPU
  * year's 20 M job rows). In turn, straight to fp, where one thread is asked for or a
- * temporary file cannot be made. Returns 0 or PFS_EIO. */
+ * temporary file cannot be made. Returns 0, PFS_EIO or PFS_ENOMEM. */
 static int
 write_rows(const struct outputs *o, rows_fn rows, size_t (*count)(const struct outputs *, size_t),
            FILE *fp)
@@ -500,7 +509,7 @@ write_rows(const struct outputs *o, rows_fn rows, size_t (*count)(const struct o
     int rc = 0;
 
     if (!(w.piece = calloc(o->n * (t ? t : 1) + 1, sizeof *w.piece)))
-        return PFS_EIO;
+        return PFS_ENOMEM;
     for (size_t k = 0; k < o->n; k++) {
         size_t all = o->skipped[k] ? 0 : count(o, k), per = t > 1 ? (all + t - 1) / t : all;
 
@@ -599,12 +608,12 @@ static int
 write_jobs(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
+    int rc;
 
     fputs("policy,job_id,n_gpus,tier,start_s,finish_s,tokens_done,rel_throughput,pool,curve_id\n",
           fp);
-    if (write_rows(o, jobs_rows, jobs_count, fp))
-        return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "the job results' temporary files: %s",
-                             strerror(errno));
+    if ((rc = write_rows(o, jobs_rows, jobs_count, fp)))
+        return rows_failed(d, rc, "the job results' temporary files");
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
     return 0;
@@ -646,11 +655,11 @@ static int
 write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
 {
     const struct outputs *o = obj;
+    int rc;
 
     fputs("t_s,policy,facility_w,gpu_w,budget_w,throughput,running_jobs,paused_jobs\n", fp);
-    if (write_rows(o, ts_rows, ts_count, fp))
-        return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "the time series' temporary files: %s",
-                             strerror(errno));
+    if ((rc = write_rows(o, ts_rows, ts_count, fp)))
+        return rows_failed(d, rc, "the time series' temporary files");
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "write error: %s", strerror(errno));
     return 0;
