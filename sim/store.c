@@ -682,8 +682,17 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
 
     if (!text)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)))
+    /* Each multi-row insert keeps the pages it changes in a statement journal, so that a
+     * failed row undoes its statement alone. SQLite keeps that journal in memory up to 64 kB
+     * and then in a temporary file, for the rest of the transaction: storing the cap-4k
+     * year's four policies wrote it a million times, of the 1.59 M writes the store made
+     * (docs/benchmarks.md, "Storing a large run"). A statement's journal is a few pages, so
+     * it stays in memory for the run's transaction (the setting is taken when the
+     * transaction begins); other work, the merge's sorts, keeps SQLite's temporary files. */
+    if ((rc = exec(st, "PRAGMA temp_store = MEMORY;", diag)))
         goto out_text;
+    if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)))
+        goto out_store;
 #define PREP(sql)                                                                                  \
     do {                                                                                           \
         sqlite3_finalize(q);                                                                       \
@@ -913,12 +922,15 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     q = NULL;
     if ((rc = exec(st, "COMMIT;", diag)))
         goto rollback;
+    rc = exec(st, "PRAGMA temp_store = DEFAULT;", diag);
     free(text);
     free(inputs);
-    return 0;
+    return rc;
 rollback:
     sqlite3_finalize(q);
     sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
+out_store:
+    sqlite3_exec(st->db, "PRAGMA temp_store = DEFAULT;", NULL, NULL, NULL);
 out_text:
     free(text);
     free(inputs);
