@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -1963,6 +1964,42 @@ test_price_closed_form(struct test *t)
     CHECK_NEAR(pr->rev_dr_capacity + pr->rev_dr_energy, dr / (cap_mw * years), 1e-6);
     /* Break-even: work_h p + 2 p (1 - D) + dr = 4 p. */
     CHECK_NEAR(pr->breakeven_discount, 1 - (4 * p - dr - work_h * p) / (2 * p), 1e-12);
+    /* Two runs whose rows interleave: price reads a run's rows along its range of rowids,
+     * and must take only its own from it. The second run has the same rows, so both price
+     * as the one above. */
+    {
+        sqlite3 *h = NULL;
+        struct pfs_price_run *two = NULL;
+        size_t n2 = 0;
+
+        CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+        CHECK(sqlite3_exec(h,
+                           "INSERT INTO run (scenario_id, policy, seed, version)"
+                           "  SELECT scenario_id, 'again', seed, version FROM run WHERE id = 1;"
+                           "CREATE TEMP TABLE s AS SELECT * FROM summary;"
+                           "UPDATE s SET run_id = 2; INSERT INTO summary SELECT * FROM s;"
+                           "CREATE TEMP TABLE j1 AS SELECT * FROM job_result ORDER BY rowid;"
+                           "CREATE TEMP TABLE j2 AS SELECT * FROM j1; UPDATE j2 SET run_id = 2;"
+                           "DELETE FROM job_result;"
+                           "INSERT INTO job_result SELECT * FROM j1 WHERE job_id = 'a';"
+                           "INSERT INTO job_result SELECT * FROM j2 WHERE job_id = 'a';"
+                           "INSERT INTO job_result SELECT * FROM j1 WHERE job_id = 'b';"
+                           "INSERT INTO job_result SELECT * FROM j2 WHERE job_id = 'b';",
+                           NULL, NULL, NULL) == SQLITE_OK);
+        sqlite3_close(h);
+        CHECK_INT(pfs_price_db(db, &two, &n2, &d), 0);
+        CHECK_INT(n2, 2);
+        for (size_t k = 0; k < n2 && n2 == 2; k++) {
+            for (int i = 0; i < PFS_N_TIERS; i++) {
+                CHECK_INT(two[k].tier[i].jobs, pr->tier[i].jobs);
+                CHECK_NEAR(two[k].tier[i].gpu_hours, pr->tier[i].gpu_hours, 0);
+                CHECK_NEAR(two[k].tier[i].work_hours, pr->tier[i].work_hours, 0);
+            }
+            CHECK_NEAR(two[k].rev_with, pr->rev_with, 0);
+            CHECK_NEAR(two[k].breakeven_discount, pr->breakeven_discount, 0);
+        }
+        free(two);
+    }
     free(pr);
     /* A database whose run was stored without per-job rows has nothing to price; one that
      * does not exist is refused, not made. */
