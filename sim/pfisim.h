@@ -1245,29 +1245,42 @@ struct pfs_job_result {
     bool refused;      /* admission refused it (its deadline out of reach): never started */
 };
 
+/* A job's result that came after its place in the spill was written (struct
+ * pfs_job_results). */
+struct pfs_job_late {
+    size_t j;
+    struct pfs_job_result r;
+};
+
 /* A run's per-job results, one per workload job, read in job order: in memory (rows), or,
  * once pfs_job_results_spill made it so before the run, in a temporary file of n records in
  * job order, written as the run's jobs finish (spill; rows NULL). Jobs finish out of order:
  * a window of `window` jobs from `base` is kept in memory (win, job j at j % window) and
- * written in halves as the run's finishes pass it, and a job that finishes after its half
- * was written (it ran or waited longer than about half a window of arrivals) is written on
- * its own. A year on 100,000 GPUs is 20 M jobs, 1.1 GB a policy in memory; spilled, the
- * window's 7.3 MB. A run with no more jobs than the window keeps them in memory. Read them
- * with pfs_job_results_read either way. */
+ * written half by half, one write each, as the run's finishes pass it. A job that finishes
+ * after its half was written (it ran or waited longer than about half a window of arrivals)
+ * is late: its result is kept in memory (late, in job order once the run is over) and
+ * pfs_job_results_read puts it in its place; past late_max of them they are written to
+ * their places, one write each. A year on 100,000 GPUs is 20 M jobs, 1.1 GB a policy in
+ * memory; spilled, the window's 7.3 MB and its 768,893 late jobs' 49 MB. A run with no more
+ * jobs than the window keeps them in memory. Read them with pfs_job_results_read either
+ * way. */
 struct pfs_job_results {
     size_t n; /* the workload's jobs (the run sets it) */
     struct pfs_job_result *rows;
     FILE *spill;
-    bool to_spill; /* pfs_job_results_spill asked for it */
-    size_t window; /* jobs in memory while spilled (even; 0: PFS_JOB_WINDOW) */
-    size_t base;   /* the first job not yet written (spilled), a multiple of window / 2 */
+    bool to_spill;   /* pfs_job_results_spill asked for it */
+    size_t window;   /* jobs in memory while spilled (even; 0: PFS_JOB_WINDOW) */
+    size_t late_max; /* late results held in memory at most (0: PFS_JOB_LATE) */
+    size_t base;     /* the first job not yet written (spilled), a multiple of window / 2 */
     struct pfs_job_result *win;
-    unsigned char *have; /* per window entry: set */
-    size_t alone;        /* jobs written on their own (finished after their half) */
-    int err;             /* PFS_EIO once a write failed */
+    struct pfs_job_late *late; /* the late results held */
+    size_t n_late, late_cap;
+    size_t alone; /* late jobs (finished after their half was written) */
+    int err;      /* PFS_EIO once a write failed */
 };
 
 #define PFS_JOB_WINDOW ((size_t)1 << 17)
+#define PFS_JOB_LATE   ((size_t)1 << 20) /* (64 MB of them) */
 
 /* Makes jr (emptied) keep its rows in a temporary file from its next run on, where the run
  * has more jobs than the window (the file made then: in memory where none can be made). */

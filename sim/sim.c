@@ -1151,10 +1151,10 @@ pfs_job_results_free(struct pfs_job_results *jr)
         return;
     free(jr->rows);
     free(jr->win);
-    free(jr->have);
+    free(jr->late);
     if (jr->spill)
-        fclose(jr->spill);                                /* (tmpfile's: gone with it) */
-    *jr = (struct pfs_job_results){.window = jr->window}; /* (a setting: kept) */
+        fclose(jr->spill); /* (tmpfile's: gone with it) */
+    *jr = (struct pfs_job_results){.window = jr->window, .late_max = jr->late_max}; /* (settings) */
 }
 
 void
@@ -1181,7 +1181,29 @@ pfs_job_results_read(const struct pfs_job_results *jr, size_t from, struct pfs_j
         *err = PFS_EIO;
         return 0;
     }
+    if (jr->n_late > 0) { /* the late results in [from, from + n), in their places */
+        size_t lo = 0, hi = jr->n_late;
+
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+
+            if (jr->late[mid].j < from)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < jr->n_late && jr->late[lo].j < from + n; lo++)
+            buf[jr->late[lo].j - from] = jr->late[lo].r;
+    }
     return n;
+}
+
+static int
+cmp_late(const void *a, const void *b)
+{
+    size_t x = ((const struct pfs_job_late *)a)->j, y = ((const struct pfs_job_late *)b)->j;
+
+    return (x > y) - (x < y);
 }
 
 /* Makes jr ready for a run of n jobs: their rows in memory, or, to be spilled with more jobs
@@ -1194,17 +1216,16 @@ jr_begin(struct pfs_job_results *jr, size_t n)
 
     free(jr->rows);
     free(jr->win);
-    free(jr->have);
+    free(jr->late);
     jr->rows = jr->win = NULL;
-    jr->have = NULL;
+    jr->late = NULL;
     jr->n = n;
-    jr->base = jr->alone = 0;
+    jr->base = jr->alone = jr->n_late = jr->late_cap = 0;
     jr->err = 0;
     if (jr->to_spill && n > w && (jr->spill || (jr->spill = tmpfile()) != NULL)) {
         jr->window = w;
         jr->win = calloc(w, sizeof *jr->win);
-        jr->have = calloc(w, 1);
-        return jr->win && jr->have ? 0 : PFS_ENOMEM;
+        return jr->win ? 0 : PFS_ENOMEM;
     }
     if (jr->spill) { /* (from an earlier run) */
         fclose(jr->spill);
@@ -1213,30 +1234,39 @@ jr_begin(struct pfs_job_results *jr, size_t n)
     return (jr->rows = calloc(n + 1, sizeof *jr->rows)) != NULL ? 0 : PFS_ENOMEM;
 }
 
-/* Writes the window's first half, jobs [base, base + window / 2), to the spill (each run of
- * set entries in one write), and moves the window on past it. */
+/* Writes the window's first half, jobs [base, base + window / 2) (those of the workload), to
+ * the spill in one write, and moves the window on past it. The entries of jobs not yet over
+ * hold what an earlier lap left there: their late results are put in their places later
+ * (pfs_job_results_read, jr_late_write). One write a half: writing only the entries set, a
+ * write for each stretch between the jobs not over, made the 100,000-GPU year's 307 halves
+ * some 740,000 writes (docs/benchmarks.md, "Late job results"). */
 static void
 jr_write_half(struct pfs_job_results *jr)
 {
-    size_t half = jr->window / 2, at = jr->base % jr->window, i = 0;
+    size_t half = jr->window / 2, at = jr->base % jr->window;
+    size_t m = jr->base >= jr->n ? 0 : jr->n - jr->base < half ? jr->n - jr->base : half;
 
-    while (i < half) {
-        size_t from;
-
-        while (i < half && !jr->have[at + i])
-            i++;
-        for (from = i; i < half && jr->have[at + i];)
-            i++;
-        if (i > from && jr->err == 0)
-            jr->err = write_at(jr->spill, jr->win + at + from, (i - from) * sizeof *jr->win,
-                               (jr->base + from) * sizeof *jr->win);
-    }
-    memset(jr->have + at, 0, half);
+    if (m > 0 && jr->err == 0)
+        jr->err =
+            write_at(jr->spill, jr->win + at, m * sizeof *jr->win, jr->base * sizeof *jr->win);
     jr->base += half;
 }
 
+/* Writes the late results held to their places in the spill, in job order, one write each,
+ * and lets them go: where more than late_max would be held. */
+static void
+jr_late_write(struct pfs_job_results *jr)
+{
+    qsort(jr->late, jr->n_late, sizeof *jr->late, cmp_late);
+    for (size_t k = 0; k < jr->n_late && jr->err == 0; k++)
+        jr->err = write_at(jr->spill, &jr->late[k].r, sizeof jr->late[k].r,
+                           jr->late[k].j * sizeof jr->late[k].r);
+    jr->n_late = 0;
+}
+
 /* Job j's result r: into its row, or into the window (moved on until it holds j), or, its
- * half already written, to the spill on its own. */
+ * half already written, held as late (written to its place at once where no memory is to
+ * be had: 768,893 such writes, one a late job, took some 7 s of the 100,000-GPU year). */
 static void
 jr_put(struct pfs_job_results *jr, size_t j, const struct pfs_job_result *r)
 {
@@ -1245,15 +1275,24 @@ jr_put(struct pfs_job_results *jr, size_t j, const struct pfs_job_result *r)
         return;
     }
     if (j < jr->base) {
+        struct pfs_job_late *l;
+
         jr->alone++;
-        if (jr->err == 0)
-            jr->err = write_at(jr->spill, r, sizeof *r, j * sizeof *r);
+        if (jr->n_late == (jr->late_max ? jr->late_max : PFS_JOB_LATE))
+            jr_late_write(jr);
+        l = pfs__grow(jr->late, &jr->late_cap, jr->n_late, sizeof *l, 1024);
+        if (!l) {
+            if (jr->err == 0)
+                jr->err = write_at(jr->spill, r, sizeof *r, j * sizeof *r);
+            return;
+        }
+        jr->late = l;
+        jr->late[jr->n_late++] = (struct pfs_job_late){j, *r};
         return;
     }
     while (j >= jr->base + jr->window)
         jr_write_half(jr);
     memcpy(&jr->win[j % jr->window], r, sizeof *r);
-    jr->have[j % jr->window] = 1;
 }
 
 /* The run is over (every job's result put): what the window holds is written. Returns 0 or
@@ -1265,9 +1304,9 @@ jr_end(struct pfs_job_results *jr)
         jr_write_half(jr);
         jr_write_half(jr);
         free(jr->win);
-        free(jr->have);
         jr->win = NULL;
-        jr->have = NULL;
+        /* in job order, for pfs_job_results_read to find */
+        qsort(jr->late, jr->n_late, sizeof *jr->late, cmp_late);
     }
     return jr->err;
 }

@@ -393,6 +393,7 @@ void
 test_sim_job_results_spill(struct test *t)
 {
     static const size_t windows[] = {2, 6, 64, 500, 1u << 20};
+    static const size_t lates[] = {0, 1, 7}; /* late results held: the default, 1, 7 */
     struct pfs_scenario sc;
     struct pfs_run_result ra, rb;
     struct pfs_sim_inputs *in = NULL;
@@ -409,8 +410,9 @@ test_sim_job_results_spill(struct test *t)
     CHECK_INT(pfs_sim_run(&sc, in, "pfi", &ra, NULL, &mem, &d), 0);
     CHECK(mem.n == pfs_sim_inputs_n_jobs(in) && mem.n > 800 && mem.rows && !mem.spill);
     CHECK(ra.jobs_finished > 500 && ra.jobs_finished < mem.n); /* some never finish */
-    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
-        struct pfs_job_results sp = {.window = windows[w]};
+    for (size_t k = 0; k < 3 * sizeof windows / sizeof windows[0]; k++) {
+        size_t w = k / 3;
+        struct pfs_job_results sp = {.window = windows[w], .late_max = lates[k % 3]};
 
         pfs_job_results_spill(&sp);
         CHECK_INT(pfs_sim_run(&sc, in, "pfi", &rb, NULL, &sp, &d), 0);
@@ -418,6 +420,11 @@ test_sim_job_results_spill(struct test *t)
         if (windows[w] < mem.n) {
             CHECK(sp.spill != NULL && sp.rows == NULL && sp.win == NULL); /* none in memory */
             CHECK(windows[w] > 2 || sp.alone > mem.n / 2);
+            /* the late results held: all of them, or, past late_max, those since the last
+             * were written to their places */
+            CHECK(sp.late_max ? sp.n_late <= sp.late_max &&
+                                    (sp.n_late < sp.alone || sp.alone <= sp.late_max)
+                              : sp.n_late == sp.alone);
         } else {
             CHECK(sp.spill == NULL && sp.rows != NULL);
         }
@@ -427,8 +434,8 @@ test_sim_job_results_spill(struct test *t)
             CHECK_INT(got, from + step <= mem.n ? step : mem.n - from);
             CHECK_INT(pfs_job_results_read(&mem, from, a, step, &err), got);
             if (test_first_job_differing(a, b, got) != got)
-                test_fail(t, __FILE__, __LINE__, "window %zu: job %zu differs", windows[w],
-                          from + test_first_job_differing(a, b, got));
+                test_fail(t, __FILE__, __LINE__, "window %zu, late %zu: job %zu differs",
+                          windows[w], lates[k % 3], from + test_first_job_differing(a, b, got));
         }
         CHECK_INT(pfs_job_results_read(&sp, mem.n, b, 10, &err), 0);
         CHECK_INT(err, 0);
