@@ -1305,8 +1305,8 @@ jr_end(struct pfs_job_results *jr)
         jr_write_half(jr);
         free(jr->win);
         jr->win = NULL;
-        /* in job order, for pfs_job_results_read to find */
-        qsort(jr->late, jr->n_late, sizeof *jr->late, cmp_late);
+        if (jr->n_late > 1) /* in job order, for pfs_job_results_read to find */
+            qsort(jr->late, jr->n_late, sizeof *jr->late, cmp_late);
     }
     return jr->err;
 }
