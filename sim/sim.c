@@ -1287,7 +1287,8 @@ jr_put(struct pfs_job_results *jr, size_t j, const struct pfs_job_result *r)
             return;
         }
         jr->late = l;
-        jr->late[jr->n_late++] = (struct pfs_job_late){j, *r};
+        l[jr->n_late].j = j;
+        memcpy(&l[jr->n_late++].r, r, sizeof *r); /* (its zeroed padding too: jr_late_write) */
         return;
     }
     while (j >= jr->base + jr->window)
