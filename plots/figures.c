@@ -1031,9 +1031,9 @@ slowdowns(struct figs *f, sqlite3_int64 run_id, double **out, size_t *n, struct 
     }
     sqlite3_finalize(q);
     /* sorted here: with SQLite's ORDER BY a year's run took 0.9 s to read, without it 0.3 s
-     * (docs/benchmarks.md, "Reading a large database") */
-    if (rc == 0 && *n > 1)
-        qsort(*out, *n, sizeof **out, pfs__cmp_double);
+     * (docs/benchmarks.md, "Reading a large database"); by radix, slowdowns being positive */
+    if (rc == 0)
+        pfs__sort_doubles(*out, *n);
     return rc;
 }
 
