@@ -1275,8 +1275,8 @@ struct pfs_job_results {
     struct pfs_job_result *win;
     struct pfs_job_late *late; /* the late results held */
     size_t n_late, late_cap;
-    size_t alone; /* late jobs (finished after their half was written) */
-    int err;      /* PFS_EIO once a write failed */
+    size_t late_total; /* late jobs in all, held or written (finished after their half was) */
+    int err;           /* PFS_EIO once a write failed */
 };
 
 #define PFS_JOB_WINDOW ((size_t)1 << 17)

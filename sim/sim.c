@@ -1220,7 +1220,7 @@ jr_begin(struct pfs_job_results *jr, size_t n)
     jr->rows = jr->win = NULL;
     jr->late = NULL;
     jr->n = n;
-    jr->base = jr->alone = jr->n_late = jr->late_cap = 0;
+    jr->base = jr->late_total = jr->n_late = jr->late_cap = 0;
     jr->err = 0;
     if (jr->to_spill && n > w && (jr->spill || (jr->spill = tmpfile()) != NULL)) {
         jr->window = w;
@@ -1277,7 +1277,7 @@ jr_put(struct pfs_job_results *jr, size_t j, const struct pfs_job_result *r)
     if (j < jr->base) {
         struct pfs_job_late *l;
 
-        jr->alone++;
+        jr->late_total++;
         if (jr->n_late == (jr->late_max ? jr->late_max : PFS_JOB_LATE))
             jr_late_write(jr);
         l = pfs__grow(jr->late, &jr->late_cap, jr->n_late, sizeof *l, 1024);

@@ -419,12 +419,12 @@ test_sim_job_results_spill(struct test *t)
         CHECK_INT(sp.n, mem.n);
         if (windows[w] < mem.n) {
             CHECK(sp.spill != NULL && sp.rows == NULL && sp.win == NULL); /* none in memory */
-            CHECK(windows[w] > 2 || sp.alone > mem.n / 2);
+            CHECK(windows[w] > 2 || sp.late_total > mem.n / 2);
             /* the late results held: all of them, or, past late_max, those since the last
              * were written to their places */
             CHECK(sp.late_max ? sp.n_late <= sp.late_max &&
-                                    (sp.n_late < sp.alone || sp.alone <= sp.late_max)
-                              : sp.n_late == sp.alone);
+                                    (sp.n_late < sp.late_total || sp.late_total <= sp.late_max)
+                              : sp.n_late == sp.late_total);
         } else {
             CHECK(sp.spill == NULL && sp.rows != NULL);
         }
