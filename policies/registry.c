@@ -72,6 +72,16 @@ pfs__policy_nearest(const char *name)
     return pfs__nearest(name, names, n);
 }
 
+const char *
+pfs__policy_repeated(const char *const *names, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        for (size_t q = 0; q < k; q++)
+            if (strcmp(names[q], names[k]) == 0)
+                return names[k];
+    return NULL;
+}
+
 int
 pfs__policy_name_check(const char *name, const char *from, struct pfs_diag *diag)
 {

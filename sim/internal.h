@@ -181,6 +181,10 @@ const char *pfs__nearest(const char *name, const char *const *names, size_t n);
  * the registry), or NULL. */
 const char *pfs__gpu_nearest(const char *name);
 const char *pfs__policy_nearest(const char *name);
+/* The first of names[0..n) that an earlier one repeats, or NULL: a policy named twice would
+ * run twice on the same workload, and its second run's rows would replace the first's in a
+ * results database (the run's key is its scenario, policy and seed). */
+const char *pfs__policy_repeated(const char *const *names, size_t n);
 
 /* policies/registry.c: policies added at run time, after the built-in ones. */
 #define PFS__MAX_ADDED 64

@@ -656,6 +656,17 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
         }
         pfs__strlcpy(sc->policies[sc->n_policies++], name, sizeof sc->policies[0]);
     }
+    {
+        const char *names[PFS_MAX_POLICIES], *twice;
+        char msg[96];
+
+        for (size_t k = 0; k < sc->n_policies; k++)
+            names[k] = sc->policies[k];
+        if ((twice = pfs__policy_repeated(names, sc->n_policies)) != NULL) {
+            snprintf(msg, sizeof msg, "policy '%s' named twice", twice);
+            return bad(r, p, "scenario.policies", msg);
+        }
+    }
     return 0;
 }
 

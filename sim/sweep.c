@@ -323,6 +323,17 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
         if (!name || !pfs__strlcpy(sw->policies[i], name, sizeof sw->policies[i]))
             return bad(sw, v, "sweep.axes.values", "expected a policy name", diag);
     }
+    {
+        const char *names[PFS_MAX_POLICIES], *twice;
+        char msg[96];
+
+        for (int i = 0; i < config_setting_length(vals); i++)
+            names[i] = sw->policies[i];
+        if ((twice = pfs__policy_repeated(names, (size_t)config_setting_length(vals))) != NULL) {
+            snprintf(msg, sizeof msg, "policy '%s' named twice", twice);
+            return bad(sw, vals, "sweep.axes.values", msg, diag);
+        }
+    }
     sw->policy_vals = vals;
     sw->n_policies = (size_t)config_setting_length(vals);
     sw->policy_axis = true;

@@ -361,6 +361,12 @@ test_sweep_bad_input(struct test *t)
                    "sweep = { axes = ( { setting = \"policy\"; values = [\"fastest\"]; } ); };\n");
     snprintf(args, sizeof args, "sweep %s", p);
     expect_error(t, args, "unknown policy 'fastest'");
+    /* A policy named twice would run twice, the second run's rows replacing the first's. */
+    p = test_write(t, 0, "twice.cfg",
+                   "sweep = {\n axes = (\n { setting = \"policy\";\n"
+                   "   values = [\"equal\", \"pfi\", \"equal\"]; } ); };\n");
+    snprintf(args, sizeof args, "sweep %s", p);
+    expect_error(t, args, "twice.cfg:4: error: sweep.axes.values: policy 'equal' named twice");
     /* A base scenario that is missing or a directory, with and without a jobs setting after
      * it (issue 17: it crashed without one and named the wrong line with one). A path that
      * cannot be read is exit 4. */

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test.h"
 
@@ -550,6 +551,50 @@ test_trust_seeds(struct test *t)
      * minute is the least, as scenario.duration_days has it. */
     CHECK_INT(test_run(t, "run --days 1e-300", &out, &err), 2);
     CHECK(err && strstr(err, "--days takes a number of days from 1/1440 (a minute) to 3660"));
+    free(out);
+    free(err);
+}
+
+/* A policy named twice, or more than sixteen: refused before anything is simulated or
+ * written. Before, the seventeenth of --policy was dropped without a word, and a name given
+ * twice ran twice (in a database the second run replaced the first: one key). */
+void
+test_trust_policy_list(struct test *t)
+{
+    char args[2048], db[600], want[96], *out, *err;
+    const char *cfg;
+    size_t n;
+
+    snprintf(db, sizeof db, "%s/p.db", t->tmpdir);
+    snprintf(args, sizeof args, "run --days 0.01 --policy equal,pfi --policy equal --db=%s", db);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(err && strstr(err, "pfisim run: policy 'equal' named twice"));
+    CHECK(access(db, F_OK) != 0);
+    free(out);
+    free(err);
+    n = (size_t)snprintf(args, sizeof args, "run --days 0.01 --csv");
+    for (int k = 0; k < 17; k++) /* (11 names, then 6 of them with +sync-shift: all known) */
+        n += (size_t)snprintf(args + n, sizeof args - n, " --policy %s%s",
+                              pfs_policy_at((size_t)k % 11)->name, k < 11 ? "" : "+sync-shift");
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    snprintf(want, sizeof want, "at most 16 policies, got '%s+sync-shift' as well",
+             pfs_policy_at(16 % 11)->name);
+    CHECK(err && strstr(err, want));
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "twice.cfg",
+                     "scenario = {\n  name = \"twice\";\n"
+                     "  policies = [\"equal\", \"pfi\", \"pfi\"];\n};\n");
+    snprintf(args, sizeof args, "run %s --days 0.01", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "twice.cfg:3: error: scenario.policies: policy 'pfi' named twice"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args,
+             "capacity configs/default.cfg --gpus 64 --days 0.01 --policy "
+             "oracle,equal,oracle");
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(err && strstr(err, "pfisim capacity: policy 'oracle' named twice"));
     free(out);
     free(err);
 }

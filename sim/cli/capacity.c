@@ -224,6 +224,7 @@ pfs_cli_capacity(int argc, char **argv)
         }
         if (policy_list) {
             char buf[512], *name, *save = NULL;
+            const char *names[PFS_MAX_POLICIES];
 
             fprintf(fp, ",\n        { setting = \"policy\"; values = [");
             pfs__strlcpy(buf, policy_list, sizeof buf);
@@ -232,6 +233,15 @@ pfs_cli_capacity(int argc, char **argv)
                     fclose(fp);
                     code = pfs_cli_usage("capacity", "unknown policy '%s'%s", name,
                                          pfs_cli_suggest_policy(name));
+                    goto out;
+                }
+                if (i < PFS_MAX_POLICIES)
+                    names[i] = name;
+                if (i == PFS_MAX_POLICIES || pfs__policy_repeated(names, i + 1)) {
+                    fclose(fp);
+                    code = i == PFS_MAX_POLICIES
+                               ? pfs_cli_usage("capacity", "at most %d policies", PFS_MAX_POLICIES)
+                               : pfs_cli_usage("capacity", "policy '%s' named twice", name);
                     goto out;
                 }
                 fprintf(fp, "%s\"%s\"", i ? ", " : "", name);

@@ -35,7 +35,8 @@ const char pfs_cli_run_help[] =
     "the cost of DR against the same run without events, the jobs' loss) and, with several\n"
     "GPU pools, each pool's share (docs/results.md defines every column).\n"
     "\n"
-    "  --policy NAME         run this policy (repeatable) instead of the scenario's list\n"
+    "  --policy NAME         run this policy (repeatable, or NAME,NAME...; at most 16, each\n"
+    "                        once) instead of the scenario's list\n"
     "  --seed N              the workload's seed\n"
     "  --seeds LIST          run every policy under each workload seed: A..B or A,B,C (or the\n"
     "                        scenario's `seeds`); prints means, the 95% interval and min-max,\n"
@@ -904,6 +905,7 @@ pfs_cli_run(int argc, char **argv)
     unsigned long useed = 1;
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
+    const char *twice;
     unsigned long *seeds = calloc(PFS_MAX_SEEDS, sizeof *seeds);
     struct pfs_store *store = NULL;
     struct pfs_run_result *all = NULL; /* n_seeds x n_pol */
@@ -938,8 +940,12 @@ pfs_cli_run(int argc, char **argv)
             for (char *name = optarg, *comma; name; name = comma ? comma + 1 : NULL) {
                 if ((comma = strchr(name, ',')) != NULL)
                     *comma = '\0';
-                if (n_pol < PFS_MAX_POLICIES)
-                    policies[n_pol++] = name;
+                if (n_pol == PFS_MAX_POLICIES) {
+                    code = pfs_cli_usage("run", "at most %d policies, got '%s' as well",
+                                         PFS_MAX_POLICIES, name);
+                    goto usage_out;
+                }
+                policies[n_pol++] = name;
             }
             break;
         case 's':
@@ -1033,6 +1039,10 @@ pfs_cli_run(int argc, char **argv)
                                  policies[k], pfs_cli_suggest_policy(policies[k]));
             goto usage_out;
         }
+    if ((twice = pfs__policy_repeated(policies, n_pol)) != NULL) {
+        code = pfs_cli_usage("run", "policy '%s' named twice", twice);
+        goto usage_out;
+    }
     if (argc - optind > 1 || (resume && !db_path) || (seed >= 0 && n_seeds > 0)) {
         code = pfs_cli_usage("run", "%s",
                              argc - optind > 1          ? "expected at most one scenario file"
@@ -1084,13 +1094,22 @@ pfs_cli_run(int argc, char **argv)
     if (n_pol == 0) {
         for (size_t k = 0; k < sc->n_policies; k++)
             policies[n_pol++] = sc->policies[k];
-        for (size_t k = 0; k < plugins.n_added && n_pol < PFS_MAX_POLICIES; k++) {
+        for (size_t k = 0; k < plugins.n_added; k++) {
             bool listed = false;
 
             for (size_t q = 0; q < n_pol; q++)
                 listed |= strcmp(policies[q], plugins.added[k]) == 0;
-            if (!listed)
-                policies[n_pol++] = plugins.added[k];
+            if (listed)
+                continue;
+            if (n_pol == PFS_MAX_POLICIES) { /* (none left out unsaid) */
+                free(sc);
+                free(seeds);
+                return pfs_cli_usage("run",
+                                     "the scenario's policies and those the options add come "
+                                     "to more than %d: name the ones to run with --policy",
+                                     PFS_MAX_POLICIES);
+            }
+            policies[n_pol++] = plugins.added[k];
         }
     }
     o.n = n_pol;
