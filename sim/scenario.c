@@ -975,6 +975,13 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
 
             if (v < 0 || v > 4000000000LL)
                 return bad(&r, g, "scenario.seeds", "seeds are integers in [0, 4e9]");
+            for (size_t q = 0; q < sc->n_seeds; q++)
+                if (sc->seeds[q] == (unsigned long)v) { /* (it would weigh twice) */
+                    char msg[64];
+
+                    snprintf(msg, sizeof msg, "seed %lld given twice", v);
+                    return bad(&r, g, "scenario.seeds", msg);
+                }
             sc->seeds[sc->n_seeds++] = (unsigned long)v;
         }
     }
@@ -1036,6 +1043,28 @@ pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_sc
             sc->dr[k] = sc->dr[k - 1];
             sc->dr[k - 1] = t;
         }
+    /* No two overlap, ramps included (the generator places its events so): where they did,
+     * two were judged on the same minutes and shared one cost of DR, and one starting inside
+     * another took its baseline under the other's caps, its cut compounding the other's. A
+     * deeper cut within an event is a step of it. Back to back is fine. */
+    for (size_t k = 1, last = 0; k < sc->n_dr; k++) {
+        if (sc->dr[k].start_s < pfs_dr_over_s(&sc->dr[last])) {
+            const config_setting_t *grid = config_setting_get_member(root, "dr_grid");
+            char msg[240];
+
+            snprintf(msg, sizeof msg,
+                     "the DR events starting at hours %g and %g overlap (ramps included): give "
+                     "a deeper cut within an event as its steps%s",
+                     sc->dr[last].start_s / 3600, sc->dr[k].start_s / 3600,
+                     grid ? ", or dr_grid a ramp_min shorter than the hours between its events"
+                          : "");
+            if ((g = config_setting_get_member(root, "dr_events")) && config_setting_length(g) == 0)
+                g = NULL; /* (dr_events = (); beside a dr_grid) */
+            return bad(&r, g ? g : grid, g ? "scenario.dr_events" : "scenario.dr_grid", msg);
+        }
+        if (pfs_dr_over_s(&sc->dr[k]) > pfs_dr_over_s(&sc->dr[last]))
+            last = k;
+    }
     return 0;
 }
 

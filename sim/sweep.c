@@ -340,29 +340,69 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
     return 0;
 }
 
+/* The scenario's canonical text with its seed (malloc'd; NULL without memory): two points
+ * with the same are the same runs. */
+static char *
+point_text(const struct pfs_scenario *sc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&text, &len);
+
+    if (!fp)
+        return NULL;
+    pfs_scenario_write(sc, fp);
+    fprintf(fp, "seed = %lu;\n", sc->seed);
+    if (fclose(fp) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* Every value of every axis, each alone on the base, must read as a scenario: a misspelt
- * setting or a value out of range fails here, naming the sweep file's line. */
+ * setting or a value out of range fails here, naming the sweep file's line. Two values of
+ * one axis that make the same scenario (256 twice, 1 and 1.0, two equal sites) are refused:
+ * their points would be the same runs, the second's rows replacing the first's. */
 static int
 check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
 {
-    int value[MAX_AXES];
+    int value[MAX_AXES], rc = 0;
 
     for (size_t a = 0; a < sw->n_axes; a++)
         value[a] = -1;
-    for (size_t a = 0; a < sw->n_axes; a++) {
-        for (int i = 0; i < sw->axes[a].n; i++) {
+    for (size_t a = 0; a < sw->n_axes && rc == 0; a++) {
+        char **text = calloc((size_t)sw->axes[a].n, sizeof *text), path[64];
+
+        if (!text)
+            return pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
+        for (int i = 0; i < sw->axes[a].n && rc == 0; i++) {
             struct pfs_diag d = {0};
-            char path[64];
 
             value[a] = i;
+            snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
             if (build(sw, value, sw->n_axes, sc, &d) != 0) {
-                snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
-                return pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
-                                     "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
+                rc = pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
+                                   "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
+                break;
             }
+            if (!(text[i] = point_text(sc))) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
+                break;
+            }
+            for (int k = 0; k < i && rc == 0; k++)
+                if (strcmp(text[k], text[i]) == 0)
+                    rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, sw->axes[a].line, 0, path,
+                                       "%s (%s = ...): the same scenario as value [%d]", path,
+                                       sw->axes[a].setting, k);
         }
+        for (int i = 0; i < sw->axes[a].n; i++)
+            free(text[i]);
+        free(text);
         value[a] = -1;
     }
+    if (rc)
+        return rc;
     return build(sw, value, sw->n_axes, sc, diag); /* the base alone */
 }
 

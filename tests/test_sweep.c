@@ -367,6 +367,14 @@ test_sweep_bad_input(struct test *t)
                    "   values = [\"equal\", \"pfi\", \"equal\"]; } ); };\n");
     snprintf(args, sizeof args, "sweep %s", p);
     expect_error(t, args, "twice.cfg:4: error: sweep.axes.values: policy 'equal' named twice");
+    /* Two values of an axis that make one scenario: the same runs twice. */
+    p = test_write(t, 0, "same.cfg",
+                   "sweep = {\n axes = (\n { setting = \"facility.gpus\"; values = [256, 64]; },\n"
+                   " { setting = \"seed\";\n   values = [1, 2, 1]; } ); };\n");
+    snprintf(args, sizeof args, "sweep %s", p);
+    expect_error(t, args,
+                 "same.cfg:4: error: sweep.axes.[1].values.[2] (seed = ...): the same scenario "
+                 "as value [0]");
     /* A base scenario that is missing or a directory, with and without a jobs setting after
      * it (issue 17: it crashed without one and named the wrong line with one). A path that
      * cannot be read is exit 4. */

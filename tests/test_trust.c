@@ -555,11 +555,12 @@ test_trust_seeds(struct test *t)
     free(err);
 }
 
-/* A policy named twice, or more than sixteen: refused before anything is simulated or
- * written. Before, the seventeenth of --policy was dropped without a word, and a name given
- * twice ran twice (in a database the second run replaced the first: one key). */
+/* A policy named twice, or more than sixteen, and a seed or a size given twice: refused
+ * before anything is simulated or written. Before, the seventeenth of --policy was dropped
+ * without a word; a name given twice ran twice (in a database the second run replaced the
+ * first: one key); a seed given twice weighed twice in the seeds' mean and interval. */
 void
-test_trust_policy_list(struct test *t)
+test_trust_named_twice(struct test *t)
 {
     char args[2048], db[600], want[96], *out, *err;
     const char *cfg;
@@ -597,6 +598,107 @@ test_trust_policy_list(struct test *t)
     CHECK(err && strstr(err, "pfisim capacity: policy 'oracle' named twice"));
     free(out);
     free(err);
+    CHECK_INT(test_run(t, "run --days 0.01 --policy equal --seeds 1,1,2 --csv", &out, &err), 2);
+    CHECK(err && strstr(err, "at most 256 distinct non-negative seeds), got '1,1,2'"));
+    free(out);
+    free(err);
+    cfg = test_write(t, 0, "seeds.cfg", "scenario = {\n  seeds = [3, 4, 3];\n};\n");
+    snprintf(args, sizeof args, "run %s --days 0.01", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 3);
+    CHECK(err && strstr(err, "seeds.cfg:2: error: scenario.seeds: seed 3 given twice"));
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t, "capacity configs/default.cfg --gpus 64,128,64 --days 0.01", &out, &err),
+              2);
+    CHECK(err && strstr(err, "--gpus takes A..B:STEP or A,B,C (distinct), got '64,128,64'"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "scale traces/h200-h100/curves.csv --sizes 8,64,8 -o %s/s.csv",
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 2);
+    CHECK(err && strstr(err, "--sizes takes up to 16 distinct sizes"));
+    free(out);
+    free(err);
+}
+
+/* DR events that overlap, ramps included, are refused. Before, two copies of one event were
+ * two events judged on the same minutes (one met, one missed) sharing one cost of DR (its
+ * cost per event halved), and an event starting inside another took its baseline under the
+ * other's caps (a 10% cut inside a 10% cut held the facility to 357.7 kW where the outer
+ * event alone held 401.5 kW: 0.81 of the baseline). Back to back is one way to change the
+ * target within a spell, and is kept. */
+void
+test_trust_events_overlap(struct test *t)
+{
+    static const struct {
+        const char *events, *err; /* NULL: reads */
+    } c[] = {
+        {"{ start_h = 18.0; end_h = 21.0; cut = 0.3; },\n"
+         "{ start_h = 18.0; end_h = 21.0; cut = 0.3; }",
+         "starting at hours 18 and 18 overlap"},
+        {"{ start_h = 10.0; end_h = 20.0; cut = 0.2; },\n" /* inside another, listed later */
+         "{ start_h = 30.0; end_h = 31.0; cut = 0.3; },\n"
+         "{ start_h = 12.0; end_h = 13.0; cut = 0.4; },\n"
+         "{ start_h = 2.0; end_h = 3.0; cut = 0.3; }",
+         "starting at hours 10 and 12 overlap"},
+        {"{ start_h = 2.0; end_h = 3.0; cut = 0.3; ramp_up_min = 30.0; },\n" /* its ramp up */
+         "{ start_h = 3.25; end_h = 4.0; cut = 0.3; }",
+         "starting at hours 2 and 3.25 overlap"},
+        {"{ start_h = 2.0; end_h = 3.0; cut = 0.3; ramp_up_min = 30.0; },\n"
+         "{ start_h = 3.5; end_h = 4.0; cut = 0.3; }",
+         NULL},
+        {"{ start_h = 2.0; end_h = 3.0; cut = 0.3; },\n" /* back to back */
+         "{ start_h = 3.0; end_h = 4.0; cut = 0.5; }",
+         NULL},
+    };
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+
+    for (size_t k = 0; sc && k < sizeof c / sizeof *c; k++) {
+        char text[600];
+        struct pfs_diag d = {0};
+        int rc;
+
+        snprintf(text, sizeof text,
+                 "scenario = {\n  duration_days = 2.0;\n  dr_events = (\n%s\n);\n};\n",
+                 c[k].events);
+        rc = pfs_scenario_load(test_write(t, 0, "ev.cfg", text), sc, &d);
+        if (!c[k].err) {
+            CHECK_INT(rc, 0);
+            continue;
+        }
+        CHECK_INT(rc, PFS_EINVAL);
+        CHECK_INT(d.line, 3);
+        if (!strstr(d.message, c[k].err) || !strstr(d.message, "scenario.dr_events"))
+            test_fail(t, __FILE__, __LINE__, "case %zu: %s", k, d.message);
+    }
+    /* A grid signal's two spells an hour apart, with 90-minute ramps: the first's ramp up
+     * runs into the second. With 60-minute ramps they are back to back. */
+    test_write(t, 0, "grid.csv",
+               "date,hour,load\n2024-01-01,1,1\n2024-01-01,2,9\n2024-01-01,3,9\n"
+               "2024-01-01,4,1\n2024-01-01,5,9\n2024-01-01,6,9\n2024-01-01,7,1\n");
+    for (int ramp = 60; sc && ramp <= 90; ramp += 30) {
+        char text[400];
+        struct pfs_diag d = {0};
+        int rc;
+
+        snprintf(text, sizeof text,
+                 "scenario = {\n  duration_days = 1.0;\n  dr_events = ();\n"
+                 "  dr_grid = { file = \"grid.csv\"; column = \"load\"; threshold = 5.0;\n"
+                 "    ramp_min = %d.0; };\n};\n",
+                 ramp);
+        rc = pfs_scenario_load(test_write(t, 0, "grid.cfg", text), sc, &d);
+        CHECK_INT(rc, ramp == 60 ? 0 : PFS_EINVAL);
+        if (rc == 0) {
+            CHECK_INT(sc->n_dr, 2);
+            continue;
+        }
+        CHECK_INT(d.line, 4);
+        if (!strstr(d.message, "scenario.dr_grid") ||
+            !strstr(d.message, "starting at hours 1 and 4 overlap") ||
+            !strstr(d.message, "dr_grid a ramp_min shorter"))
+            test_fail(t, __FILE__, __LINE__, "%s", d.message);
+    }
+    free(sc);
 }
 
 void

@@ -37,10 +37,10 @@ const char pfs_cli_capacity_help[] =
     "size with the most tokens a day among those that meet every DR target (at most 1% of\n"
     "event minutes over, under every seed) and the largest that does (docs/results.md).\n"
     "\n"
-    "  --gpus LIST        GPU counts: A..B:STEP or A,B,C (at most 64)\n"
+    "  --gpus LIST        GPU counts: A..B:STEP or A,B,C (at most 64, distinct)\n"
     "  --dr-per-year N    also with N events a year from the scenario's dr_generator (and\n"
     "                     0); without it, the scenario's own events only\n"
-    "  --seeds LIST       workload seeds, A..B or A,B,C (default: the scenario's seed)\n"
+    "  --seeds LIST       workload seeds, A..B or A,B,C, distinct (default: the scenario's seed)\n"
     "  --policy LIST      policies (default: the scenario's)\n"
     "  --days D           as pfisim run --days\n"
     "  --db FILE          keep the runs (and --resume them later with pfisim sweep)\n"
@@ -124,8 +124,8 @@ pfs_cli_capacity(int argc, char **argv)
         case 'g':
             if (!(n_sizes = pfs_cli_parse_list(optarg, sizes, MAX_SIZES, 0)) || sizes[0] < 1) {
                 free(sc);
-                return pfs_cli_usage("capacity", "--gpus takes A..B:STEP or A,B,C, got '%s'",
-                                     optarg);
+                return pfs_cli_usage(
+                    "capacity", "--gpus takes A..B:STEP or A,B,C (distinct), got '%s'", optarg);
             }
             break;
         case 'r':
@@ -138,7 +138,8 @@ pfs_cli_capacity(int argc, char **argv)
         case 'S':
             if (!(n_seeds = pfs_cli_parse_list(optarg, seeds, PFS_MAX_SEEDS, 1))) {
                 free(sc);
-                return pfs_cli_usage("capacity", "--seeds takes A..B or A,B,C, got '%s'", optarg);
+                return pfs_cli_usage("capacity", "--seeds takes A..B or A,B,C (distinct), got '%s'",
+                                     optarg);
             }
             break;
         case 'p':

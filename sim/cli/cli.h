@@ -43,9 +43,9 @@ int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);
 
-/* Non-negative integers written A..B[:STEP] or A,B,C into v (at most max; more is refused,
- * not cut). A range without STEP steps by default_step, or, when that is 0, in about eight
- * steps ending at B. Returns the count, 0 when malformed. */
+/* Distinct non-negative integers written A..B[:STEP] or A,B,C into v (at most max; more is
+ * refused, not cut). A range without STEP steps by default_step, or, when that is 0, in about
+ * eight steps ending at B. Returns the count, 0 when malformed or a value repeats. */
 size_t pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step);
 
 /* Prints t as a JSON string to stdout: quotes, backslashes and control bytes escaped. */

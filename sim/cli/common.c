@@ -228,6 +228,9 @@ pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step)
             *comma = '\0';
         if (n == max || !pfs__parse_long(p, &a) || a < 0)
             return 0;
+        for (size_t q = 0; q < n; q++)
+            if (v[q] == a) /* (a seed twice would weigh twice in its spread) */
+                return 0;
         v[n++] = a;
     }
     return n;

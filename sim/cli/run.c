@@ -38,9 +38,9 @@ const char pfs_cli_run_help[] =
     "  --policy NAME         run this policy (repeatable, or NAME,NAME...; at most 16, each\n"
     "                        once) instead of the scenario's list\n"
     "  --seed N              the workload's seed\n"
-    "  --seeds LIST          run every policy under each workload seed: A..B or A,B,C (or the\n"
-    "                        scenario's `seeds`); prints means, the 95% interval and min-max,\n"
-    "                        and each policy against equal seed by seed\n"
+    "  --seeds LIST          run every policy under each workload seed: A..B or A,B,C, distinct\n"
+    "                        (or the scenario's `seeds`); prints means, the 95% interval and\n"
+    "                        min-max, and each policy against equal seed by seed\n"
     "  --days D              simulated days, 1/1440 (a minute) to 3660 (events are drawn and\n"
     "                        counted within them)\n"
     "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
@@ -957,9 +957,10 @@ pfs_cli_run(int argc, char **argv)
             break;
         case 'S':
             if (!parse_seeds(optarg, seeds, &n_seeds)) {
-                code = pfs_cli_usage(
-                    "run", "--seeds takes A..B or A,B,C (at most 256 non-negative seeds), got '%s'",
-                    optarg);
+                code = pfs_cli_usage("run",
+                                     "--seeds takes A..B or A,B,C (at most 256 distinct "
+                                     "non-negative seeds), got '%s'",
+                                     optarg);
                 goto usage_out;
             }
             break;

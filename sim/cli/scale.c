@@ -400,7 +400,7 @@ pfs_cli_scale(int argc, char **argv)
                     n_sizes = 0;
             if (n_sizes == 0)
                 return pfs_cli_usage("scale",
-                                     "--sizes takes up to 16 sizes of 1 to %d GPUs, "
+                                     "--sizes takes up to 16 distinct sizes of 1 to %d GPUs, "
                                      "got '%s'",
                                      PFS_SCALE_MAX_GPUS, optarg);
             break;
