@@ -1037,6 +1037,9 @@ struct pfs_scenario {
     /* events and control */
     size_t n_dr;
     struct pfs_dr_event dr[PFS_MAX_DR];
+    size_t n_dr_after;      /* events given that start at or after the run's end: dropped
+                             * (pfs_scenario_set_days), not part of the run or its key; pfisim
+                             * run and check say so where the scenario's own duration left them */
     double cadence_s;       /* control period outside events, s */
     double event_cadence_s; /* control period during events, s */
     double actuation_s;     /* delay before new caps take effect, s */

@@ -1077,6 +1077,7 @@ pfs_scenario_set_days(struct pfs_scenario *sc, double days)
     for (size_t k = 0; k < sc->n_dr; k++)
         if (sc->dr[k].start_s < days * 86400)
             sc->dr[m++] = sc->dr[k];
+    sc->n_dr_after += sc->n_dr - m;
     sc->n_dr = m;
 }
 

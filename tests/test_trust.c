@@ -701,6 +701,40 @@ test_trust_events_overlap(struct test *t)
     free(sc);
 }
 
+/* An event the scenario gives after its own end is not part of the run; run and check now say
+ * so (before, "1 DR events" and nothing more), and say nothing where --days asked for a
+ * shorter run. */
+void
+test_trust_events_after_end(struct test *t)
+{
+    const char *cfg =
+        test_write(t, 0, "late.cfg",
+                   "scenario = {\n  duration_days = 0.5;\n  facility = { gpus = 64; };\n"
+                   "  dr_events = ( { start_h = 2.0; end_h = 3.0; cut = 0.3; },\n"
+                   "    { start_h = 12.0; end_h = 13.0; cut = 0.3; },\n"
+                   "    { start_h = 30.0; end_h = 31.0; cut = 0.3; } );\n};\n");
+    const char *said = "2 DR events of the scenario start at or after its end (0.5 days) and are "
+                       "not simulated";
+    char args[700], *out, *err;
+
+    snprintf(args, sizeof args, "run %s --policy equal --json", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(err && strstr(err, said));
+    CHECK(out && strstr(out, "\"dr_events\": 1,"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "DR events inside the run: 1.") && strstr(out, said));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "run %s --policy equal --csv --days 0.25", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(err && strstr(err, "not simulated") == NULL);
+    free(out);
+    free(err);
+}
+
 void
 test_trust_pool_settings(struct test *t)
 {

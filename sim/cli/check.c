@@ -119,6 +119,12 @@ pfs_cli_check(int argc, char **argv)
                      "event %zu asks for %.4g MW, at or below the idle draw of %.4g MW", k + 1,
                      level / 1e6, idle_w / 1e6);
     }
+    if (isnan(days) && sc->n_dr_after > 0)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "%zu DR event%s of the scenario start%s at or after its end (%g days) and %s "
+                 "not simulated",
+                 sc->n_dr_after, sc->n_dr_after == 1 ? "" : "s", sc->n_dr_after == 1 ? "s" : "",
+                 sc->days, sc->n_dr_after == 1 ? "is" : "are");
     if (n_jobs > 1000000 || sc->days * total_gpus > 365.0 * 100000)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "a large run: %zu jobs over %.4g days on %ld GPUs (docs/benchmarks.md has what "

@@ -1057,6 +1057,12 @@ pfs_cli_run(int argc, char **argv)
         free(seeds);
         return pfs_cli_report(&d, rc);
     }
+    if (isnan(days) && sc->n_dr_after > 0) /* (with --days, asked for) */
+        fprintf(stderr,
+                "pfisim run: warning: %zu DR event%s of the scenario start%s at or after its end "
+                "(%g days) and %s not simulated\n",
+                sc->n_dr_after, sc->n_dr_after == 1 ? "" : "s", sc->n_dr_after == 1 ? "s" : "",
+                sc->days, sc->n_dr_after == 1 ? "is" : "are");
     if (seed >= 0)
         sc->seed = (unsigned long)seed;
     if (n_seeds == 0 && seed < 0 && sc->n_seeds > 0) {
