@@ -1294,8 +1294,10 @@ size_t pfs_job_results_read(const struct pfs_job_results *jr, size_t from,
                             struct pfs_job_result *buf, size_t max, int *err);
 void pfs_job_results_free(struct pfs_job_results *jr);
 
-/* The workload's jobs, in order (the order of a run's job results). */
+/* The workload's jobs, in order (the order of a run's job results); and how many more it
+ * gave that are submitted after the run's end, left out (pfisim run and check say so). */
 size_t pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in);
+size_t pfs_sim_inputs_n_after(const struct pfs_sim_inputs *in);
 const struct pfs_workload_job *pfs_sim_inputs_job(const struct pfs_sim_inputs *in, size_t j);
 
 /* The scenario's curves: curve k's measured (or tabulated) points, its corpus job (NULL when

@@ -114,6 +114,7 @@ struct pfs_sim_inputs {
     struct pfs_jobset *js;
     struct pfs_predictor *pred;
     struct pfs_workload *wl;
+    size_t n_after; /* the workload's jobs submitted after the run's end: left out of it */
     size_t n_curves;
     struct corpus_curve *curves;
     uint32_t *job_curve; /* workload job -> its curve (n_curves < UINT32_MAX) */
@@ -864,6 +865,20 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
         o.seed = sc->seed;
         rc = pfs_workload_generate(&o, in->js, &in->wl, diag);
     }
+    if (rc == 0) {
+        /* A job submitted after the run's end never arrives (an arrival at the end itself
+         * still does): it is not part of the run, its jobs submitted, its per-job rows or
+         * the GPU time asked (a workload file longer than the scenario's days counted
+         * them all). */
+        int64_t end_us = (int64_t)(sc->days * 86400 * US);
+        size_t m = 0;
+
+        for (size_t j = 0; j < in->wl->n_jobs; j++)
+            if (arrival_us(in, j) <= end_us)
+                in->wl->jobs[m++] = in->wl->jobs[j];
+        in->n_after = in->wl->n_jobs - m;
+        in->wl->n_jobs = m;
+    }
     if (beside)
         pthread_join(curves_th, NULL);
     if (cj.read_rc) { /* (before the jobs' failure: in turn, the curves were read first) */
@@ -973,6 +988,12 @@ size_t
 pfs_sim_inputs_n_jobs(const struct pfs_sim_inputs *in)
 {
     return in->wl->n_jobs;
+}
+
+size_t
+pfs_sim_inputs_n_after(const struct pfs_sim_inputs *in)
+{
+    return in->n_after;
 }
 
 const struct pfs_workload_job *

@@ -59,8 +59,8 @@ test_data(const char *rel, char *buf, size_t size)
     return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
-static char *
-slurp(const char *path)
+char *
+test_slurp(const char *path)
 {
     FILE *fp = fopen(path, "r");
     char *buf = NULL;
@@ -113,8 +113,8 @@ test_run(struct test *t, const char *args, char **out, char **err)
     snprintf(e, sizeof e, "%s/stderr", t->tmpdir);
     snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s </dev/null", bin, args, o, e);
     st = system(cmd);
-    *out = slurp(o);
-    *err = slurp(e);
+    *out = test_slurp(o);
+    *err = test_slurp(e);
     if (st == -1 || !WIFEXITED(st))
         return -1;
     return WEXITSTATUS(st);
@@ -145,8 +145,8 @@ test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, cha
     }
     if (pid < 0 || waitpid(pid, &st, 0) != pid)
         st = -1;
-    *out = slurp(o);
-    *err = slurp(e);
+    *out = test_slurp(o);
+    *err = test_slurp(e);
     if (st == -1 || !WIFEXITED(st))
         return -1;
     return WEXITSTATUS(st);

@@ -64,6 +64,9 @@ void test_fail(struct test *t, const char *file, int line, const char *fmt, ...)
  * slot: slot 0..3). */
 const char *test_write(struct test *t, int slot, const char *name, const char *text);
 
+/* The file at path, whole (malloc'd; "" when it cannot be read). */
+char *test_slurp(const char *path);
+
 /* The number of lines in the file at path; -1 when it cannot be read. */
 long test_count_lines(const char *path);
 
@@ -210,7 +213,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_pool_settings)                                                                    \
     X(test_trust_named_twice)                                                                      \
     X(test_trust_events_overlap)                                                                   \
-    X(test_trust_events_after_end)                                                                 \
+    X(test_trust_after_end)                                                                        \
     X(test_deadline_two_jobs)                                                                      \
     X(test_deadline_study_figure)                                                                  \
     X(test_sim_admission)                                                                          \

@@ -701,11 +701,12 @@ test_trust_events_overlap(struct test *t)
     free(sc);
 }
 
-/* An event the scenario gives after its own end is not part of the run; run and check now say
- * so (before, "1 DR events" and nothing more), and say nothing where --days asked for a
- * shorter run. */
+/* An event or a workload file's job the scenario gives after its own end is not part of the
+ * run; run and check now say so (before, "1 DR events" and nothing more, and the jobs counted
+ * as submitted, listed in the per-job rows and in check's GPU time asked), and say nothing
+ * where --days asked for a shorter run. */
 void
-test_trust_events_after_end(struct test *t)
+test_trust_after_end(struct test *t)
 {
     const char *cfg =
         test_write(t, 0, "late.cfg",
@@ -733,6 +734,26 @@ test_trust_events_after_end(struct test *t)
     CHECK(err && strstr(err, "not simulated") == NULL);
     free(out);
     free(err);
+    /* Three jobs, one submitted at the end itself (it arrives), one after it (it does not). */
+    test_write(t, 0, "wl.csv",
+               "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+               "a,0,h200-049,2,380284,1e6,firm\nb,43200,h200-060,2,761738,1e6,flex1\n"
+               "c,43200.5,h200-146,8,131074837,1e6,firm\n");
+    cfg = test_write(t, 0, "wl.cfg",
+                     "scenario = {\n  duration_days = 0.5;\n  facility = { gpus = 64; };\n"
+                     "  workload = { file = \"wl.csv\"; };\n  dr_events = ();\n};\n");
+    snprintf(args, sizeof args, "run %s --policy equal --json --jobs-csv %s/jobs.csv", cfg,
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(err && strstr(err, "1 job of the workload is submitted after the scenario's end (0.5 "
+                             "days) and is not simulated"));
+    CHECK(out && strstr(out, "\"jobs_submitted\": 2,"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/jobs.csv", t->tmpdir);
+    out = test_slurp(args);
+    CHECK(out && strstr(out, "\nequal,a,") && strstr(out, "\nequal,b,") && !strstr(out, ",c,"));
+    free(out);
 }
 
 void

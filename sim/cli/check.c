@@ -44,7 +44,7 @@ pfs_cli_check(int argc, char **argv)
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
-    struct warning warn[8] = {{""}};
+    struct warning warn[10] = {{""}}; /* (at most 6, then three more) */
     size_t n_pools, n_warn = 0, n_jobs, n_events = 0;
     double days = NAN, idle_w = 0, peak_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
     long total_gpus = 0;
@@ -119,6 +119,13 @@ pfs_cli_check(int argc, char **argv)
                      "event %zu asks for %.4g MW, at or below the idle draw of %.4g MW", k + 1,
                      level / 1e6, idle_w / 1e6);
     }
+    if (isnan(days) && pfs_sim_inputs_n_after(in) > 0)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "%zu job%s of the workload %s submitted after the scenario's end (%g days) "
+                 "and %s not simulated",
+                 pfs_sim_inputs_n_after(in), pfs_sim_inputs_n_after(in) == 1 ? "" : "s",
+                 pfs_sim_inputs_n_after(in) == 1 ? "is" : "are", sc->days,
+                 pfs_sim_inputs_n_after(in) == 1 ? "is" : "are");
     if (isnan(days) && sc->n_dr_after > 0)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "%zu DR event%s of the scenario start%s at or after its end (%g days) and %s "

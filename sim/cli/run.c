@@ -1159,6 +1159,13 @@ pfs_cli_run(int argc, char **argv)
         }
         if (rc || (rc = pfs_sim_inputs_new(sc, &in, &d)))
             break;
+        if (i == 0 && isnan(days) && pfs_sim_inputs_n_after(in) > 0) /* (--days: asked for) */
+            fprintf(stderr,
+                    "pfisim run: warning: %zu job%s of the workload %s submitted after the "
+                    "scenario's end (%g days) and %s not simulated\n",
+                    pfs_sim_inputs_n_after(in), pfs_sim_inputs_n_after(in) == 1 ? "" : "s",
+                    pfs_sim_inputs_n_after(in) == 1 ? "is" : "are", sc->days,
+                    pfs_sim_inputs_n_after(in) == 1 ? "is" : "are");
         if (!o.jobs && (jobs_path || db_path)) {
             o.jobs = calloc(n_pol, sizeof *o.jobs);
             if (!o.jobs)
