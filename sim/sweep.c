@@ -340,10 +340,10 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
     return 0;
 }
 
-/* The scenario's canonical text with its seed (malloc'd; NULL without memory): two points
- * with the same are the same runs. */
+/* The scenario's canonical text with its seed (malloc'd; NULL without memory), and its
+ * FNV-1a hash in *hash: two points with the same text are the same runs. */
 static char *
-point_text(const struct pfs_scenario *sc)
+point_text(const struct pfs_scenario *sc, uint64_t *hash)
 {
     char *text = NULL;
     size_t len = 0;
@@ -357,6 +357,9 @@ point_text(const struct pfs_scenario *sc)
         free(text);
         return NULL;
     }
+    *hash = 1469598103934665603ULL;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        *hash = (*hash ^ *c) * 1099511628211ULL;
     return text;
 }
 
@@ -373,9 +376,13 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
         value[a] = -1;
     for (size_t a = 0; a < sw->n_axes && rc == 0; a++) {
         char **text = calloc((size_t)sw->axes[a].n, sizeof *text), path[64];
+        uint64_t *hash = calloc((size_t)sw->axes[a].n, sizeof *hash);
 
-        if (!text)
+        if (!text || !hash) {
+            free(text);
+            free(hash);
             return pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
+        }
         for (int i = 0; i < sw->axes[a].n && rc == 0; i++) {
             struct pfs_diag d = {0};
 
@@ -386,12 +393,12 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
                                    "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
                 break;
             }
-            if (!(text[i] = point_text(sc))) {
+            if (!(text[i] = point_text(sc, &hash[i]))) {
                 rc = pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
                 break;
             }
             for (int k = 0; k < i && rc == 0; k++)
-                if (strcmp(text[k], text[i]) == 0)
+                if (hash[k] == hash[i] && strcmp(text[k], text[i]) == 0)
                     rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, sw->axes[a].line, 0, path,
                                        "%s (%s = ...): the same scenario as value [%d]", path,
                                        sw->axes[a].setting, k);
@@ -399,6 +406,7 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
         for (int i = 0; i < sw->axes[a].n; i++)
             free(text[i]);
         free(text);
+        free(hash);
         value[a] = -1;
     }
     if (rc)
