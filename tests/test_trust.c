@@ -555,6 +555,20 @@ test_trust_seeds(struct test *t)
     free(err);
 }
 
+/* pfisim ARGS exits with code and says msg on standard error, printing nothing. */
+static void
+refused(struct test *t, const char *args, int code, const char *msg)
+{
+    char *out, *err;
+
+    CHECK_INT(test_run(t, args, &out, &err), code);
+    if (!err || !strstr(err, msg))
+        test_fail(t, __FILE__, __LINE__, "%s: expected '%s' in: %s", args, msg, err);
+    CHECK(out && !*out);
+    free(out);
+    free(err);
+}
+
 /* A policy named twice, or more than sixteen, and a seed or a size given twice: refused
  * before anything is simulated or written. Before, the seventeenth of --policy was dropped
  * without a word; a name given twice ran twice (in a database the second run replaced the
@@ -562,63 +576,37 @@ test_trust_seeds(struct test *t)
 void
 test_trust_named_twice(struct test *t)
 {
-    char args[2048], db[600], want[96], *out, *err;
-    const char *cfg;
+    char args[2048], db[600], want[96];
     size_t n;
 
     snprintf(db, sizeof db, "%s/p.db", t->tmpdir);
     snprintf(args, sizeof args, "run --days 0.01 --policy equal,pfi --policy equal --db=%s", db);
-    CHECK_INT(test_run(t, args, &out, &err), 2);
-    CHECK(err && strstr(err, "pfisim run: policy 'equal' named twice"));
+    refused(t, args, 2, "pfisim run: policy 'equal' named twice");
     CHECK(access(db, F_OK) != 0);
-    free(out);
-    free(err);
     n = (size_t)snprintf(args, sizeof args, "run --days 0.01 --csv");
     for (int k = 0; k < 17; k++) /* (11 names, then 6 of them with +sync-shift: all known) */
         n += (size_t)snprintf(args + n, sizeof args - n, " --policy %s%s",
                               pfs_policy_at((size_t)k % 11)->name, k < 11 ? "" : "+sync-shift");
-    CHECK_INT(test_run(t, args, &out, &err), 2);
     snprintf(want, sizeof want, "at most 16 policies, got '%s+sync-shift' as well",
              pfs_policy_at(16 % 11)->name);
-    CHECK(err && strstr(err, want));
-    free(out);
-    free(err);
-    cfg = test_write(t, 0, "twice.cfg",
-                     "scenario = {\n  name = \"twice\";\n"
-                     "  policies = [\"equal\", \"pfi\", \"pfi\"];\n};\n");
-    snprintf(args, sizeof args, "run %s --days 0.01", cfg);
-    CHECK_INT(test_run(t, args, &out, &err), 3);
-    CHECK(err && strstr(err, "twice.cfg:3: error: scenario.policies: policy 'pfi' named twice"));
-    free(out);
-    free(err);
-    snprintf(args, sizeof args,
-             "capacity configs/default.cfg --gpus 64 --days 0.01 --policy "
-             "oracle,equal,oracle");
-    CHECK_INT(test_run(t, args, &out, &err), 2);
-    CHECK(err && strstr(err, "pfisim capacity: policy 'oracle' named twice"));
-    free(out);
-    free(err);
-    CHECK_INT(test_run(t, "run --days 0.01 --policy equal --seeds 1,1,2 --csv", &out, &err), 2);
-    CHECK(err && strstr(err, "at most 256 distinct non-negative seeds), got '1,1,2'"));
-    free(out);
-    free(err);
-    cfg = test_write(t, 0, "seeds.cfg", "scenario = {\n  seeds = [3, 4, 3];\n};\n");
-    snprintf(args, sizeof args, "run %s --days 0.01", cfg);
-    CHECK_INT(test_run(t, args, &out, &err), 3);
-    CHECK(err && strstr(err, "seeds.cfg:2: error: scenario.seeds: seed 3 given twice"));
-    free(out);
-    free(err);
-    CHECK_INT(test_run(t, "capacity configs/default.cfg --gpus 64,128,64 --days 0.01", &out, &err),
-              2);
-    CHECK(err && strstr(err, "--gpus takes A..B:STEP or A,B,C (distinct), got '64,128,64'"));
-    free(out);
-    free(err);
+    refused(t, args, 2, want);
+    snprintf(args, sizeof args, "run %s --days 0.01",
+             test_write(t, 0, "twice.cfg",
+                        "scenario = {\n  name = \"twice\";\n"
+                        "  policies = [\"equal\", \"pfi\", \"pfi\"];\n};\n"));
+    refused(t, args, 3, "twice.cfg:3: error: scenario.policies: policy 'pfi' named twice");
+    refused(t, "capacity configs/default.cfg --gpus 64 --days 0.01 --policy oracle,equal,oracle", 2,
+            "pfisim capacity: policy 'oracle' named twice");
+    refused(t, "run --days 0.01 --policy equal --seeds 1,1,2 --csv", 2,
+            "at most 256 distinct non-negative seeds), got '1,1,2'");
+    snprintf(args, sizeof args, "run %s --days 0.01",
+             test_write(t, 0, "seeds.cfg", "scenario = {\n  seeds = [3, 4, 3];\n};\n"));
+    refused(t, args, 3, "seeds.cfg:2: error: scenario.seeds: seed 3 given twice");
+    refused(t, "capacity configs/default.cfg --gpus 64,128,64 --days 0.01", 2,
+            "--gpus takes A..B:STEP or A,B,C (distinct), got '64,128,64'");
     snprintf(args, sizeof args, "scale traces/h200-h100/curves.csv --sizes 8,64,8 -o %s/s.csv",
              t->tmpdir);
-    CHECK_INT(test_run(t, args, &out, &err), 2);
-    CHECK(err && strstr(err, "--sizes takes up to 16 distinct sizes"));
-    free(out);
-    free(err);
+    refused(t, args, 2, "--sizes takes up to 16 distinct sizes");
 }
 
 /* DR events that overlap, ramps included, are refused. Before, two copies of one event were
