@@ -609,6 +609,60 @@ test_trust_named_twice(struct test *t)
     refused(t, args, 2, "--sizes takes up to 16 distinct sizes");
 }
 
+/* An output named as another output or as an input is refused, the file left as it was:
+ * before, `report DB -o DB` put a PDF where the database was, `run --timeseries-csv X --db=X`
+ * replaced the database with the CSV, and the jobs CSV over the time series lost it. */
+void
+test_trust_not_over(struct test *t)
+{
+    char db[600], kept[600], args[2000], *out, *err;
+    const char *cfg, *wl, *curves;
+
+    snprintf(db, sizeof db, "%s/r.db", t->tmpdir);
+    snprintf(kept, sizeof kept, "%s/kept.db", t->tmpdir);
+    snprintf(args, sizeof args, "run --days 0.02 --policy equal --policy oracle --db=%s", db);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "cp %s %s", db, kept);
+    CHECK_INT(system(args), 0);
+    snprintf(args, sizeof args, "report %s -o %s/../%s/r.db", db, t->tmpdir,
+             strrchr(t->tmpdir, '/') + 1);
+    refused(t, args, 2, "pfisim report: -o");
+    snprintf(args, sizeof args, "run --days 0.02 --policy equal --timeseries-csv %s --db=%s", db,
+             db);
+    refused(t, args, 2, "--timeseries-csv and --db name one file");
+    CHECK(test_same_file(db, kept));
+    snprintf(args, sizeof args,
+             "run --days 0.02 --policy equal --timeseries-csv %s/x.csv --jobs-csv %s/x.csv",
+             t->tmpdir, t->tmpdir);
+    refused(t, args, 2, "--timeseries-csv and --jobs-csv name one file");
+    wl = test_write(t, 1, "wl.csv",
+                    "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                    "a,0,h200-049,2,380284,1e6,firm\n");
+    cfg = test_write(t, 0, "wl.cfg",
+                     "scenario = {\n  duration_days = 0.02;\n  facility = { gpus = 64; };\n"
+                     "  workload = { file = \"wl.csv\"; };\n  dr_events = ();\n};\n");
+    snprintf(args, sizeof args, "run %s --policy equal --jobs-csv %s", cfg, cfg);
+    refused(t, args, 2, "--jobs-csv would write over the scenario file");
+    snprintf(args, sizeof args, "run %s --policy equal --jobs-csv %s", cfg, wl);
+    refused(t, args, 2, "--jobs-csv would write over the workload file");
+    snprintf(args, sizeof args, "capacity %s --gpus 64 --days 0.02 --plot %s", cfg, cfg);
+    refused(t, args, 2, "pfisim capacity: --plot");
+    curves = test_write(t, 2, "c.csv",
+                        "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                        "j,h200-sxm,1,400,50,tokens/s,380\nj,h200-sxm,1,700,80,tokens/s,650\n");
+    snprintf(args, sizeof args, "scale %s --gpus 64 -o %s", curves, curves);
+    refused(t, args, 2, "pfisim scale: -o");
+    snprintf(args, sizeof args, "fit %s --save %s", curves, curves);
+    refused(t, args, 2, "pfisim fit: --save");
+    snprintf(args, sizeof args, "import perseus --gpu h200-sxm %s -o %s", curves, curves);
+    refused(t, args, 2, "pfisim import: -o");
+    out = test_slurp(curves);
+    CHECK(out && strncmp(out, "job_id,gpu,n_gpus", 17) == 0);
+    free(out);
+}
+
 /* DR events that overlap, ramps included, are refused. Before, two copies of one event were
  * two events judged on the same minutes (one met, one missed) sharing one cost of DR (its
  * cost per event halved), and an event starting inside another took its baseline under the

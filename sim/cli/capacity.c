@@ -181,6 +181,14 @@ pfs_cli_capacity(int argc, char **argv)
         free(sc);
         return pfs_cli_report(&d, rc);
     }
+    {
+        const char *inputs[2] = {argv[optind], db_path};
+
+        if ((code = pfs_cli_not_over("capacity", "--plot", plot, inputs, 2)) != EXIT_OK) {
+            free(sc);
+            return code;
+        }
+    }
     if (!realpath(argv[optind], abs_cfg)) {
         free(sc);
         return pfs_cli_report(

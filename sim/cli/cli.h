@@ -43,6 +43,16 @@ int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);
 
+/* Whether paths a and b name one file: the same file where both exist, else the same name
+ * in the same folder (symbolic links in the folders followed). */
+bool pfs_cli_same_file(const char *a, const char *b);
+
+/* EXIT_OK where output (an option's file, opt naming the option) is none of inputs[0..n)
+ * (NULL entries skipped); else a usage error saying so: an output is written over its file
+ * whole, so `report DB -o DB` had put a PDF where the database was. */
+int pfs_cli_not_over(const char *cmd, const char *opt, const char *output,
+                     const char *const *inputs, size_t n);
+
 /* Distinct non-negative integers written A..B[:STEP] or A,B,C into v (at most max; more is
  * refused, not cut). A range without STEP steps by default_step, or, when that is 0, in about
  * eight steps ending at B. Returns the count, 0 when malformed or a value repeats. */

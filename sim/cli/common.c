@@ -9,6 +9,7 @@
  * writes is built completely before any of it is printed, so a failing command prints no
  * half table.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -178,6 +180,47 @@ pfs_cli_write_output(const char *output,
                      struct pfs_diag *d)
 {
     return pfs__out_write(output, write, obj, d);
+}
+
+/* path's folder made absolute (realpath) and its name, into out; false where the folder
+ * cannot be resolved. */
+static bool
+absolute(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], real[PATH_MAX];
+
+    if (!slash)
+        pfs__strlcpy(dir, ".", sizeof dir);
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (!realpath(dir, real))
+        return false;
+    return (size_t)snprintf(out, size, "%s/%s", real, slash ? slash + 1 : path) < size;
+}
+
+bool
+pfs_cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    char pa[2 * PATH_MAX], pb[2 * PATH_MAX];
+
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (absolute(a, pa, sizeof pa) && absolute(b, pb, sizeof pb))
+        return strcmp(pa, pb) == 0;
+    return strcmp(a, b) == 0;
+}
+
+int
+pfs_cli_not_over(const char *cmd, const char *opt, const char *output, const char *const *inputs,
+                 size_t n)
+{
+    for (size_t k = 0; output && k < n; k++)
+        if (inputs[k] && pfs_cli_same_file(output, inputs[k]))
+            return pfs_cli_usage(cmd, "%s '%s' would write over the input '%s'", opt, output,
+                                 inputs[k]);
+    return EXIT_OK;
 }
 
 bool

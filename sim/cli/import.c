@@ -134,6 +134,9 @@ pfs_cli_import(int argc, char **argv)
     }
     if (argc - optind < 2)
         return pfs_cli_usage("import", "%s", "expected FORMAT and at least one FILE");
+    if ((rc = pfs_cli_not_over("import", "-o", output, (const char *const *)&argv[optind + 1],
+                               (size_t)(argc - optind - 1))))
+        return rc;
     if (pfs_telemetry_find(argv[optind]))
         return import_telemetry(pfs_telemetry_find(argv[optind]), argc - optind - 1,
                                 argv + optind + 1, gpu_opt, job_id, output);

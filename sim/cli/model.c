@@ -832,6 +832,8 @@ pfs_cli_fit(int argc, char **argv)
         return pfs_cli_usage("fit", "%s", "--loo fits one model per job left out: no --save");
     if (prior && !loo)
         return pfs_cli_usage("fit", "%s", "--prior goes with --loo");
+    if ((rc = pfs_cli_not_over("fit", "--save", save, (const char *const *)&argv[optind], 1)))
+        return rc;
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
         return pfs_cli_report(&d, rc);
     rows = calloc(cs->n_jobs, sizeof *rows);

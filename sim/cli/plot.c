@@ -108,6 +108,8 @@ pfs_cli_report_cmd(int argc, char **argv)
     }
     if (argc - optind != 1)
         return pfs_cli_usage("report", "%s", "expected one results database");
+    if ((rc = pfs_cli_not_over("report", "-o", output, (const char *const *)&argv[optind], 1)))
+        return rc;
     if ((rc = pfs_report_db(argv[optind], output, &d)) != 0)
         return pfs_cli_report(&d, rc);
     printf("%s\n", output);

@@ -1057,6 +1057,30 @@ pfs_cli_run(int argc, char **argv)
         free(seeds);
         return pfs_cli_report(&d, rc);
     }
+    /* No output onto another or onto an input: --timeseries-csv onto --db's file replaced
+     * the database with the CSV, and onto --jobs-csv's lost the time series. */
+    {
+        const char *out[3] = {ts_path, jobs_path, db_path};
+        const char *input[2] = {optind < argc ? argv[optind] : NULL,
+                                sc->workload[0] ? sc->workload : NULL};
+        static const char *const out_opt[3] = {"--timeseries-csv", "--jobs-csv", "--db"};
+        static const char *const in_what[2] = {"the scenario file", "the workload file"};
+
+        for (size_t a = 0; a < 3; a++)
+            for (size_t b = 0; b < 5; b++) {
+                const char *other = b < 3 ? out[b] : input[b - 3];
+
+                if (b == a || (b < 3 && b < a) || !out[a] || !other ||
+                    !pfs_cli_same_file(out[a], other))
+                    continue;
+                free(sc);
+                free(seeds);
+                return b < 3 ? pfs_cli_usage("run", "%s and %s name one file, '%s'", out_opt[a],
+                                             out_opt[b], out[a])
+                             : pfs_cli_usage("run", "%s would write over %s, '%s'", out_opt[a],
+                                             in_what[b - 3], out[a]);
+            }
+    }
     if (isnan(days) && sc->n_dr_after > 0) /* (with --days, asked for) */
         fprintf(stderr,
                 "pfisim run: warning: %zu DR event%s of the scenario start%s at or after its end "

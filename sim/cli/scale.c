@@ -458,6 +458,8 @@ pfs_cli_scale(int argc, char **argv)
         return pfs_cli_usage("scale", "%s", "--sizes, --jobs and --csv go with --pfi or --swing");
     if (pfi && (o.shift || output))
         return pfs_cli_usage("scale", "%s", "--shift and -o go with --gpus or --times");
+    if ((rc = pfs_cli_not_over("scale", "-o", output, (const char *const *)&argv[optind], 1)))
+        return rc;
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)
         return pfs_cli_report(&d, rc);
     if (pfi) {
