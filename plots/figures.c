@@ -1521,14 +1521,18 @@ pricing(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, 
                     if (v[t][k] > v[deep_t][deep_k])
                         deep_k = k, deep_t = t;
             }
+            char comp[40] = "no DR event";
+
+            if (!isnan(compliance_sum[hi_k])) /* (NAN: runs without an event) */
+                snprintf(comp, sizeof comp, "compliance %.3f",
+                         compliance_sum[hi_k] / (double)seeds[hi_k]);
             snprintf(reading, sizeof reading,
                      "The operator breaks even offering Flex GPU-hours up to %.2f%% off under %s, "
                      "and only %.2f%% under %s. The fair discount is deepest for %s under %s "
                      "(%.2f%%): that tier loses the most throughput there. DR pays %.0f $ per "
-                     "MW-year under %s (compliance %.3f)",
+                     "MW-year under %s (%s)",
                      v[3][hi_k], pols[hi_k], v[3][lo_k], pols[lo_k], labels[deep_t], pols[deep_k],
-                     v[deep_t][deep_k], dr_pay[hi_k] / (double)seeds[hi_k], pols[hi_k],
-                     compliance_sum[hi_k] / (double)seeds[hi_k]);
+                     v[deep_t][deep_k], dr_pay[hi_k] / (double)seeds[hi_k], pols[hi_k], comp);
         }
         for (int t = 0; t < 4; t++)
             p[t] = (struct pfs_bar_panel){t < 3 ? labels[t] : "break-even (max)",

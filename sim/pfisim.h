@@ -1565,7 +1565,7 @@ struct pfs_price_run {
     double event_hours;      /* their hours */
     double committed_kw;     /* mean kW an event asks to shed */
     double committed_mwh;    /* over all events */
-    double compliance;       /* 1 - minutes over target / event minutes */
+    double compliance;       /* 1 - minutes over target / event minutes (NAN: no event) */
     struct pfs_price_tier tier[PFS_N_TIERS];
     /* Revenue per MW of capacity per year, USD. */
     double rev_compute;        /* firm work, Flex GPU-hours at the fair discounts */

@@ -141,15 +141,16 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
     dr_terms(sc, cap_w, r);
     r->days = sc->days;
     r->capacity_w = cap_w;
-    r->compliance = r->event_hours > 0 ? fmax(0, 1 - minutes_over / (60 * r->event_hours)) : 0;
+    /* (no event: nothing to comply with, NAN, where 0 read as every minute over) */
+    r->compliance =
+        r->event_hours > 0 ? fmax(0, 1 - minutes_over / (60 * r->event_hours)) : (double)NAN;
     /* Per MW of capacity, per year. */
     {
-        double per = cap_w / 1e6 * years, dr;
+        double per = cap_w / 1e6 * years, dr, paid = isnan(r->compliance) ? 0 : r->compliance;
 
         r->rev_compute = compute / per;
-        r->rev_dr_capacity =
-            r->committed_kw * sc->price.capacity_usd_kw_year * years * r->compliance / per;
-        r->rev_dr_energy = r->committed_mwh * sc->price.energy_usd_mwh * r->compliance / per;
+        r->rev_dr_capacity = r->committed_kw * sc->price.capacity_usd_kw_year * years * paid / per;
+        r->rev_dr_energy = r->committed_mwh * sc->price.energy_usd_mwh * paid / per;
         dr = r->rev_dr_capacity + r->rev_dr_energy;
         r->rev_with = r->rev_compute + dr;
         r->rev_without = without / per;

@@ -215,6 +215,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_events_overlap)                                                                   \
     X(test_trust_after_end)                                                                        \
     X(test_trust_not_over)                                                                         \
+    X(test_trust_price_no_event)                                                                   \
     X(test_deadline_two_jobs)                                                                      \
     X(test_deadline_study_figure)                                                                  \
     X(test_sim_admission)                                                                          \

@@ -663,6 +663,33 @@ test_trust_not_over(struct test *t)
     free(out);
 }
 
+/* pfisim price on runs without a DR event: nothing to comply with, so no compliance (null in
+ * --json, said in words), where it printed "compliance 0.000", every minute over, as it
+ * would for a run that met no target at all. */
+void
+test_trust_price_no_event(struct test *t)
+{
+    char args[1400], *out, *err;
+
+    snprintf(args, sizeof args, "run --days 0.02 --policy equal --policy oracle --db=%s/p.db",
+             t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "price %s/p.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "0 DR events (0.0 h, 0 kW each), no event to comply with\n") &&
+          !strstr(out, "compliance"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "price %s/p.db --json", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "\"compliance\": null, \"rev_compute\"") &&
+          strstr(out, "\"rev_dr_capacity\": 0, \"rev_dr_energy\": 0,"));
+    free(out);
+    free(err);
+}
+
 /* DR events that overlap, ramps included, are refused. Before, two copies of one event were
  * two events judged on the same minutes (one met, one missed) sharing one cost of DR (its
  * cost per event halved), and an event starting inside another took its baseline under the

@@ -535,13 +535,18 @@ pfs_cli_price(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const struct pfs_price_run *r = &runs[i];
 
-        if (!csv)
+        if (!csv) {
+            char comp[40] = "no event to comply with";
+
+            if (!isnan(r->compliance))
+                snprintf(comp, sizeof comp, "compliance %.3f", r->compliance);
             printf("%s%s (scenario %.8s), policy %s, seed %lld: %.4g days, %.3f MW, %zu DR "
-                   "events (%.1f h, %.0f kW each), compliance %.3f\n"
+                   "events (%.1f h, %.0f kW each), %s\n"
                    "  %-6s %7s %9s %8s %7s %11s %8s\n",
                    i ? "\n" : "", r->scenario, r->hash, r->policy, r->seed, r->days,
-                   r->capacity_w / 1e6, r->n_events, r->event_hours, r->committed_kw, r->compliance,
-                   "tier", "jobs", "delivered", "floor_x", "missed", "GPU_hours", "discount");
+                   r->capacity_w / 1e6, r->n_events, r->event_hours, r->committed_kw, comp, "tier",
+                   "jobs", "delivered", "floor_x", "missed", "GPU_hours", "discount");
+        }
         for (int t = 0; t < PFS_N_TIERS; t++) {
             const struct pfs_price_tier *p = &r->tier[t];
 
