@@ -658,6 +658,10 @@ test_trust_not_over(struct test *t)
     refused(t, args, 2, "pfisim fit: --save");
     snprintf(args, sizeof args, "import perseus --gpu h200-sxm %s -o %s", curves, curves);
     refused(t, args, 2, "pfisim import: -o");
+    snprintf(args, sizeof args,
+             "workload --arrivals poisson:5 --days 0.1 --corpus %s -o %s/../%s/curves.csv",
+             t->tmpdir, t->tmpdir, strrchr(t->tmpdir, '/') + 1);
+    refused(t, args, 2, "pfisim workload: -o");
     out = test_slurp(curves);
     CHECK(out && strncmp(out, "job_id,gpu,n_gpus", 17) == 0);
     free(out);

@@ -199,6 +199,8 @@ pfs_cli_workload(int argc, char **argv)
         struct pfs_trace *t = NULL;
         struct pfs_arrival_model m;
 
+        if ((rc = pfs_cli_not_over("workload", "-o", output, &fit, 1)))
+            return rc;
         if ((rc = pfs_trace_read(fit, &t, &d)) == 0 && (rc = pfs_arrival_fit(t, &m, &d)) == 0)
             rc = pfs_cli_write_output(output, write_arrivals_obj, &m, &d);
         pfs_trace_free(t);
@@ -207,6 +209,14 @@ pfs_cli_workload(int argc, char **argv)
     if (!o.arrivals)
         return pfs_cli_usage("workload", "%s", "expected --arrivals SOURCE (or --fit SOURCE)");
     snprintf(jobs_path, sizeof jobs_path, "%s/jobs.csv", corpus_dir);
+    {
+        char curves_path[sizeof jobs_path];
+        const char *inputs[2] = {jobs_path, curves_path};
+
+        snprintf(curves_path, sizeof curves_path, "%s/curves.csv", corpus_dir);
+        if ((rc = pfs_cli_not_over("workload", "-o", output, inputs, 2)))
+            return rc;
+    }
     if ((rc = pfs_jobset_read(jobs_path, &js, &d)) == 0 &&
         (rc = pfs_workload_generate(&o, js, &w, &d)) == 0)
         rc = pfs_cli_write_output(output, write_workload_obj, w, &d);
