@@ -243,6 +243,41 @@ test_check_command(struct test *t)
     CHECK(strstr(out, "DR events inside the run: 3.") != NULL);
     free(out);
     free(err);
+    /* A DR event whose every level is an absolute target at or above that most: it can never
+     * bind and counts as met (before, check said nothing). A level 440 W under it binds, as
+     * does a cut among its steps. */
+    {
+        static const struct {
+            const char *event;
+            bool warned;
+        } c[] = {
+            {"target_w = 1181440.0;", true},
+            {"target_w = 1181000.0;", false},
+            {"steps = ( { at_min = 0.0; target_w = 2e6; }, { at_min = 60.0; target_w = 1.5e6; } );",
+             true},
+            {"steps = ( { at_min = 0.0; target_w = 2e6; }, { at_min = 60.0; cut = 0.1; } );",
+             false},
+        };
+
+        for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+            char text[400];
+
+            snprintf(text, sizeof text,
+                     "scenario = { duration_days = 1.0; dr_events = ( { start_h = 18.0; end_h = "
+                     "21.0; %s } ); };\n",
+                     c[k].event);
+            snprintf(args, sizeof args, "check %s", test_write(t, 0, "ev.cfg", text));
+            CHECK_INT(test_run(t, args, &out, &err), 0);
+            if (!out ||
+                (strstr(out, "it can never bind, and counts as met") != NULL) != c[k].warned)
+                test_fail(t, __FILE__, __LINE__, "case %zu: %s", k, out);
+            if (k == 2)
+                CHECK(strstr(out, "event 1 asks for no less than 1.5 MW, at or above the most the "
+                                  "facility can draw (1.181 MW)"));
+            free(out);
+            free(err);
+        }
+    }
     cfg = test_write(t, 0, "cap.cfg", "scenario = {\n facility = { cap_w = -1.0; };\n};\n");
     snprintf(args, sizeof args, "check %s", cfg);
     CHECK_INT(test_run(t, args, &out, &err), 3);

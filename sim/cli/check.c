@@ -33,6 +33,23 @@ struct warning {
     char text[300];
 };
 
+/* Event e's lowest absolute target (facility W), or 0 where a level of it is a cut (a cut is
+ * taken from the draw at its start, so it binds whatever the facility draws). */
+static double
+lowest_target(const struct pfs_dr_event *e)
+{
+    double lo = HUGE_VAL;
+
+    if (e->n_steps == 0)
+        return e->target_w > 0 ? e->target_w : 0;
+    for (size_t i = 0; i < e->n_steps; i++) {
+        if (!(e->steps[i].target_w > 0))
+            return 0;
+        lo = fmin(lo, e->steps[i].target_w);
+    }
+    return lo;
+}
+
 int
 pfs_cli_check(int argc, char **argv)
 {
@@ -114,10 +131,17 @@ pfs_cli_check(int argc, char **argv)
         const struct pfs_dr_event *e = &sc->dr[k];
         double level = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * peak_w;
 
-        if (e->start_s < sc->days * 86400 && e->target_w > 0 && level <= idle_w)
+        if (!(e->start_s < sc->days * 86400))
+            continue;
+        if (e->target_w > 0 && level <= idle_w)
             snprintf(warn[n_warn++].text, sizeof warn[0].text,
                      "event %zu asks for %.4g MW, at or below the idle draw of %.4g MW", k + 1,
                      level / 1e6, idle_w / 1e6);
+        else if (lowest_target(e) >= peak_w)
+            snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                     "event %zu asks for no less than %.4g MW, at or above the most the facility "
+                     "can draw (%.4g MW): it can never bind, and counts as met",
+                     k + 1, lowest_target(e) / 1e6, peak_w / 1e6);
     }
     if (isnan(days) && pfs_sim_inputs_n_after(in) > 0)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
