@@ -340,10 +340,10 @@ read_policy_axis(struct pfs_sweep *sw, const config_setting_t *vals, struct pfs_
     return 0;
 }
 
-/* The scenario's canonical text with its seed (malloc'd; NULL without memory), and its
- * FNV-1a hash in *hash: two points with the same text are the same runs. */
+/* The scenario's canonical text with its seed (malloc'd; NULL without memory): two points
+ * with the same are the same runs. */
 static char *
-point_text(const struct pfs_scenario *sc, uint64_t *hash)
+point_text(const struct pfs_scenario *sc)
 {
     char *text = NULL;
     size_t len = 0;
@@ -357,10 +357,14 @@ point_text(const struct pfs_scenario *sc, uint64_t *hash)
         free(text);
         return NULL;
     }
-    *hash = 1469598103934665603ULL;
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
-        *hash = (*hash ^ *c) * 1099511628211ULL;
     return text;
+}
+
+/* The strindex key of point text i (check_axes). */
+static const char *
+text_at(const void *base, size_t i)
+{
+    return ((char *const *)base)[i];
 }
 
 /* Every value of every axis, each alone on the base, must read as a scenario: a misspelt
@@ -376,37 +380,33 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
         value[a] = -1;
     for (size_t a = 0; a < sw->n_axes && rc == 0; a++) {
         char **text = calloc((size_t)sw->axes[a].n, sizeof *text), path[64];
-        uint64_t *hash = calloc((size_t)sw->axes[a].n, sizeof *hash);
+        struct pfs__strindex seen = {0};
 
-        if (!text || !hash) {
-            free(text);
-            free(hash);
+        if (!text)
             return pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
-        }
         for (int i = 0; i < sw->axes[a].n && rc == 0; i++) {
             struct pfs_diag d = {0};
+            size_t k;
 
             value[a] = i;
             snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
-            if (build(sw, value, sw->n_axes, sc, &d) != 0) {
+            if (build(sw, value, sw->n_axes, sc, &d) != 0)
                 rc = pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
                                    "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
-                break;
-            }
-            if (!(text[i] = point_text(sc, &hash[i]))) {
+            else if (!(text[i] = point_text(sc)) ||
+                     (k = pfs__strindex_find(&seen, text[i], text_at, text)) == SIZE_MAX)
+                rc = text[i] ? pfs__strindex_add(&seen, (size_t)i, text_at, text) : PFS_ENOMEM;
+            else
+                rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, sw->axes[a].line, 0, path,
+                                   "%s (%s = ...): the same scenario as value [%zu]", path,
+                                   sw->axes[a].setting, k);
+            if (rc == PFS_ENOMEM)
                 rc = pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
-                break;
-            }
-            for (int k = 0; k < i && rc == 0; k++)
-                if (hash[k] == hash[i] && strcmp(text[k], text[i]) == 0)
-                    rc = pfs__diag_set(diag, PFS_EINVAL, sw->path, sw->axes[a].line, 0, path,
-                                       "%s (%s = ...): the same scenario as value [%d]", path,
-                                       sw->axes[a].setting, k);
         }
+        pfs__strindex_fini(&seen);
         for (int i = 0; i < sw->axes[a].n; i++)
             free(text[i]);
         free(text);
-        free(hash);
         value[a] = -1;
     }
     if (rc)
