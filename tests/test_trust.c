@@ -615,7 +615,7 @@ test_trust_named_twice(struct test *t)
 void
 test_trust_not_over(struct test *t)
 {
-    char db[600], kept[600], args[2000], *out, *err;
+    char db[600], kept[600], args[2000], want[1400], *out, *err;
     const char *cfg, *wl, *curves;
 
     snprintf(db, sizeof db, "%s/r.db", t->tmpdir);
@@ -644,9 +644,13 @@ test_trust_not_over(struct test *t)
                      "scenario = {\n  duration_days = 0.02;\n  facility = { gpus = 64; };\n"
                      "  workload = { file = \"wl.csv\"; };\n  dr_events = ();\n};\n");
     snprintf(args, sizeof args, "run %s --policy equal --jobs-csv %s", cfg, cfg);
-    refused(t, args, 2, "--jobs-csv would write over the scenario file");
+    snprintf(want, sizeof want, "pfisim run: --jobs-csv '%s' would write over the input '%s'\n",
+             cfg, cfg);
+    refused(t, args, 2, want);
     snprintf(args, sizeof args, "run %s --policy equal --jobs-csv %s", cfg, wl);
-    refused(t, args, 2, "--jobs-csv would write over the workload file");
+    snprintf(want, sizeof want, "pfisim run: --jobs-csv '%s' would write over the input '%s'\n", wl,
+             wl); /* (the workload file, found beside the scenario) */
+    refused(t, args, 2, want);
     snprintf(args, sizeof args, "capacity %s --gpus 64 --days 0.02 --plot %s", cfg, cfg);
     refused(t, args, 2, "pfisim capacity: --plot");
     curves = test_write(t, 2, "c.csv",

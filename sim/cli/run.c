@@ -1061,25 +1061,22 @@ pfs_cli_run(int argc, char **argv)
      * the database with the CSV, and onto --jobs-csv's lost the time series. */
     {
         const char *out[3] = {ts_path, jobs_path, db_path};
-        const char *input[2] = {optind < argc ? argv[optind] : NULL,
-                                sc->workload[0] ? sc->workload : NULL};
-        static const char *const out_opt[3] = {"--timeseries-csv", "--jobs-csv", "--db"};
-        static const char *const in_what[2] = {"the scenario file", "the workload file"};
+        const char *input[2] = {optind < argc ? argv[optind] : NULL, sc->workload};
+        static const char *const opt[3] = {"--timeseries-csv", "--jobs-csv", "--db"};
 
-        for (size_t a = 0; a < 3; a++)
-            for (size_t b = 0; b < 5; b++) {
-                const char *other = b < 3 ? out[b] : input[b - 3];
-
-                if (b == a || (b < 3 && b < a) || !out[a] || !other ||
-                    !pfs_cli_same_file(out[a], other))
-                    continue;
-                free(sc);
-                free(seeds);
-                return b < 3 ? pfs_cli_usage("run", "%s and %s name one file, '%s'", out_opt[a],
-                                             out_opt[b], out[a])
-                             : pfs_cli_usage("run", "%s would write over %s, '%s'", out_opt[a],
-                                             in_what[b - 3], out[a]);
-            }
+        for (size_t a = 0; a < 3 && code == EXIT_OK; a++) {
+            for (size_t b = a + 1; b < 3 && code == EXIT_OK; b++)
+                if (out[a] && out[b] && pfs_cli_same_file(out[a], out[b]))
+                    code = pfs_cli_usage("run", "%s and %s name one file, '%s'", opt[a], opt[b],
+                                         out[a]);
+            if (code == EXIT_OK)
+                code = pfs_cli_not_over("run", opt[a], out[a], input, sc->workload[0] ? 2 : 1);
+        }
+        if (code != EXIT_OK) {
+            free(sc);
+            free(seeds);
+            return code;
+        }
     }
     if (isnan(days) && sc->n_dr_after > 0) /* (with --days, asked for) */
         fprintf(stderr,
