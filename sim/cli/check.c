@@ -144,18 +144,10 @@ pfs_cli_check(int argc, char **argv)
                      k + 1, lowest_target(e) / 1e6, peak_w / 1e6);
     }
     if (isnan(days) && pfs_sim_inputs_n_after(in) > 0)
-        snprintf(warn[n_warn++].text, sizeof warn[0].text,
-                 "%zu job%s of the workload %s submitted after the scenario's end (%g days) "
-                 "and %s not simulated",
-                 pfs_sim_inputs_n_after(in), pfs_sim_inputs_n_after(in) == 1 ? "" : "s",
-                 pfs_sim_inputs_n_after(in) == 1 ? "is" : "are", sc->days,
-                 pfs_sim_inputs_n_after(in) == 1 ? "is" : "are");
+        pfs_cli_left_out(warn[n_warn++].text, sizeof warn[0].text, pfs_sim_inputs_n_after(in), true,
+                         sc->days);
     if (isnan(days) && sc->n_dr_after > 0)
-        snprintf(warn[n_warn++].text, sizeof warn[0].text,
-                 "%zu DR event%s of the scenario start%s at or after its end (%g days) and %s "
-                 "not simulated",
-                 sc->n_dr_after, sc->n_dr_after == 1 ? "" : "s", sc->n_dr_after == 1 ? "s" : "",
-                 sc->days, sc->n_dr_after == 1 ? "is" : "are");
+        pfs_cli_left_out(warn[n_warn++].text, sizeof warn[0].text, sc->n_dr_after, false, sc->days);
     if (n_jobs > 1000000 || sc->days * total_gpus > 365.0 * 100000)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "a large run: %zu jobs over %.4g days on %ld GPUs (docs/benchmarks.md has what "

@@ -43,6 +43,11 @@ int pfs_cli_write_output(const char *output,
                          int (*write)(const void *obj, FILE *fp, struct pfs_diag *d),
                          const void *obj, struct pfs_diag *d);
 
+/* "N DR events of the scenario start at or after its end (D days) and are not simulated"
+ * (jobs false), or the same of its workload's jobs submitted after it, into buf; what run
+ * and check say where the scenario's own duration left some out. */
+void pfs_cli_left_out(char *buf, size_t size, size_t n, bool jobs, double days);
+
 /* Whether paths a and b name one file: the same file where both exist, else the same name
  * in the same folder (symbolic links in the folders followed). */
 bool pfs_cli_same_file(const char *a, const char *b);

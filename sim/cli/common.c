@@ -212,6 +212,23 @@ pfs_cli_same_file(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+void
+pfs_cli_left_out(char *buf, size_t size, size_t n, bool jobs, double days)
+{
+    bool one = n == 1;
+
+    if (jobs)
+        snprintf(buf, size,
+                 "%zu job%s of the workload %s submitted after the scenario's end (%g days) and "
+                 "%s not simulated",
+                 n, one ? "" : "s", one ? "is" : "are", days, one ? "is" : "are");
+    else
+        snprintf(buf, size,
+                 "%zu DR event%s of the scenario start%s at or after its end (%g days) and %s not "
+                 "simulated",
+                 n, one ? "" : "s", one ? "s" : "", days, one ? "is" : "are");
+}
+
 int
 pfs_cli_not_over(const char *cmd, const char *opt, const char *output, const char *const *inputs,
                  size_t n)

@@ -1078,12 +1078,12 @@ pfs_cli_run(int argc, char **argv)
             return code;
         }
     }
-    if (isnan(days) && sc->n_dr_after > 0) /* (with --days, asked for) */
-        fprintf(stderr,
-                "pfisim run: warning: %zu DR event%s of the scenario start%s at or after its end "
-                "(%g days) and %s not simulated\n",
-                sc->n_dr_after, sc->n_dr_after == 1 ? "" : "s", sc->n_dr_after == 1 ? "s" : "",
-                sc->days, sc->n_dr_after == 1 ? "is" : "are");
+    if (isnan(days) && sc->n_dr_after > 0) { /* (with --days, asked for) */
+        char said[200];
+
+        pfs_cli_left_out(said, sizeof said, sc->n_dr_after, false, sc->days);
+        fprintf(stderr, "pfisim run: warning: %s\n", said);
+    }
     if (seed >= 0)
         sc->seed = (unsigned long)seed;
     if (n_seeds == 0 && seed < 0 && sc->n_seeds > 0) {
@@ -1180,13 +1180,12 @@ pfs_cli_run(int argc, char **argv)
         }
         if (rc || (rc = pfs_sim_inputs_new(sc, &in, &d)))
             break;
-        if (i == 0 && isnan(days) && pfs_sim_inputs_n_after(in) > 0) /* (--days: asked for) */
-            fprintf(stderr,
-                    "pfisim run: warning: %zu job%s of the workload %s submitted after the "
-                    "scenario's end (%g days) and %s not simulated\n",
-                    pfs_sim_inputs_n_after(in), pfs_sim_inputs_n_after(in) == 1 ? "" : "s",
-                    pfs_sim_inputs_n_after(in) == 1 ? "is" : "are", sc->days,
-                    pfs_sim_inputs_n_after(in) == 1 ? "is" : "are");
+        if (i == 0 && isnan(days) && pfs_sim_inputs_n_after(in) > 0) { /* (--days: asked for) */
+            char said[200];
+
+            pfs_cli_left_out(said, sizeof said, pfs_sim_inputs_n_after(in), true, sc->days);
+            fprintf(stderr, "pfisim run: warning: %s\n", said);
+        }
         if (!o.jobs && (jobs_path || db_path)) {
             o.jobs = calloc(n_pol, sizeof *o.jobs);
             if (!o.jobs)
