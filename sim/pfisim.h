@@ -1363,6 +1363,18 @@ struct pfs_store;
 int pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag);
 void pfs_store_close(struct pfs_store *st);
 
+/* pfs_store_open, but a database that does not exist yet is written to a temporary file
+ * beside path, with its journal in memory and no waits for the disk, and is put at path by
+ * pfs_store_finish: whole or not at all (pfs_store_close without it removes the file). Not
+ * for a writer that others share the file with while it writes, or that must leave what it
+ * stored if interrupted (a sweep, run --resume). */
+int pfs_store_create(const char *path, struct pfs_store **out, struct pfs_diag *diag);
+
+/* A database pfs_store_create made new: into WAL mode, flushed to disk and put at its path;
+ * if another writer made one there meanwhile, its runs are merged into that one
+ * (pfs_store_merge). Nothing to do for any other. Returns 0, PFS_EIO or PFS_EINVAL. */
+int pfs_store_finish(struct pfs_store *st, struct pfs_diag *diag);
+
 /* Opens an existing results database read-only, with the same identity checks (an empty
  * or missing file is PFS_EINVAL or PFS_EIO). */
 int pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_diag *diag);

@@ -12,8 +12,11 @@
  * same runs give the same bytes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,7 +45,10 @@
 
 struct pfs_store {
     sqlite3 *db;
-    char path[256];
+    char path[256]; /* the database's path, as errors name it */
+    /* A database made new by pfs_store_create: the file written until pfs_store_finish
+     * puts it at path ("" for any other) */
+    char tmp[300];
     /* the inserts of ROWS_AT_ONCE job_result and timeseries rows, prepared at their first
      * use and kept (each took 2.4 M instructions to prepare, at every run) */
     sqlite3_stmt *job_rows, *minute_rows;
@@ -255,7 +261,8 @@ remove_created(const char *path)
  * disk) is removed again, not left as a 0-byte file.
  */
 static int
-store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag *diag)
+store_open(const char *path, const char *tmp, bool write, struct pfs_store **out,
+           struct pfs_diag *diag)
 {
     struct pfs_store *st = calloc(1, sizeof *st);
     sqlite3_stmt *q = NULL;
@@ -267,11 +274,13 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
     if (!st)
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
     pfs__strlcpy(st->path, path, sizeof st->path);
-    if (write) {
+    if (tmp)
+        pfs__strlcpy(st->tmp, tmp, sizeof st->tmp);
+    if (write && !tmp) {
         pfs__mkdir_parents(path); /* a failure shows as the open's */
         created = access(path, F_OK) != 0;
     }
-    if (db_connect(st, path,
+    if (db_connect(st, tmp ? tmp : path,
                    write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) !=
         0) {
         rc = fail(st, diag, PFS_EIO, "cannot open the results database");
@@ -308,10 +317,17 @@ store_open(const char *path, bool write, struct pfs_store **out, struct pfs_diag
 
         snprintf(study, sizeof study, "%.*s", (int)(dot && dot > base ? dot - base : 63), base);
     }
+    /* A new file no one else can see yet (pfs_store_create) is written with its journal in
+     * memory and without waiting for the disk: half the system time, a quarter off the wall
+     * time of a large run's store (docs/benchmarks.md, "A new database written whole");
+     * pfs_store_finish puts it in WAL mode, flushed, where it belongs. */
+    if (tmp)
+        err = sqlite3_exec(st->db, "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;", NULL,
+                           NULL, NULL);
     /* The switch to WAL takes a lock that SQLite does not wait for with the busy handler
      * when another connection is creating the same file: wait here, as long as the busy
      * timeout would. */
-    for (int tries = 0;; tries++) {
+    for (int tries = 0; !tmp; tries++) {
         err = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
         if ((err != SQLITE_BUSY && err != SQLITE_LOCKED) || tries == 3000)
             break;
@@ -355,7 +371,7 @@ fail:
     /* Removed only when this call made the file and no other writer holds it (a lock
      * error: removing it would pull the file from under that writer). */
     err = st->db ? sqlite3_errcode(st->db) : SQLITE_OK;
-    pfs_store_close(st);
+    pfs_store_close(st); /* (a new database's file goes with it) */
     if (created && err != SQLITE_BUSY && err != SQLITE_LOCKED)
         remove_created(path);
     return rc;
@@ -364,13 +380,109 @@ fail:
 int
 pfs_store_open(const char *path, struct pfs_store **out, struct pfs_diag *diag)
 {
-    return store_open(path, true, out, diag);
+    return store_open(path, NULL, true, out, diag);
 }
 
 int
 pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_diag *diag)
 {
-    return store_open(path, false, out, diag);
+    return store_open(path, NULL, false, out, diag);
+}
+
+/* A name for a new database's file beside path that no other writer uses (the process and
+ * a counter, as sim/outfile.c names its), the file made empty with O_EXCL (SQLite takes an
+ * empty file for a new database). Returns 0, or errno. */
+static int
+make_tmp(const char *path, char *tmp, size_t size)
+{
+    static atomic_uint counter;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+
+    for (int tries = 0; tries < 100; tries++) {
+        int fd;
+
+        if (snprintf(tmp, size, "%.*s.%s.%ld-%u.tmp", dir_len, path, path + dir_len, (long)getpid(),
+                     atomic_fetch_add(&counter, 1)) >= (int)size)
+            return ENAMETOOLONG;
+        if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0) {
+            close(fd);
+            return 0;
+        }
+        if (errno != EEXIST)
+            return errno;
+    }
+    return EEXIST;
+}
+
+int
+pfs_store_create(const char *path, struct pfs_store **out, struct pfs_diag *diag)
+{
+    struct stat sb;
+    char tmp[300];
+    int e;
+
+    if (lstat(path, &sb) == 0 || errno != ENOENT) /* a file, a link, or none to be seen */
+        return pfs_store_open(path, out, diag);
+    pfs__mkdir_parents(path); /* a failure shows as make_tmp's */
+    if ((e = make_tmp(path, tmp, sizeof tmp)) != 0) {
+        *out = NULL;
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL,
+                             "cannot open the results database: %s", strerror(e));
+    }
+    return store_open(path, tmp, true, out, diag);
+}
+
+/* path's file to disk (SQLite did not wait for it), so that no crash can leave a database
+ * at its final path whose pages never reached the disk. Returns 0 or errno. */
+static int
+flush_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
+
+    if (fd < 0)
+        return errno;
+    if (fsync(fd) != 0)
+        e = errno;
+    close(fd);
+    return e;
+}
+
+int
+pfs_store_finish(struct pfs_store *st, struct pfs_diag *diag)
+{
+    struct pfs_store *into = NULL;
+    int rc, e;
+
+    if (!st || !st->tmp[0])
+        return 0;
+    forget_statements(st);
+    if ((rc = exec(st, "PRAGMA journal_mode = WAL;", diag)))
+        return rc;
+    sqlite3_close(st->db); /* (the -wal file goes with the last connection) */
+    st->db = NULL;
+    if ((e = flush_file(st->tmp)) != 0)
+        return pfs__diag_set(diag, PFS_EIO, st->path, 0, 0, NULL, "cannot write: %s", strerror(e));
+    /* At its path only where nothing is there: a link fails on a file another writer made
+     * meanwhile, which a rename would replace. */
+    if (link(st->tmp, st->path) != 0) {
+        struct stat sb;
+
+        if (lstat(st->path, &sb) == 0) {
+            /* Another writer made the database meanwhile: the runs go into it, as they would
+             * have had it been there when this one began (pfs_store_close removes the file). */
+            if ((rc = pfs_store_open(st->path, &into, diag)) == 0)
+                rc = pfs_store_merge(into, st->tmp, diag);
+            pfs_store_close(into);
+            return rc;
+        }
+        if (rename(st->tmp, st->path) != 0) /* (a file system without links) */
+            return pfs__diag_set(diag, PFS_EIO, st->path, 0, 0, NULL, "cannot write: %s",
+                                 strerror(errno));
+    }
+    remove_created(st->tmp);
+    st->tmp[0] = '\0';
+    return 0;
 }
 
 sqlite3 *
@@ -393,6 +505,8 @@ pfs_store_close(struct pfs_store *st)
     forget_statements(st);
     if (st->db)
         sqlite3_close(st->db);
+    if (st->tmp[0]) /* a new database not finished: none at all */
+        remove_created(st->tmp);
     free(st);
 }
 

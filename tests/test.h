@@ -293,6 +293,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sweep_timeseries)                                                                       \
     X(test_store_bad_databases)                                                                    \
     X(test_store_concurrent_create)                                                                \
+    X(test_store_new_whole)                                                                        \
     X(test_store_read_only_media)                                                                  \
     X(test_store_key_covers_inputs)                                                                \
     X(test_plot_axis)                                                                              \

@@ -646,6 +646,126 @@ test_store_bad_databases(struct test *t)
     free(err);
 }
 
+/* Whether the database at path is in WAL mode. */
+static bool
+in_wal_mode(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    bool wal = false;
+
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        wal = strcmp((const char *)sqlite3_column_text(q, 0), "wal") == 0;
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return wal;
+}
+
+/* A new database (pfs_store_create) is there whole at the end or not at all, and is the
+ * database that writing into an existing one makes:
+ * - `run --db` to a new path and to an existing, empty pfisim database give the same rows
+ *   (dump), both in WAL mode, and no temporary file is left beside the new one;
+ * - a disk that fills while the second of two runs is stored (every file limited to half a
+ *   run more than the first run's database): exit 4, and no database at the path, where the
+ *   store of every run in its own transaction left the first run's rows there;
+ * - under --resume, which exists to keep what an interrupted run stored, the first run's
+ *   rows stay;
+ * - `merge` into a new file whose disk fills at its second shard: no file either;
+ * - two commands making one new database at once: both exit 0 and it holds both runs (the
+ *   one that finishes second finds the file there and merges its runs into it). */
+void
+test_store_new_whole(struct test *t)
+{
+    const char *bin = getenv("PFISIM_BIN");
+    char a[300], b[300], args[1200], cmd[2400], *out, *err, *da = NULL, *db_text = NULL;
+    struct pfs_store *st = NULL;
+    struct pfs_diag d = {0};
+    sqlite3 *db = NULL;
+    struct stat sb;
+    long one;
+
+    if (!bin || !*bin)
+        bin = "build/pfisim";
+    snprintf(a, sizeof a, "%s/new/r.db", t->tmpdir);
+    snprintf(b, sizeof b, "%s/old/r.db", t->tmpdir);
+    CHECK_INT(pfs_store_open(b, &st, &d), 0); /* (the old way: made in place) */
+    pfs_store_close(st);
+    snprintf(args, sizeof args, RUN_ARGS " --db %s", a);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, RUN_ARGS " --db %s", b);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    for (int k = 0; k < 2; k++) {
+        db = NULL;
+        CHECK(sqlite3_open_v2(k ? b : a, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+        *(k ? &db_text : &da) = dump(db);
+        CHECK_INT(test_query_long(db, "SELECT count(*) FROM run"), 2);
+        sqlite3_close(db);
+        CHECK(in_wal_mode(k ? b : a));
+    }
+    CHECK(da && db_text && strlen(da) > 1000 && strcmp(da, db_text) == 0);
+    free(da);
+    free(db_text);
+    snprintf(cmd, sizeof cmd, "%s/new", t->tmpdir);
+    CHECK(!test_leftover_tmp(cmd));
+
+    /* One run's database, and a limit half a run above it for two. */
+    snprintf(a, sizeof a, "%s/one.db", t->tmpdir);
+    snprintf(args, sizeof args, "run --days 2 --policy equal --csv --db %s", a);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    CHECK(stat(a, &sb) == 0);
+    one = (long)sb.st_size;
+    for (int resume = 0; resume < 2; resume++) {
+        snprintf(a, sizeof a, "%s/full-%d.db", t->tmpdir, resume);
+        snprintf(args, sizeof args,
+                 "run --days 2 --policy equal --policy pfi --threads 1 --db %s%s", a,
+                 resume ? " --resume" : "");
+        CHECK_INT(test_run_fsize(t, one + one / 2, args, &out, &err), 4);
+        CHECK(strstr(err, a) != NULL);
+        free(out);
+        free(err);
+        CHECK(!test_leftover_tmp(t->tmpdir));
+        if (!resume) {
+            CHECK(access(a, F_OK) != 0);
+            continue;
+        }
+        db = NULL;
+        CHECK(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+        CHECK_INT(test_query_long(db, "SELECT count(*) FROM run WHERE policy = 'equal'"), 1);
+        sqlite3_close(db);
+    }
+    /* merge into a new file, the disk full at the second shard: none either */
+    snprintf(b, sizeof b, "%s/merged.db", t->tmpdir);
+    snprintf(args, sizeof args, "merge %s %s/one.db %s/new/r.db", b, t->tmpdir, t->tmpdir);
+    CHECK_INT(test_run_fsize(t, one + one / 2, args, &out, &err), 4);
+    free(out);
+    free(err);
+    CHECK(access(b, F_OK) != 0);
+    CHECK(!test_leftover_tmp(t->tmpdir));
+
+    /* Two at once. */
+    snprintf(a, sizeof a, "%s/both.db", t->tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "%s run --days 1 --policy equal --db %s >/dev/null 2>&1 & e=$!; "
+             "%s run --days 1 --policy pfi --db %s >/dev/null 2>&1 & p=$!; "
+             "wait $e && wait $p",
+             bin, a, bin, a);
+    CHECK_INT(system(cmd), 0);
+    db = NULL;
+    CHECK(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_INT(test_query_long(db, "SELECT count(DISTINCT policy) FROM run"), 2);
+    CHECK_INT(test_query_long(db, "SELECT count(DISTINCT run_id) FROM job_result"), 2);
+    sqlite3_close(db);
+    CHECK(!test_leftover_tmp(t->tmpdir));
+}
+
 /* Two writers creating one new database at once (two shards of a sweep): before, a second
  * writer could find the tables half-made and refuse the file as "not a pfisim results
  * database". Each try releases two processes together through a pipe; both must open it. */

@@ -50,8 +50,10 @@ const char pfs_cli_run_help[] =
     "                        what full power on its pool would have given in its time in the\n"
     "                        system; one seed)\n"
     "  --db[=FILE]           write every run to the results database (docs/results.md;\n"
-    "                        default results/pfisim.db), one transaction per run\n"
-    "  --resume              with --db: skip runs the database already holds\n"
+    "                        default results/pfisim.db), one transaction per run; a new\n"
+    "                        file appears at the end, whole, or not at all\n"
+    "  --resume              with --db: skip runs the database already holds (a new file\n"
+    "                        is then written in place, keeping what an interrupted run stored)\n"
     "  --threads N           simulate up to N policies at once (default: the CPUs online),\n"
     "                        a thread to spare making the run without DR events beside\n"
     "                        them; the outputs are the same bytes for every N\n"
@@ -1145,9 +1147,11 @@ pfs_cli_run(int argc, char **argv)
     o.ts = calloc(n_pol, sizeof *o.ts);
     if (!all || !o.ts)
         rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    /* The database first: a wrong one must fail before hours of simulation. */
+    /* The database first: a wrong one must fail before hours of simulation. A new one is
+     * there whole at the end or not at all (pfs_store_create), but under --resume, whose
+     * point is to keep the runs stored before an interruption. */
     if (rc == 0 && db_path)
-        rc = pfs_store_open(db_path, &store, &d);
+        rc = resume ? pfs_store_open(db_path, &store, &d) : pfs_store_create(db_path, &store, &d);
     if (rc == 0 && (db_path || ts_path)) {
         /* A size warning before a run that writes a very large time series (a row per
          * simulated minute and policy, about 80 bytes each in the database). */
@@ -1248,6 +1252,8 @@ pfs_cli_run(int argc, char **argv)
                 rc = pfs_store_update_gaps(store, sc, &d);
         }
     }
+    if (rc == 0)
+        rc = pfs_store_finish(store, &d);
     pfs_sim_set_progress(NULL, NULL);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */

@@ -36,9 +36,10 @@ const char pfs_cli_sweep_help[] =
 const char pfs_cli_merge_help[] =
     "usage: pfisim merge OUT.db SHARD.db...\n"
     "\n"
-    "Copies every scenario and run of the shard databases into OUT.db (made if missing), one\n"
-    "transaction per shard; a run OUT.db already holds (same scenario hash, policy, seed) is\n"
-    "replaced. Every database must be a pfisim results database of this schema version.\n";
+    "Copies every scenario and run of the shard databases into OUT.db, one transaction per\n"
+    "shard; a run OUT.db already holds (same scenario hash, policy, seed) is replaced. An\n"
+    "OUT.db that does not exist appears at the end with every shard, or not at all. Every\n"
+    "database must be a pfisim results database of this schema version.\n";
 
 struct progress {
     struct timespec t0;
@@ -266,10 +267,12 @@ pfs_cli_merge(int argc, char **argv)
         pfs_store_close(st);
         st = NULL;
     }
-    if ((rc = pfs_store_open(argv[optind], &st, &d)))
+    if ((rc = pfs_store_create(argv[optind], &st, &d)))
         return pfs_cli_report(&d, rc);
     for (int i = optind + 1; i < argc && rc == 0; i++)
         rc = pfs_store_merge(st, argv[i], &d);
+    if (rc == 0)
+        rc = pfs_store_finish(st, &d);
     pfs_store_close(st);
     if (rc)
         return pfs_cli_report(&d, rc);
