@@ -238,6 +238,17 @@ struct outcome {
     struct pfs_alloc_decision *d;
 };
 
+/* v with its sign into buf, or where it is NAN (against an infeasible equal) "-" in the
+ * table and nothing in CSV, as an undefined gap is shown. */
+static void
+signed_or_none(char *buf, size_t size, double v, bool csv)
+{
+    if (isnan(v))
+        pfs__strlcpy(buf, csv ? "" : "-", size);
+    else
+        snprintf(buf, size, csv ? "%.6g" : "%+.6g", v);
+}
+
 static void
 run_policy(const struct problem *p, const struct pfs_alloc_view *v, struct outcome *o)
 {
@@ -377,6 +388,10 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
     unsigned long seed;
     size_t n_pol = 0;
     double *v = NULL, *cv = NULL;
+    /* per policy: the draws it gave no answer on, and the first one's reason; the draws
+     * whose budget is below the jobs' minimum caps */
+    size_t *fails = NULL, n_below = 0;
+    char(*why)[200] = NULL;
     int rc = 0, code = EXIT_OK;
 
     if (!pfs_synth_spec(src, name, sizeof name, &seed))
@@ -394,9 +409,13 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
     }
     v = calloc(n_m * n_draws * n_pol + 1, sizeof *v);
     cv = calloc(n_cm * n_draws + 1, sizeof *cv);
-    if (!v || !cv) {
+    fails = calloc(n_pol + 1, sizeof *fails);
+    why = calloc(n_pol + 1, sizeof *why);
+    if (!v || !cv || !fails || !why) {
         free(v);
         free(cv);
+        free(fails);
+        free(why);
         return pfs_cli_report(&d, pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory"));
     }
     for (size_t dd = 0; dd < n_draws && rc == 0; dd++) {
@@ -424,9 +443,12 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
                                           NULL,
                                           0};
 
+            n_below += view.budget_w < p.min_total_w * (1 - 1e-12);
             for (size_t k = 0; k < n_pol; k++) {
                 out[k].ops = pfs_policy_at(k);
                 run_policy(&p, &view, &out[k]);
+                if (out[k].rc && fails[k]++ == 0)
+                    pfs__strlcpy(why[k], out[k].diag.message, sizeof why[k]);
                 if (strcmp(pol[k], "equal") == 0 && out[k].rc == 0)
                     eq = out[k].total;
                 if (strcmp(pol[k], "oracle") == 0 && out[k].rc == 0)
@@ -530,9 +552,25 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
             else if (!csv)
                 printf("\nthe figure: %s\n", plot);
         }
+        /* Why a policy has fewer draws than the others (its rows showed only the count),
+         * and, as without draws, a budget below every job's minimum cap is bad input. */
+        for (size_t k = 0; k < n_pol; k++)
+            if (fails[k])
+                fprintf(stderr, "pfisim alloc: %s: no answer on %zu of %zu draws (the first: %s)\n",
+                        pol[k], fails[k], n_draws, why[k]);
+        if (n_below > 0 && code == EXIT_OK) {
+            fprintf(stderr,
+                    "pfisim alloc: %s: the budget is below the jobs' minimum caps on %zu of %zu "
+                    "draws%s\n",
+                    n_below == n_draws ? "error" : "warning", n_below, n_draws,
+                    n_below == n_draws ? ": infeasible without pausing" : "");
+            code = n_below == n_draws ? EXIT_INPUT : code;
+        }
     }
     free(v);
     free(cv);
+    free(fails);
+    free(why);
     return code;
 }
 
@@ -561,7 +599,7 @@ pfs_cli_alloc(int argc, char **argv)
     const char *plot = NULL;
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
-    bool caps = false, given = false, csv = false, json = false;
+    bool caps = false, given = false, csv = false, json = false, useed_given = false;
     int c, tier = PFS_TIER_FLEX2, rc, code = EXIT_OK;
     struct problem p = {0};
     struct pfs_diag d = {0};
@@ -635,6 +673,7 @@ pfs_cli_alloc(int argc, char **argv)
                                      "--uncertainty-seed takes a non-negative integer, "
                                      "got '%s'",
                                      optarg);
+            useed_given = true;
             break;
         case 'h':
             return fputs(pfs_cli_alloc_help, stdout), EXIT_OK;
@@ -648,6 +687,16 @@ pfs_cli_alloc(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return pfs_cli_usage("alloc", "%s", "expected one curves file");
+    /* (each of these was ignored without a word) */
+    if (csv && json)
+        return pfs_cli_usage("alloc", "%s", "give --csv or --json, not both");
+    if (n_draws == 0 && (plot || useed_given))
+        return pfs_cli_usage("alloc", "%s needs --uncertainty N",
+                             plot ? "--plot" : "--uncertainty-seed");
+    if (n_draws > 0 && (policy || json))
+        return pfs_cli_usage("alloc",
+                             "--uncertainty reports every policy, as text or --csv: not with %s",
+                             policy ? "--policy" : "--json");
     if ((code = pfs_cli_plugins_load(&plugins)) != EXIT_OK)
         return code;
     if (isnan(cut) == isnan(budget))
@@ -722,7 +771,7 @@ pfs_cli_alloc(int argc, char **argv)
     {
         double eq = i_equal < n_pol && out[i_equal].rc == 0 ? out[i_equal].total : (double)NAN;
         double orc = i_oracle < n_pol && out[i_oracle].rc == 0 ? out[i_oracle].total : (double)NAN;
-        char gap[32];
+        char gap[32], delta[32], gain[32];
 
         bool gap_defined = orc - eq > 1e-3 * fabs(eq);
 
@@ -747,16 +796,14 @@ pfs_cli_alloc(int argc, char **argv)
                     printf("}");
                     continue;
                 }
-                printf(", \"total_throughput\": %.17g, \"delta_vs_equal\": %.17g, "
-                       "\"gap_recovered\": ",
-                       o->total, o->total - eq);
-                if (gap_defined)
-                    printf("%.17g", (o->total - eq) / (orc - eq));
-                else
-                    fputs("null", stdout);
-                printf(", \"mean_gain_per_job\": %.17g, \"min_rel_throughput\": %.17g, "
-                       "\"power_w\": %.17g}",
-                       (o->total - eq) / (double)p.n, o->min_rel, o->power_w);
+                printf(", \"total_throughput\": %.17g, \"delta_vs_equal\": ", o->total);
+                pfs_cli_json_number(o->total - eq); /* (null where equal is infeasible) */
+                printf(", \"gap_recovered\": ");
+                pfs_cli_json_number(gap_defined ? (o->total - eq) / (orc - eq) : (double)NAN);
+                printf(", \"mean_gain_per_job\": ");
+                pfs_cli_json_number((o->total - eq) / (double)p.n);
+                printf(", \"min_rel_throughput\": %.17g, \"power_w\": %.17g}", o->min_rel,
+                       o->power_w);
             }
             printf("\n]}\n");
             goto infeasible;
@@ -785,17 +832,22 @@ pfs_cli_alloc(int argc, char **argv)
                 snprintf(gap, sizeof gap, "%.4f", (o->total - eq) / (orc - eq));
             else
                 pfs__strlcpy(gap, csv ? "" : "-", sizeof gap);
-            printf(csv ? "%s,%.6g,%s,%.6g,%s,%.6g,%.4f\n"
-                       : "%-20s %16.6g %-10s %+12.6g %8s %+14.6g %8.4f\n",
-                   pfs_policy_name(o->ops), o->total, p.unit, o->total - eq, gap,
-                   (o->total - eq) / (double)p.n, o->min_rel);
+            /* against equal: nothing where equal is infeasible (empty, as the gap, not nan) */
+            signed_or_none(delta, sizeof delta, o->total - eq, csv);
+            signed_or_none(gain, sizeof gain, (o->total - eq) / (double)p.n, csv);
+            printf(csv ? "%s,%.6g,%s,%s,%s,%s,%.4f\n" : "%-20s %16.6g %-10s %12s %8s %14s %8.4f\n",
+                   pfs_policy_name(o->ops), o->total, p.unit, delta, gap, gain, o->min_rel);
         }
         if (!csv && budget >= p.full_total_w)
             printf("The budget covers the %.0f W the jobs draw uncapped: it binds nothing, every "
                    "job keeps its reference limit and no policy is asked.\n",
                    p.full_total_w);
         else if (!csv && !gap_defined)
-            printf("gap: not defined, the oracle gains less than 0.1%% over equal here.\n");
+            printf("gap: not defined, %s here.\n",
+                   isnan(eq) && isnan(orc) ? "equal and the oracle are infeasible"
+                   : isnan(eq)             ? "equal is infeasible"
+                   : isnan(orc)            ? "the oracle is infeasible"
+                                           : "the oracle gains less than 0.1% over equal");
         for (size_t k = 0; csv && k < n_pol; k++)
             if (out[k].d && out[k].rc)
                 fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),

@@ -65,6 +65,9 @@ size_t pfs_cli_parse_list(const char *s, long *v, size_t max, long default_step)
 
 /* Prints t as a JSON string to stdout: quotes, backslashes and control bytes escaped. */
 void pfs_cli_json_string(const char *t);
+/* Prints v as a JSON number to stdout (%.17g), or null where it is NAN or infinite, which
+ * JSON has no number for. */
+void pfs_cli_json_number(double v);
 /* Prints s as one quoted CSV field, its quotes doubled (always quoted: free text). */
 void pfs_cli_csv_quoted(const char *s);
 

@@ -323,6 +323,15 @@ pfs_cli_json_string(const char *t)
     putchar('"');
 }
 
+void
+pfs_cli_json_number(double v)
+{
+    if (isfinite(v))
+        printf("%.17g", v);
+    else
+        fputs("null", stdout);
+}
+
 int
 pfs_cli_plugins_option(struct pfs_cli_plugins *pl, const char *cmd, int c, const char *arg)
 {

@@ -239,10 +239,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
                     double v = col_value(r, &sets[t][c]);
 
                     printf(", \"%s\": ", sets[t][c].name);
-                    if (isnan(v) || isinf(v))
-                        fputs("null", stdout);
-                    else
-                        printf("%.17g", v);
+                    pfs_cli_json_number(v);
                 }
             printf(", \"gap_note\": ");
             pfs_cli_json_string(r->gap_note);
@@ -905,6 +902,7 @@ pfs_cli_run(int argc, char **argv)
     struct pfs_gpu unc[PFS_MAX_POOLS];
     size_t n_draws = 0, n_unc = 0;
     unsigned long useed = 1;
+    bool useed_given = false; /* (--uncertainty-seed alone was ignored) */
     struct pfs_scenario *sc = malloc(sizeof *sc);
     const char *policies[PFS_MAX_POLICIES], *ts_path = NULL, *jobs_path = NULL, *db_path = NULL;
     const char *twice;
@@ -1020,6 +1018,7 @@ pfs_cli_run(int argc, char **argv)
                                      optarg);
                 goto usage_out;
             }
+            useed_given = true;
             break;
         case 'h':
             free(sc);
@@ -1046,10 +1045,13 @@ pfs_cli_run(int argc, char **argv)
         code = pfs_cli_usage("run", "policy '%s' named twice", twice);
         goto usage_out;
     }
-    if (argc - optind > 1 || (resume && !db_path) || (seed >= 0 && n_seeds > 0)) {
+    if (argc - optind > 1 || (resume && !db_path) || (seed >= 0 && n_seeds > 0) || (csv && json) ||
+        (useed_given && n_draws == 0)) {
         code = pfs_cli_usage("run", "%s",
                              argc - optind > 1          ? "expected at most one scenario file"
                              : seed >= 0 && n_seeds > 0 ? "give --seed or --seeds, not both"
+                             : csv && json              ? "give --csv or --json, not both"
+                             : useed_given              ? "--uncertainty-seed needs --uncertainty N"
                                                         : "--resume needs --db");
         goto usage_out;
     }

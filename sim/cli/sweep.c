@@ -449,10 +449,7 @@ static void
 json_num(const char *name, double v, bool comma)
 {
     printf("%s\"%s\": ", comma ? ", " : "", name);
-    if (isfinite(v))
-        printf("%.17g", v);
-    else
-        fputs("null", stdout);
+    pfs_cli_json_number(v);
 }
 
 /* pfisim price --json: every priced run, its tiers and its revenue, as one document. */
@@ -523,8 +520,10 @@ pfs_cli_price(int argc, char **argv)
         else
             return pfs_cli_usage("price", "%s", "bad option");
     }
-    if (argc - optind != 1)
-        return pfs_cli_usage("price", "%s", "expected one results database");
+    if (argc - optind != 1 || (csv && json))
+        return pfs_cli_usage("price", "%s",
+                             csv && json ? "give --csv or --json, not both"
+                                         : "expected one results database");
     if ((rc = pfs_price_db(argv[optind], &runs, &n, &d)))
         return pfs_cli_report(&d, rc);
     if (json) {
