@@ -1037,9 +1037,13 @@ struct pfs_scenario {
     /* events and control */
     size_t n_dr;
     struct pfs_dr_event dr[PFS_MAX_DR];
-    size_t n_dr_after;      /* events given that start at or after the run's end: dropped
-                             * (pfs_scenario_set_days), not part of the run or its key; pfisim
-                             * run and check say so where the scenario's own duration left them */
+    size_t n_dr_after; /* events given that start at or after the run's end: dropped
+                        * (pfs_scenario_set_days), not part of the run or its key; pfisim
+                        * run and check say so where the scenario's own duration left them */
+    /* workload settings the file gives that its source of jobs does not read (load with
+     * arrivals not fitted; arrivals, load, tiers, slack, gpu_scale beside a workload file),
+     * as a sentence for pfisim run and check to warn with ("" for none) */
+    char workload_unread[200];
     double cadence_s;       /* control period outside events, s */
     double event_cadence_s; /* control period during events, s */
     double actuation_s;     /* delay before new caps take effect, s */

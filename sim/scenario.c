@@ -343,6 +343,44 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
     return 0;
 }
 
+/* The workload settings given in w that the scenario's source of jobs does not read, said
+ * in sc->workload_unread: beside a workload file, the arrivals and what shapes them (the
+ * file has each job's submit time, size, tier and deadline); with arrivals other than
+ * fitted:SOURCE, load (poisson:RATE has its rate, a real trace its own). Each did nothing
+ * without a word. */
+static void
+unread_settings(const config_setting_t *w, struct pfs_scenario *sc)
+{
+    static const char *const beside_file[] = {"arrivals", "load", "tiers", "slack", "gpu_scale"};
+    const char *given[5];
+    size_t used = 0, n = 0;
+
+    sc->workload_unread[0] = '\0';
+    if (sc->workload[0]) {
+        for (size_t k = 0; k < 5; k++)
+            if (config_setting_get_member(w, beside_file[k]))
+                given[n++] = beside_file[k];
+        for (size_t k = 0; k < n && used < sizeof sc->workload_unread; k++)
+            used += (size_t)snprintf(sc->workload_unread + used, sizeof sc->workload_unread - used,
+                                     "%s%s",
+                                     k == 0      ? "scenario.workload."
+                                     : k + 1 < n ? ", "
+                                                 : " and ",
+                                     given[k]);
+        if (n > 0 && used < sizeof sc->workload_unread)
+            snprintf(sc->workload_unread + used, sizeof sc->workload_unread - used,
+                     " %s nothing beside a workload file, which gives each job's submit time, "
+                     "size, tier and deadline",
+                     n > 1 ? "do" : "does");
+    } else if (config_setting_get_member(w, "load") &&
+               strncmp(sc->arrivals_source, "fitted:", 7) != 0) {
+        snprintf(sc->workload_unread, sizeof sc->workload_unread,
+                 "scenario.workload.load does nothing with arrivals '%s': only fitted:SOURCE "
+                 "arrivals are scaled to a load",
+                 sc->arrivals_source);
+    }
+}
+
 static int
 read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scenario *sc)
 {
@@ -392,6 +430,7 @@ read_workload(const struct reader *r, const config_setting_t *w, struct pfs_scen
         if (!(sc->arrivals.slack_lo >= 1 && sc->arrivals.slack_hi >= sc->arrivals.slack_lo))
             return bad(r, sl, "scenario.workload.slack", "need 1 <= low <= high (floats)");
     }
+    unread_settings(w, sc);
     return 0;
 }
 

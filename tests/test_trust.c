@@ -938,3 +938,56 @@ test_trust_alloc_edges(struct test *t)
     free(out);
     free(err);
 }
+
+/* Settings the source of jobs does not read, which did nothing without a word: a scenario's
+ * workload.load with Poisson arrivals (the same bytes as without it), its arrivals, tiers
+ * and slack beside a workload file; `workload --load` with other than fitted arrivals,
+ * `--start-day` with other than a real trace, and `--fit` with the options that build a
+ * workload. The scenario's are warnings (a copy of configs/default.cfg keeps its load), the
+ * command's usage errors. */
+void
+test_trust_unread_settings(struct test *t)
+{
+    const char *cfg =
+        test_write(t, 0, "pl.cfg",
+                   "scenario = {\n  duration_days = 0.2;\n  facility = { gpus = 64; };\n"
+                   "  workload = { arrivals = \"poisson:10\"; load = 0.5; };\n"
+                   "  dr_events = ();\n};\n");
+    const char *said = "scenario.workload.load does nothing with arrivals 'poisson:10': only "
+                       "fitted:SOURCE arrivals are scaled to a load";
+    char args[700], *out, *err, *plain;
+
+    snprintf(args, sizeof args, "run %s --policy equal --csv", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(err && strstr(err, said));
+    free(err);
+    test_write(t, 0, "pl.cfg",
+               "scenario = {\n  duration_days = 0.2;\n  facility = { gpus = 64; };\n"
+               "  workload = { arrivals = \"poisson:10\"; };\n  dr_events = ();\n};\n");
+    CHECK_INT(test_run(t, args, &plain, &err), 0);
+    CHECK(err && !*err);
+    CHECK(out && plain && strcmp(out, plain) == 0); /* (it did nothing) */
+    free(out);
+    free(err);
+    free(plain);
+    test_write(t, 0, "wl.csv",
+               "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+               "a,0,h200-049,2,380284,1e6,firm\n");
+    cfg = test_write(t, 0, "wf.cfg",
+                     "scenario = {\n  duration_days = 0.2;\n  facility = { gpus = 64; };\n"
+                     "  workload = { file = \"wl.csv\"; tiers = { firm = 1.0; flex1 = 0.0; "
+                     "flex2 = 0.0; flex3 = 0.0; }; slack = [5.0, 6.0]; };\n"
+                     "  dr_events = ();\n};\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "warning: scenario.workload.tiers and slack do nothing beside a "
+                             "workload file"));
+    free(out);
+    free(err);
+    refused(t, "workload --arrivals poisson:10 --days 1 --load 0.5", 2,
+            "--load goes with fitted:SOURCE arrivals, not 'poisson:10'");
+    refused(t, "workload --arrivals fitted:itp:cluster04 --days 1 --start-day 2", 2,
+            "--start-day goes with a real trace");
+    refused(t, "workload --fit itp:cluster04 --gpus 100", 2,
+            "--fit SOURCE takes only -o (not --gpus)");
+}

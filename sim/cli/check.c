@@ -61,7 +61,7 @@ pfs_cli_check(int argc, char **argv)
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
-    struct warning warn[10] = {{""}}; /* (at most 6, then three more) */
+    struct warning warn[11] = {{""}}; /* (at most 6, then four more) */
     size_t n_pools, n_warn = 0, n_jobs, n_events = 0;
     double days = NAN, idle_w = 0, peak_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
     long total_gpus = 0;
@@ -148,6 +148,8 @@ pfs_cli_check(int argc, char **argv)
                          sc->days);
     if (isnan(days) && sc->n_dr_after > 0)
         pfs_cli_left_out(warn[n_warn++].text, sizeof warn[0].text, sc->n_dr_after, false, sc->days);
+    if (sc->workload_unread[0])
+        pfs__strlcpy(warn[n_warn++].text, sc->workload_unread, sizeof warn[0].text);
     if (n_jobs > 1000000 || sc->days * total_gpus > 365.0 * 100000)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "a large run: %zu jobs over %.4g days on %ld GPUs (docs/benchmarks.md has what "

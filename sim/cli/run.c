@@ -1088,6 +1088,8 @@ pfs_cli_run(int argc, char **argv)
         pfs_cli_left_out(said, sizeof said, sc->n_dr_after, false, sc->days);
         fprintf(stderr, "pfisim run: warning: %s\n", said);
     }
+    if (sc->workload_unread[0])
+        fprintf(stderr, "pfisim run: warning: %s\n", sc->workload_unread);
     if (seed >= 0)
         sc->seed = (unsigned long)seed;
     if (n_seeds == 0 && seed < 0 && sc->n_seeds > 0) {

@@ -125,10 +125,18 @@ pfs_cli_workload(int argc, char **argv)
     struct pfs_diag d = {0};
     unsigned long v;
     int c, rc;
+    /* what was given, for the options that only some sources read (each was ignored
+     * without a word elsewhere) */
+    bool load_given = false, start_given = false;
+    const char *made_with = NULL; /* an option that builds a workload, which --fit does not */
 
     pfs_workload_defaults(&o);
     o.arrivals = NULL;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    for (int li = -1; (c = getopt_long(argc, argv, "ho:", opts, &li)) != -1; li = -1) {
+        if (li >= 0 && c != 'f' && c != 'o')
+            made_with = opts[li].name;
+        load_given = load_given || c == 'L';
+        start_given = start_given || c == 'S';
         switch (c) {
         case 'a':
             o.arrivals = optarg;
@@ -195,6 +203,8 @@ pfs_cli_workload(int argc, char **argv)
     }
     if (optind != argc)
         return pfs_cli_usage("workload", "unexpected argument '%s'", argv[optind]);
+    if (fit && made_with)
+        return pfs_cli_usage("workload", "--fit SOURCE takes only -o (not --%s)", made_with);
     if (fit) {
         struct pfs_trace *t = NULL;
         struct pfs_arrival_model m;
@@ -208,6 +218,13 @@ pfs_cli_workload(int argc, char **argv)
     }
     if (!o.arrivals)
         return pfs_cli_usage("workload", "%s", "expected --arrivals SOURCE (or --fit SOURCE)");
+    if (load_given && strncmp(o.arrivals, "fitted:", 7) != 0)
+        return pfs_cli_usage("workload", "--load goes with fitted:SOURCE arrivals, not '%s'",
+                             o.arrivals);
+    if (start_given &&
+        (strncmp(o.arrivals, "fitted:", 7) == 0 || strncmp(o.arrivals, "poisson:", 8) == 0))
+        return pfs_cli_usage("workload", "--start-day goes with a real trace, not '%s'",
+                             o.arrivals);
     snprintf(jobs_path, sizeof jobs_path, "%s/jobs.csv", corpus_dir);
     {
         char curves_path[sizeof jobs_path];
