@@ -549,6 +549,11 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
         }
         if ((ev.baseline == PFS_BASELINE_GIVEN) != (given > 0))
             return bad(r, e, F("baseline_w"), "give baseline_w exactly with baseline = \"given\"");
+        if (ev.baseline != PFS_BASELINE_AVERAGE &&
+            config_setting_get_member(e, "baseline_window_min"))
+            return bad(r, config_setting_get_member(e, "baseline_window_min"),
+                       F("baseline_window_min"),
+                       "goes with baseline = \"average\" (no other baseline has a window)");
         ev.baseline_w = given;
 #undef F
         if (steps) {

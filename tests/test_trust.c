@@ -991,3 +991,47 @@ test_trust_unread_settings(struct test *t)
     refused(t, "workload --fit itp:cluster04 --gpus 100", 2,
             "--fit SOURCE takes only -o (not --gpus)");
 }
+
+/* Options read and then ignored, each without a word: `predict eval --method physics`
+ * evaluated the model given, `predict train --split transfer` trained on the train split,
+ * `explain --csv` printed text; `grid --baseline-window-min` and a scenario event's
+ * `baseline_window_min` with the instant baseline (which has no window); `model --fit
+ * --alpha` (the fit gives the job's parameters). Refused now, naming the option. */
+void
+test_trust_options_ignored(struct test *t)
+{
+    const char *grid = test_write(t, 0, "g.csv",
+                                  "date,hour,SRP Actual\n2024-07-01,1,100\n2024-07-01,2,500\n"
+                                  "2024-07-01,3,100\n");
+    const char *cfg = test_write(t, 1, "bw.cfg",
+                                 "scenario = {\n  duration_days = 1.0;\n  dr_events = (\n"
+                                 "    { start_h = 5.0; end_h = 7.0; cut = 0.3;\n"
+                                 "      baseline_window_min = 30.0; } );\n};\n");
+    char args[700], want[300], *out, *err;
+
+    refused(t, "predict eval --model traces/h200-h100/predictor.cfg --method physics", 2,
+            "predict eval does not take --method");
+    refused(t, "predict train --split transfer", 2, "predict train does not take --split");
+    refused(t, "predict explain --model traces/h200-h100/predictor.cfg --csv", 2,
+            "predict explain does not take --csv");
+    snprintf(args, sizeof args, "grid %s --threshold 300 --baseline-window-min 30", grid);
+    refused(t, args, 2, "--baseline-window-min goes with --baseline average");
+    snprintf(args, sizeof args,
+             "grid %s --threshold 300 --baseline average --baseline-window-min 30", grid);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, "baseline = \"average\"; baseline_window_min = 30;"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "check %s", cfg);
+    snprintf(want, sizeof want,
+             "%s:5: error: scenario.dr_events.[0].baseline_window_min: goes with baseline = "
+             "\"average\"",
+             cfg);
+    refused(t, args, 3, want);
+    snprintf(args, sizeof args, "fit traces/h200-h100/curves.csv --save %s/fit.cfg", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "model --fit %s/fit.cfg --job h200-001 --alpha 2", t->tmpdir);
+    refused(t, args, 2, "--fit gives the job's parameters: not --alpha");
+}

@@ -207,6 +207,7 @@ pfs_cli_model(int argc, char **argv)
     struct pfs_curve *curve;
     double step = 50.0, *dst;
     bool csv = false;
+    const char *set = NULL; /* a job parameter given (--fit gives them all: it was ignored) */
     int c, rc;
 
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -223,6 +224,11 @@ pfs_cli_model(int argc, char **argv)
                              : &step;
             if (!pfs__parse_double(optarg, dst))
                 return pfs_cli_usage("model", "expected a number, got '%s'", optarg);
+            if (c != 's')
+                set = c == 'a'   ? "--alpha"
+                      : c == 'A' ? "--activity"
+                      : c == 'm' ? "--mem-w"
+                                 : "--t-max";
             break;
         case 'c':
             csv = true;
@@ -263,6 +269,8 @@ pfs_cli_model(int argc, char **argv)
 
         if (!job_id || optind != argc)
             return pfs_cli_usage("model", "%s", "--fit takes --job ID and no GPU name");
+        if (set)
+            return pfs_cli_usage("model", "--fit gives the job's parameters: not %s", set);
         if ((rc = pfs_fitset_load(fit_path, &fs, &d)) != 0)
             return pfs_cli_report(&d, rc);
         if (!(fj = pfs_fitset_find(fs, job_id))) {

@@ -216,7 +216,7 @@ pfs_cli_predict(int argc, char **argv)
         {"csv", no_argument, 0, 'C'},          {"per-job", no_argument, 0, 'p'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct predict_args a = {.corpus = pfs_cli_shipped("traces/h200-h100"), .split = "validation"};
-    const char *verb;
+    const char *verb, *allowed, *not_taken = NULL;
     unsigned long v;
     int c;
 
@@ -228,7 +228,12 @@ pfs_cli_predict(int argc, char **argv)
     verb = argv[1];
     argc--;
     argv++;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    /* Each verb's options (the rest were read and ignored: eval --method physics evaluated
+     * the model given, train --split trained on the training split whatever was asked). */
+    allowed = strcmp(verb, "train") == 0 ? "cMSkDo" : strcmp(verb, "eval") == 0 ? "mcsCp" : "mc";
+    for (int li = -1; (c = getopt_long(argc, argv, "ho:", opts, &li)) != -1; li = -1) {
+        if (!not_taken && c != 'h' && c != '?' && !strchr(allowed, c))
+            not_taken = li >= 0 ? opts[li].name : "o";
         switch (c) {
         case 'c':
             a.corpus = optarg;
@@ -277,6 +282,10 @@ pfs_cli_predict(int argc, char **argv)
     }
     if (optind != argc)
         return pfs_cli_usage("predict", "unexpected argument '%s'", argv[optind]);
+    if (not_taken &&
+        (strcmp(verb, "train") == 0 || strcmp(verb, "eval") == 0 || strcmp(verb, "explain") == 0))
+        return pfs_cli_usage("predict", "predict %s does not take -%s%s", verb,
+                             strlen(not_taken) > 1 ? "-" : "", not_taken);
     if (strcmp(verb, "train") == 0) {
         struct pfs_predictor *p = NULL;
         struct pfs_jobset *js = NULL;

@@ -324,7 +324,7 @@ pfs_cli_grid(int argc, char **argv)
     struct pfs_diag d = {0};
     double v, th = 0, window = 60;
     size_t n = 0, n_steps = 1;
-    bool average = false;
+    bool average = false, window_given = false;
     long top;
     int c, rc;
 
@@ -385,6 +385,7 @@ pfs_cli_grid(int argc, char **argv)
                                      "--baseline-window-min takes minutes in [1, 1e5], "
                                      "got '%s'",
                                      optarg);
+            window_given = true;
             break;
         case 'h':
             return fputs(pfs_cli_grid_help, stdout), EXIT_OK;
@@ -397,6 +398,8 @@ pfs_cli_grid(int argc, char **argv)
         return pfs_cli_usage("grid", "%s", "expected one demand file");
     if ((o.threshold > 0) == (o.top_hours > 0))
         return pfs_cli_usage("grid", "%s", "give one of --threshold and --top-hours");
+    if (window_given && !average) /* (the instant baseline has no window: it was ignored) */
+        return pfs_cli_usage("grid", "%s", "--baseline-window-min goes with --baseline average");
     if ((rc = pfs_grid_events(argv[optind], &o, ev, sizeof ev / sizeof ev[0], &n, &th, &d)))
         return pfs_cli_report(&d, rc);
     if (o.top_hours > 0)
