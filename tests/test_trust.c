@@ -996,7 +996,10 @@ test_trust_unread_settings(struct test *t)
  * evaluated the model given, `predict train --split transfer` trained on the train split,
  * `explain --csv` printed text; `grid --baseline-window-min` and a scenario event's
  * `baseline_window_min` with the instant baseline (which has no window); `model --fit
- * --alpha` (the fit gives the job's parameters). Refused now, naming the option. */
+ * --alpha` (the fit gives the job's parameters); `fit --shared --loo` (the leave-one-out
+ * ran); `sweep --list --csv`; `synth --gpu b200 --transfer 5` (no twins made);
+ * `policy-check --policy equal --policy equal` (checked and printed twice). Refused now,
+ * naming the option. */
 void
 test_trust_options_ignored(struct test *t)
 {
@@ -1034,4 +1037,13 @@ test_trust_options_ignored(struct test *t)
     free(err);
     snprintf(args, sizeof args, "model --fit %s/fit.cfg --job h200-001 --alpha 2", t->tmpdir);
     refused(t, args, 2, "--fit gives the job's parameters: not --alpha");
+    refused(t, "fit traces/h200-h100/curves.csv --shared --loo", 2,
+            "give --shared or --loo, not both");
+    refused(t, "sweep configs/sweeps/oversub.cfg --list --csv", 2,
+            "--list runs nothing: not with --csv");
+    snprintf(args, sizeof args, "synth -o %s/s --gpu b200 --transfer 5", t->tmpdir);
+    refused(t, args, 2, "--transfer makes H100 twins; --gpu makes its configurations");
+    snprintf(args, sizeof args, "%s/s", t->tmpdir);
+    CHECK(access(args, F_OK) != 0);
+    refused(t, "policy-check --policy equal --policy equal", 2, "policy 'equal' named twice");
 }

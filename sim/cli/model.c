@@ -836,6 +836,8 @@ pfs_cli_fit(int argc, char **argv)
     }
     if (optind + 1 != argc)
         return pfs_cli_usage("fit", "%s", "expected one curves file");
+    if (loo && shared) /* (--loo ran, --shared was ignored) */
+        return pfs_cli_usage("fit", "%s", "give --shared or --loo, not both");
     if (loo && save)
         return pfs_cli_usage("fit", "%s", "--loo fits one model per job left out: no --save");
     if (prior && !loo)

@@ -53,8 +53,9 @@ pfs_cli_policy_check(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'p':
-            if (n_names < 64)
-                names[n_names++] = optarg;
+            if (n_names == 64) /* (the 65th was dropped without a word) */
+                return pfs_cli_usage("policy-check", "%s", "at most 64 --policy");
+            names[n_names++] = optarg;
             break;
         case 'n':
             if (!pfs_cli_parse_count(optarg, &instances) || instances < 1 || instances > 100000)
@@ -93,6 +94,12 @@ pfs_cli_policy_check(int argc, char **argv)
         if (!pfs_policy_find(names[k]))
             return pfs_cli_usage("policy-check", "unknown policy '%s'%s", names[k],
                                  pfs_cli_suggest_policy(names[k]));
+    {
+        const char *twice = pfs__policy_repeated(names, n_names);
+
+        if (twice) /* (checked twice, printed twice) */
+            return pfs_cli_usage("policy-check", "policy '%s' named twice", twice);
+    }
     if (csv)
         puts("policy,rule,tried,failed,first");
     for (size_t k = 0; k < n_names; k++) {

@@ -193,6 +193,9 @@ pfs_cli_sweep(int argc, char **argv)
     }
     if (argc - optind != 1)
         return pfs_cli_usage("sweep", "%s", "expected one sweep file");
+    if (list && (csv || o.resume)) /* (--list runs nothing: each was ignored) */
+        return pfs_cli_usage("sweep", "--list runs nothing: not with %s",
+                             csv ? "--csv" : "--resume");
     if ((rc = pfs_sweep_load(argv[optind], &sw, &d)))
         return pfs_cli_report(&d, rc);
     if (list) {

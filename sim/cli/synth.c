@@ -54,6 +54,7 @@ pfs_cli_synth(int argc, char **argv)
     struct pfs_diag d = {0};
     const char *dir = NULL;
     unsigned long v;
+    bool transfer_given = false;
     int c, rc;
 
     pfs_synth_defaults(&o, 7);
@@ -83,8 +84,10 @@ pfs_cli_synth(int argc, char **argv)
                 o.n_train = v;
             else if (c == 'v')
                 o.n_validation = v;
-            else
+            else {
                 o.n_transfer = v;
+                transfer_given = true;
+            }
             break;
         case 'h':
             return fputs(pfs_cli_synth_help, stdout), EXIT_OK;
@@ -94,6 +97,10 @@ pfs_cli_synth(int argc, char **argv)
     }
     if (!dir || optind != argc)
         return pfs_cli_usage("synth", "%s", "expected -o DIR and no other arguments");
+    if (transfer_given && o.gpu) /* (it made none, without a word) */
+        return pfs_cli_usage("synth", "%s",
+                             "--transfer makes H100 twins; --gpu makes its configurations on "
+                             "that GPU alone: not both");
     if ((rc = pfs_synth(&o, &js, &cs, &d)) != 0 || (rc = pfs_corpus_write(dir, &o, js, cs, &d)))
         rc = pfs_cli_report(&d, rc);
     else
