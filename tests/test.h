@@ -213,6 +213,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_alloc_edges)                                                                      \
     X(test_trust_unread_settings)                                                                  \
     X(test_trust_options_ignored)                                                                  \
+    X(test_trust_sweep_axes_meet)                                                                  \
     X(test_trust_pool_settings)                                                                    \
     X(test_trust_named_twice)                                                                      \
     X(test_trust_events_overlap)                                                                   \

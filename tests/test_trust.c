@@ -1047,3 +1047,43 @@ test_trust_options_ignored(struct test *t)
     CHECK(access(args, F_OK) != 0);
     refused(t, "policy-check --policy equal --policy equal", 2, "policy 'equal' named twice");
 }
+
+/* Two sweep points are the same runs only if every axis makes them so: the check on each
+ * axis alone, on the base, refused dr_generator.per_year [0, 20] where the base's two days
+ * draw no event but the sweep's own duration axis gives 30 days, and with it every `capacity
+ * --days 30 --dr-per-year 10` on the default scenario (7 days: round(10 x (7 - 3) / 365) =
+ * 0 events drawn), naming capacity's temporary file. Now the points are compared; capacity
+ * says itself when the rate draws no event in the run. */
+void
+test_trust_sweep_axes_meet(struct test *t)
+{
+    const char *base = test_write(t, 0, "base.cfg",
+                                  "scenario = { duration_days = 2.0; facility = { gpus = 64; }; "
+                                  "dr_events = (); };\n");
+    char text[800], args[900], *out, *err;
+    const char *sw;
+
+    snprintf(text, sizeof text,
+             "sweep = { scenario = \"%s\";\n axes = (\n"
+             " { setting = \"dr_generator.per_year\"; values = [0.0, 20.0]; },\n"
+             " { setting = \"duration_days\"; values = [30.0]; } ); };\n",
+             base);
+    sw = test_write(t, 1, "meet.cfg", text);
+    snprintf(args, sizeof args, "sweep %s --list", sw);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    /* round(20 x (30 - 3) / 365) = 1 event drawn */
+    CHECK(out && strstr(out, "0 dr_generator.per_year=0 duration_days=30 (64 GPUs, 0 DR events") &&
+          strstr(out, "1 dr_generator.per_year=20 duration_days=30 (64 GPUs, 1 DR events"));
+    free(out);
+    free(err);
+    CHECK_INT(test_run(t,
+                       "capacity configs/default.cfg --gpus 256 --days 30 --dr-per-year 10 "
+                       "--policy equal",
+                       &out, &err),
+              0);
+    CHECK(out && strstr(out, "10 DR events a year drawn"));
+    free(out);
+    free(err);
+    refused(t, "capacity configs/default.cfg --gpus 256 --days 3 --dr-per-year 5", 3,
+            "--dr-per-year 5 draws no DR event in these 3 days");
+}

@@ -94,6 +94,38 @@ meets_dr(const struct cell *c)
     return c->n > 0 && (c->events == 0 || c->worst_over <= 0.01);
 }
 
+/* The scenario at cfg with dr_generator.per_year set to per_year (and its duration to days
+ * unless NAN) into *sc: read as a sweep's point is, from a one-point sweep written in dir. */
+static int
+drawn_events(const char *dir, const char *cfg, double per_year, double days,
+             struct pfs_scenario *sc, struct pfs_diag *d)
+{
+    char path[600], num[2][40];
+    struct pfs_sweep *sw = NULL;
+    FILE *fp;
+    int rc;
+
+    snprintf(path, sizeof path, "%s/drawn.cfg", dir);
+    if (!(fp = fopen(path, "w")))
+        return pfs__diag_set(d, PFS_EIO, path, 0, 0, NULL, "cannot write");
+    fprintf(fp, "sweep = {\n    name = \"drawn\";\n    scenario = \"");
+    for (const char *p = cfg; *p; p++)
+        fprintf(fp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    fprintf(fp,
+            "\";\n    axes = (\n        { setting = \"dr_generator.per_year\"; values = [%s]; }",
+            cfg_float(per_year, num[0]));
+    if (!isnan(days))
+        fprintf(fp, ",\n        { setting = \"duration_days\"; values = [%s]; }",
+                cfg_float(days, num[1]));
+    fprintf(fp, "\n    );\n};\n");
+    if (fclose(fp) != 0)
+        return pfs__diag_set(d, PFS_EIO, path, 0, 0, NULL, "cannot write");
+    if ((rc = pfs_sweep_load(path, &sw, d)) == 0)
+        rc = pfs_sweep_scenario(sw, 0, sc, d);
+    pfs_sweep_free(sw);
+    return rc;
+}
+
 int
 pfs_cli_capacity(int argc, char **argv)
 {
@@ -114,7 +146,7 @@ pfs_cli_capacity(int argc, char **argv)
     struct pfs_store *st = NULL;
     struct pfs_diag d = {0};
     struct cell *cells = NULL;
-    bool made_tmp = false;
+    bool made_tmp = false, per_year_draws = false;
     int c, rc = 0, code = EXIT_OK;
 
     if (!sc)
@@ -201,6 +233,28 @@ pfs_cli_capacity(int argc, char **argv)
     }
     made_tmp = true;
 
+    /* The DR frequency asked for draws round(N x (days - warm-up) / 365) events: none in a
+     * short run, whose points would be those without DR (the sweep refused them as one
+     * scenario twice, naming this command's temporary file). */
+    if (!isnan(per_year)) {
+        size_t n_none;
+
+        if ((rc = drawn_events(tmp_dir, abs_cfg, 0, days, sc, &d)) != 0)
+            goto out;
+        n_none = sc->n_dr; /* (the scenario's own, if any) */
+        if ((rc = drawn_events(tmp_dir, abs_cfg, per_year, days, sc, &d)) != 0)
+            goto out;
+        if (sc->n_dr > n_none)
+            per_year_draws = true;
+    }
+    if (!isnan(per_year) && !per_year_draws) {
+        rc = pfs__diag_set(&d, PFS_EINVAL, NULL, 0, 0, NULL,
+                           "--dr-per-year %g draws no DR event in these %.4g days (the "
+                           "scenario's dr_generator: round(N x (days - warm-up) / 365) events): "
+                           "its runs would be those without DR; give more --days or more events",
+                           per_year, sc->days);
+        goto out;
+    }
     /* The sweep, written out and read as any sweep is. */
     snprintf(sweep_path, sizeof sweep_path, "%s/capacity.cfg", tmp_dir);
     {
@@ -432,10 +486,10 @@ out:
     free(sc);
     if (made_tmp) {
         static const char *const names[] = {"capacity.cfg", "capacity.db", "capacity.db-wal",
-                                            "capacity.db-shm"};
+                                            "capacity.db-shm", "drawn.cfg"};
         char p[700];
 
-        for (size_t i = 0; i < 4; i++) {
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
             snprintf(p, sizeof p, "%s/%s", tmp_dir, names[i]);
             unlink(p);
         }
