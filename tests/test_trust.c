@@ -998,7 +998,8 @@ test_trust_unread_settings(struct test *t)
  * `baseline_window_min` with the instant baseline (which has no window); `model --fit
  * --alpha` (the fit gives the job's parameters); `fit --shared --loo` (the leave-one-out
  * ran); `sweep --list --csv`; `synth --gpu b200 --transfer 5` (no twins made);
- * `policy-check --policy equal --policy equal` (checked and printed twice). Refused now,
+ * `policy-check --policy equal --policy equal` (checked and printed twice); `capacity
+ * --plot c.jpg` and `alloc --plot u.txt` (PNG bytes under those names). Refused now,
  * naming the option. */
 void
 test_trust_options_ignored(struct test *t)
@@ -1046,6 +1047,10 @@ test_trust_options_ignored(struct test *t)
     snprintf(args, sizeof args, "%s/s", t->tmpdir);
     CHECK(access(args, F_OK) != 0);
     refused(t, "policy-check --policy equal --policy equal", 2, "policy 'equal' named twice");
+    refused(t, "capacity configs/default.cfg --gpus 256 --plot c.jpg", 2,
+            "--plot takes a .png, .svg or .pdf file, got 'c.jpg'");
+    refused(t, "alloc synth:b200 --cut 0.3 --uncertainty 2 --plot u.txt", 2,
+            "--plot takes a .png, .svg or .pdf file, got 'u.txt'");
 }
 
 /* Two sweep points are the same runs only if every axis makes them so: the check on each

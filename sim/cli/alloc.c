@@ -545,7 +545,8 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
             if (!st)
                 rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
             else
-                rc = pfs__bars_write(title, panels, 2, plot, pfs_cli_plot_format(plot), &d);
+                rc = pfs__bars_write(title, panels, 2, plot,
+                                     (enum pfs_plot_format)pfs_cli_plot_format(plot), &d);
             free(st);
             if (rc)
                 code = pfs_cli_report(&d, rc);
@@ -665,6 +666,9 @@ pfs_cli_alloc(int argc, char **argv)
                                      optarg);
             break;
         case 'P':
+            if (pfs_cli_plot_format(optarg) < 0)
+                return pfs_cli_usage("alloc", "--plot takes a .png, .svg or .pdf file, got '%s'",
+                                     optarg);
             plot = optarg;
             break;
         case 'V':

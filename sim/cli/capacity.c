@@ -187,6 +187,11 @@ pfs_cli_capacity(int argc, char **argv)
             db_path = optarg;
             break;
         case 'P':
+            if (pfs_cli_plot_format(optarg) < 0) {
+                free(sc);
+                return pfs_cli_usage("capacity", "--plot takes a .png, .svg or .pdf file, got '%s'",
+                                     optarg);
+            }
             plot = optarg;
             break;
         case 'j':
@@ -431,7 +436,7 @@ pfs_cli_capacity(int argc, char **argv)
         double *xs = calloc(n_freq * n_pol * n_sizes, sizeof *xs);
         double *ys = calloc(n_freq * n_pol * n_sizes, sizeof *ys);
         char(*labels)[64] = calloc(n_freq * n_pol, sizeof *labels);
-        enum pfs_plot_format fmt = pfs_cli_plot_format(plot);
+        enum pfs_plot_format fmt = (enum pfs_plot_format)pfs_cli_plot_format(plot);
 
         if (!series || !xs || !ys || !labels) {
             rc = pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");

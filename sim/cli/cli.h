@@ -120,8 +120,9 @@ void pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
 void pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws,
                           unsigned long seed);
 
-/* A figure's format from its file name: .svg, .pdf, else PNG. */
-enum pfs_plot_format pfs_cli_plot_format(const char *path);
+/* A figure's format from its file name: .png, .svg or .pdf (any case); -1 for another
+ * name, which the commands refuse (a .jpg or .txt got PNG bytes without a word). */
+int pfs_cli_plot_format(const char *path);
 
 /* The commands: each pfs_cli_NAME(argc, argv) with argv[0] the command's name, and its
  * help text pfs_cli_NAME_help, in the file of this folder named for it (or its group). */

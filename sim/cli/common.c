@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -382,12 +383,14 @@ pfs_cli_plugins_load(struct pfs_cli_plugins *pl)
     return EXIT_OK;
 }
 
-enum pfs_plot_format
+int
 pfs_cli_plot_format(const char *path)
 {
     const char *ext = strrchr(path, '.');
 
-    return ext && strcmp(ext, ".svg") == 0   ? PFS_PLOT_SVG
-           : ext && strcmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
-                                             : PFS_PLOT_PNG;
+    return !ext                           ? -1
+           : strcasecmp(ext, ".png") == 0 ? PFS_PLOT_PNG
+           : strcasecmp(ext, ".svg") == 0 ? PFS_PLOT_SVG
+           : strcasecmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
+                                          : -1;
 }
