@@ -1000,7 +1000,8 @@ test_trust_unread_settings(struct test *t)
  * ran); `sweep --list --csv`; `synth --gpu b200 --transfer 5` (no twins made);
  * `policy-check --policy equal --policy equal` (checked and printed twice); `capacity
  * --plot c.jpg` and `alloc --plot u.txt` (PNG bytes under those names). Refused now,
- * naming the option. */
+ * naming the option. And `run --timeseries-csv -` printed the summary's table after the
+ * CSV on standard output: now on standard error. */
 void
 test_trust_options_ignored(struct test *t)
 {
@@ -1051,6 +1052,13 @@ test_trust_options_ignored(struct test *t)
             "--plot takes a .png, .svg or .pdf file, got 'c.jpg'");
     refused(t, "alloc synth:b200 --cut 0.3 --uncertainty 2 --plot u.txt", 2,
             "--plot takes a .png, .svg or .pdf file, got 'u.txt'");
+    /* A CSV asked for on standard output came with the summary's table after it. */
+    CHECK_INT(test_run(t, "run --days 0.05 --policy equal --csv --timeseries-csv -", &out, &err),
+              0);
+    CHECK(out && strncmp(out, "t_s,policy,", 11) == 0 && !strstr(out, "policy,tokens"));
+    CHECK(err && strstr(err, "policy,tokens,") && strstr(err, "\nequal,"));
+    free(out);
+    free(err);
 }
 
 /* Two sweep points are the same runs only if every axis makes them so: the check on each

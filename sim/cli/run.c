@@ -44,7 +44,9 @@ const char pfs_cli_run_help[] =
     "  --days D              simulated days, 1/1440 (a minute) to 3660 (events are drawn and\n"
     "                        counted within them)\n"
     "  --timeseries-csv FILE one row per simulated minute and policy: t_s,policy,facility_w,\n"
-    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs (one seed)\n"
+    "                        gpu_w,budget_w,throughput,running_jobs,paused_jobs (one seed;\n"
+    "                        FILE - is standard output, and the summary goes to standard\n"
+    "                        error, as with --jobs-csv -)\n"
     "  --jobs-csv FILE       one row per job and policy: policy,job_id,n_gpus,tier,start_s,\n"
     "                        finish_s,tokens_done,rel_throughput,pool,curve_id (tokens over\n"
     "                        what full power on its pool would have given in its time in the\n"
@@ -1268,6 +1270,15 @@ pfs_cli_run(int argc, char **argv)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
         if (rc == 0 && jobs_path)
             rc = pfs_cli_write_output(jobs_path, write_jobs, &o, &d);
+    }
+    /* A CSV to standard output ("-") is the data asked for there: the summary, which
+     * followed it as a second table no CSV reader takes, goes to standard error. */
+    if (rc == 0 &&
+        ((ts_path && strcmp(ts_path, "-") == 0) || (jobs_path && strcmp(jobs_path, "-") == 0))) {
+        fflush(stdout);
+        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            rc =
+                pfs__diag_set(&d, PFS_EIO, NULL, 0, 0, NULL, "standard error: %s", strerror(errno));
     }
     if (rc == 0) {
         int width = 6; /* the policy column: as wide as the longest name */
