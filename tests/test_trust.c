@@ -1001,7 +1001,8 @@ test_trust_unread_settings(struct test *t)
  * `policy-check --policy equal --policy equal` (checked and printed twice); `capacity
  * --plot c.jpg` and `alloc --plot u.txt` (PNG bytes under those names). Refused now,
  * naming the option. And `run --timeseries-csv -` printed the summary's table after the
- * CSV on standard output: now on standard error. */
+ * CSV on standard output: now on standard error; `report -o -` its name after the PDF, `fit
+ * --save -` the models after the table. */
 void
 test_trust_options_ignored(struct test *t)
 {
@@ -1059,6 +1060,30 @@ test_trust_options_ignored(struct test *t)
     CHECK(err && strstr(err, "policy,tokens,") && strstr(err, "\nequal,"));
     free(out);
     free(err);
+    /* So did `report -o -` its name ("-") after the PDF; `fit --save -` its models after its
+     * table. */
+    snprintf(args, sizeof args, "run --days 0.05 --policy equal --db %s/r.db", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "report %s/r.db -o -", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    free(out);
+    free(err);
+    { /* (the PDF holds NUL bytes: its end read from test_run's file of it) */
+        char end[7] = "", path[600];
+        FILE *fp;
+
+        snprintf(path, sizeof path, "%s/stdout", t->tmpdir);
+        if ((fp = fopen(path, "rb")) != NULL) {
+            if (fseek(fp, -6, SEEK_END) != 0 || fread(end, 1, 6, fp) != 6)
+                end[0] = '\0';
+            fclose(fp);
+        }
+        CHECK_STR(end, "%%EOF\n");
+    }
+    refused(t, "fit traces/h200-h100/curves.csv --save -", 2,
+            "--save takes a file: standard output carries the fit's table");
 }
 
 /* Two sweep points are the same runs only if every axis makes them so: the check on each

@@ -842,6 +842,9 @@ pfs_cli_fit(int argc, char **argv)
         return pfs_cli_usage("fit", "%s", "--loo fits one model per job left out: no --save");
     if (prior && !loo)
         return pfs_cli_usage("fit", "%s", "--prior goes with --loo");
+    if (save && strcmp(save, "-") == 0) /* (the models came after the table, one stream) */
+        return pfs_cli_usage("fit", "%s",
+                             "--save takes a file: standard output carries the fit's table");
     if ((rc = pfs_cli_not_over("fit", "--save", save, (const char *const *)&argv[optind], 1)))
         return rc;
     if ((rc = pfs_curveset_read(argv[optind], &cs, &d)) != 0)

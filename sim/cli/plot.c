@@ -112,6 +112,7 @@ pfs_cli_report_cmd(int argc, char **argv)
         return rc;
     if ((rc = pfs_report_db(argv[optind], output, &d)) != 0)
         return pfs_cli_report(&d, rc);
-    printf("%s\n", output);
+    if (strcmp(output, "-") != 0) /* (after a PDF on standard output, its name was a line more) */
+        printf("%s\n", output);
     return EXIT_OK;
 }
