@@ -524,6 +524,12 @@ extern const struct pfs_importer_ops *const pfs_importers[];
 /* Returns the importer called name, or NULL. */
 const struct pfs_importer_ops *pfs_importer_find(const char *name);
 
+/* imp's read of path as measured on GPU profile gpu, refused (PFS_EINVAL, naming the file)
+ * where the file's own name says another GPU (Zeus's summary_power_a40.csv given as
+ * h100-sxm was labelled so without a word). Returns as imp->read. */
+int pfs_import_read(const struct pfs_importer_ops *imp, const char *path, const char *gpu,
+                    struct pfs_curveset *cs, struct pfs_diag *diag);
+
 /* ---------------------------------------------------------------------------------------
  * Corpus jobs (traces/jobs.c): jobs.csv of docs/formats.md, one row per job: identity,
  * configuration, the telemetry a DCGM exporter gives at the job's uncapped operating point,

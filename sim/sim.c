@@ -817,7 +817,8 @@ pfs_sim_inputs_new(const struct pfs_scenario *sc, struct pfs_sim_inputs **out,
             goto fail;
         }
         snprintf(path, sizeof path, "%s/%s", pfs_data_dir(), rel);
-        if ((rc = pfs_curveset_new(&in->cs)) || (rc = imp->read(path, gpu, in->cs, diag)))
+        if ((rc = pfs_curveset_new(&in->cs)) ||
+            (rc = pfs_import_read(imp, path, gpu, in->cs, diag)))
             goto fail;
     } else if (strncmp(sc->corpus, "synth:", 6) == 0) {
         /* synth:GPU[:SEED] - the synthetic corpus's configurations measured on that GPU's

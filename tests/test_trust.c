@@ -1013,7 +1013,7 @@ test_trust_options_ignored(struct test *t)
                                  "scenario = {\n  duration_days = 1.0;\n  dr_events = (\n"
                                  "    { start_h = 5.0; end_h = 7.0; cut = 0.3;\n"
                                  "      baseline_window_min = 30.0; } );\n};\n");
-    char args[700], want[300], *out, *err;
+    char args[700], want[600], *out, *err;
 
     refused(t, "predict eval --model traces/h200-h100/predictor.cfg --method physics", 2,
             "predict eval does not take --method");
@@ -1084,6 +1084,18 @@ test_trust_options_ignored(struct test *t)
     }
     refused(t, "fit traces/h200-h100/curves.csv --save -", 2,
             "--save takes a file: standard output carries the fit's table");
+    /* Zeus's A40 summary imported as another GPU's (from the command or a scenario's
+     * import:zeus:GPU:PATH corpus) was labelled that GPU; its --job-id was ignored. The
+     * check is on the name, before the file is read: an empty one does. */
+    test_write(t, 2, "summary_power_a40.csv", "");
+    snprintf(args, sizeof args, "import zeus %s/summary_power_a40.csv --gpu h100-sxm", t->tmpdir);
+    snprintf(want, sizeof want,
+             "%s/summary_power_a40.csv: error: measured on a40, as the file's name says, not on "
+             "h100-sxm",
+             t->tmpdir);
+    refused(t, args, 3, want);
+    snprintf(args, sizeof args, "import zeus %s/summary_power_a40.csv --job-id x", t->tmpdir);
+    refused(t, args, 2, "--job-id names the job of a telemetry import");
 }
 
 /* Two sweep points are the same runs only if every axis makes them so: the check on each

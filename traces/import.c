@@ -277,3 +277,20 @@ pfs_importer_find(const char *name)
             return pfs_importers[i];
     return NULL;
 }
+
+int
+pfs_import_read(const struct pfs_importer_ops *imp, const char *path, const char *gpu,
+                struct pfs_curveset *cs, struct pfs_diag *diag)
+{
+    const char *own = imp->gpu_from_path ? imp->gpu_from_path(path) : NULL;
+    struct pfs_gpu a, b;
+
+    /* (the same profile under another of its names passes) */
+    if (own && !(pfs_gpu_find(own, &a, NULL) == 0 && pfs_gpu_find(gpu, &b, NULL) == 0 &&
+                 strcmp(a.name, b.name) == 0))
+        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL,
+                             "measured on %s, as the file's name says, not on %s: its curves "
+                             "would be labelled another GPU's",
+                             own, gpu);
+    return imp->read(path, gpu, cs, diag);
+}

@@ -150,6 +150,11 @@ pfs_cli_import(int argc, char **argv)
         fprintf(stderr, ")\n");
         return EXIT_USAGE;
     }
+    if (job_id) /* (ignored: a curves file names its own jobs) */
+        return pfs_cli_usage("import",
+                             "--job-id names the job of a telemetry import (%s files "
+                             "name their own jobs)",
+                             imp->name);
     if (gpu_opt) {
         struct pfs_gpu g;
 
@@ -173,7 +178,7 @@ pfs_cli_import(int argc, char **argv)
                     argv[i]);
             return EXIT_USAGE;
         }
-        if ((rc = imp->read(argv[i], gpu, cs, &d)) != 0) {
+        if ((rc = pfs_import_read(imp, argv[i], gpu, cs, &d)) != 0) {
             pfs_curveset_free(cs);
             return pfs_cli_report(&d, rc);
         }
