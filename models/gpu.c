@@ -456,15 +456,14 @@ pfs_gpu_draw(const struct pfs_gpu *g, size_t n, size_t d, unsigned long seed, st
 {
     gsl_rng *r;
     size_t *perm;
-    unsigned long h = seed;
+    unsigned long h;
     char what[64];
 
     if (n == 0 || d >= n)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "uncertainty",
                              "draw %zu of %zu: no such draw", d, n);
     /* The name into the seed (FNV-1a), so that two profiles of one run draw apart. */
-    for (const char *c = g->name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211UL;
+    h = (unsigned long)pfs__fnv1a_str(seed, g->name);
     r = gsl_rng_alloc(gsl_rng_mt19937);
     perm = malloc(n * sizeof *perm);
     if (!r || !perm) {

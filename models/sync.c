@@ -393,10 +393,8 @@ pfs_sync_shift(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, const stru
 unsigned long
 pfs_job_seed(unsigned long seed, const char *job_id)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = pfs__fnv1a_str(PFS__FNV_OFFSET, job_id);
 
-    for (const char *p = job_id; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
     return (unsigned long)(h ^ (seed * 0x9e3779b97f4a7c15ull));
 }
 

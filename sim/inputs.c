@@ -49,7 +49,7 @@ static bool
 hash_file(const char *path, const struct stat *st, uint64_t *hash)
 {
     unsigned char buf[65536];
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = PFS__FNV_OFFSET;
     FILE *fp;
     size_t n;
     bool ok;
@@ -65,10 +65,7 @@ hash_file(const char *path, const struct stat *st, uint64_t *hash)
     if (!(fp = fopen(path, "rb")))
         return false;
     while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-        for (size_t i = 0; i < n; i++) {
-            h ^= buf[i];
-            h *= 1099511628211ULL;
-        }
+        h = pfs__fnv1a(h, buf, n);
     ok = !ferror(fp);
     fclose(fp);
     if (!ok)

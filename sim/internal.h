@@ -42,6 +42,29 @@ void pfs__diag_text(struct pfs_diag *diag, const char *text);
 /* Bounded copy that always terminates dst (dst_size > 0). Returns false when truncated. */
 bool pfs__strlcpy(char *dst, const char *src, size_t dst_size);
 
+/* FNV-1a, 64 bits: h (PFS__FNV_OFFSET to begin) continued over the n bytes at s, or over
+ * the string s (_str). The hash of the results' keys, of input files, of the readers' and
+ * the sweep's points, of a job's and a profile's random streams: one function, where there
+ * were six loops. */
+#define PFS__FNV_OFFSET 1469598103934665603ULL
+static inline uint64_t
+pfs__fnv1a(uint64_t h, const void *s, size_t n)
+{
+    const unsigned char *p = s;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+static inline uint64_t
+pfs__fnv1a_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
 /* pfs__grow's growing: for it alone. */
 void *pfs__grow_to(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 

@@ -510,17 +510,6 @@ pfs_store_close(struct pfs_store *st)
     free(st);
 }
 
-/* FNV-1a, 64 bits, continued from h over s. */
-static uint64_t
-fnv(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* The scenario's canonical text (malloc'd) and its key: 16 hex digits of the FNV-1a hash of
  * the text and of the content hashes of the files it reads (sim/inputs.c; their paths are
  * not part of the key, so the same files found elsewhere give the same key). inputs, when
@@ -531,7 +520,7 @@ canonical(const struct pfs_scenario *sc, char hash[17], char **inputs)
     char *text = NULL, *files;
     size_t len = 0;
     FILE *fp = open_memstream(&text, &len);
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = PFS__FNV_OFFSET;
 
     if (inputs)
         *inputs = NULL;
@@ -543,14 +532,14 @@ canonical(const struct pfs_scenario *sc, char hash[17], char **inputs)
         free(text);
         return NULL;
     }
-    h = fnv(h, text, strlen(text));
+    h = pfs__fnv1a(h, text, strlen(text));
     for (const char *line = files; *line;) {
         const char *end = strchr(line, '\n'), *sp = strchr(line, ' ');
 
         if (!end)
             end = line + strlen(line);
-        h = fnv(h, "\n", 1);
-        h = fnv(h, line, (size_t)((sp && sp < end ? sp : end) - line));
+        h = pfs__fnv1a(h, "\n", 1);
+        h = pfs__fnv1a(h, line, (size_t)((sp && sp < end ? sp : end) - line));
         line = *end ? end + 1 : end;
     }
     snprintf(hash, 17, "%016llx", (unsigned long long)h);

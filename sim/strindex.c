@@ -13,11 +13,7 @@
 static size_t
 hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (size_t)h;
+    return (size_t)pfs__fnv1a_str(PFS__FNV_OFFSET, s);
 }
 
 size_t

@@ -360,19 +360,6 @@ point_text(const struct pfs_scenario *sc)
     return text;
 }
 
-/* FNV-1a, 64 bits, of s. */
-static uint64_t
-text_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 struct point_key {
     uint64_t hash;
     size_t item;
@@ -477,7 +464,7 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
         if (!(text = point_text(sc)))
             rc = PFS_ENOMEM;
         else
-            key[m++] = (struct point_key){text_hash(text), i};
+            key[m++] = (struct point_key){pfs__fnv1a_str(PFS__FNV_OFFSET, text), i};
         free(text);
     }
     qsort(key, m, sizeof *key, cmp_point_key);
