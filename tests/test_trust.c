@@ -1096,6 +1096,15 @@ test_trust_options_ignored(struct test *t)
     refused(t, args, 3, want);
     snprintf(args, sizeof args, "import zeus %s/summary_power_a40.csv --job-id x", t->tmpdir);
     refused(t, args, 2, "--job-id names the job of a telemetry import");
+    /* model's range of caps was cut at 1,024 without a word (200 to 201 W at --step 0.001),
+     * and a cap outside the GPU's limits shown as any other. */
+    refused(t, "model h200-sxm --step 0.001", 2,
+            "--step 0.001 gives 500001 caps over 200-700 W: at most 1024");
+    CHECK_INT(test_run(t, "model h200-sxm --caps 100,300", &out, &err), 0);
+    CHECK(err && strstr(err, "h200-sxm's limits are 200-700 W: a cap of 100 W is no setting"));
+    CHECK(out && strstr(out, "\n     100 ") && strstr(out, "\n     300 "));
+    free(out);
+    free(err);
 }
 
 /* Two sweep points are the same runs only if every axis makes them so: the check on each

@@ -295,6 +295,20 @@ pfs_cli_model(int argc, char **argv)
     }
     if (j.activity > PFS_DVFS_ACTIVITY_MAX)
         return pfs_cli_usage("model", "%s", "--activity must be at most 1.5");
+    /* (past 1,024 caps the range was cut short without a word: 200-201 W at --step 0.001) */
+    if (n_caps == 0 && (g.max_limit_w - g.min_limit_w) / step + 1 > 1024)
+        return pfs_cli_usage("model", "--step %g gives %.0f caps over %g-%g W: at most 1024", step,
+                             floor((g.max_limit_w - g.min_limit_w) / step + 1e-9) + 1,
+                             g.min_limit_w, g.max_limit_w);
+    for (size_t k = 0; k < n_caps; k++)
+        if (caps[k] < g.min_limit_w * (1 - 1e-12) || caps[k] > g.max_limit_w * (1 + 1e-12)) {
+            fprintf(stderr,
+                    "pfisim model: warning: %s's limits are %g-%g W: a cap of %g W is no setting "
+                    "of it, shown as the model extends%s\n",
+                    g.name, g.min_limit_w, g.max_limit_w, caps[k],
+                    caps[k] > g.max_limit_w ? " (the clock at its highest)" : "");
+            break;
+        }
     if ((rc = pfs_curve_model_new(&g, &j, &curve, &d)) != 0)
         return pfs_cli_report(&d, rc);
 
