@@ -132,6 +132,11 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
         /* Per GPU-hour billed, what full speed would have taken for the tokens done: the
          * GPU-hour-weighted mean of the tier's jobs' fractions, each its fair discount. */
         pt->delivered = pt->gpu_hours > 0 ? pt->work_hours / pt->gpu_hours : (double)NAN;
+        /* No job does more than full speed in its GPU-hours: above 1 by a sum's rounding
+         * only (1 + 2.2e-16 in half a day of the default scenario), whose discount read
+         * "-0.0%", a surcharge to the eye. */
+        if (pt->delivered > 1 && pt->delivered < 1 + 1e-12)
+            pt->delivered = 1;
         pt->discount = t == 0 || isnan(pt->delivered) ? 0 : 1 - pt->delivered;
         compute += t == 0 ? pt->work_hours * p : pt->gpu_hours * p * (1 - pt->discount);
         without += pt->gpu_hours_uncapped * p;

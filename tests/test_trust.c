@@ -696,7 +696,8 @@ test_trust_price_no_event(struct test *t)
           strstr(out, "\"rev_dr_capacity\": 0, \"rev_dr_energy\": 0,"));
     free(out);
     free(err);
-    /* Half a day: flex2's delivery a rounding above 1 printed its discount as "-0.0%". */
+    /* Half a day: flex2's delivery a rounding above 1 printed its discount as "-0.0%"
+     * (-0.000000 in --csv, -2.2e-16 in --json). */
     snprintf(args, sizeof args, "run --days 0.5 --policy equal --db=%s/h.db", t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     free(out);
@@ -704,6 +705,11 @@ test_trust_price_no_event(struct test *t)
     snprintf(args, sizeof args, "price %s/h.db", t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(out && strstr(out, "\n  flex2 ") && !strstr(out, "-0.0%"));
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "price %s/h.db --csv", t->tmpdir); /* (-0.000000 there) */
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(out && strstr(out, ",flex2,") && !strstr(out, "-0.000000"));
     free(out);
     free(err);
 }

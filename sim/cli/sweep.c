@@ -578,11 +578,9 @@ pfs_cli_price(int argc, char **argv)
                 else
                     printf("%.6f\n", r->breakeven_discount);
             } else {
-                /* (a delivery a rounding above 1 read "-0.0%", a surcharge to the eye) */
-                double pct = fabs(100 * p->discount) < 0.05 ? 0 : 100 * p->discount;
-
                 printf("  %-6s %7zu %9.4f %8zu %7zu %11.1f %7.1f%%\n", pfs_tier_name(t), p->jobs,
-                       p->delivered, p->floor_violations, p->deadline_misses, p->gpu_hours, pct);
+                       p->delivered, p->floor_violations, p->deadline_misses, p->gpu_hours,
+                       100 * p->discount);
             }
         }
         if (csv)
