@@ -438,21 +438,20 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
 
     for (size_t a = 0; a < sw->n_axes; a++)
         value[a] = -1;
-    for (size_t a = 0; a < sw->n_axes && rc == 0; a++) {
-        for (int i = 0; i < sw->axes[a].n && rc == 0; i++) {
+    for (size_t a = 0; a < sw->n_axes; a++) {
+        for (int i = 0; i < sw->axes[a].n; i++) {
             struct pfs_diag d = {0};
             char path[64];
 
             value[a] = i;
-            snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
-            if (build(sw, value, sw->n_axes, sc, &d) != 0)
-                rc = pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
-                                   "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
+            if (build(sw, value, sw->n_axes, sc, &d) != 0) {
+                snprintf(path, sizeof path, "sweep.axes.[%zu].values.[%d]", a, i);
+                return pfs__diag_set(diag, d.code, sw->path, sw->axes[a].line, 0, path,
+                                     "%s (%s = ...): %s", path, sw->axes[a].setting, d.message);
+            }
         }
         value[a] = -1;
     }
-    if (rc)
-        return rc;
     if (!(key = calloc(n + 1, sizeof *key)))
         return pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
     for (size_t i = 0; i < n && rc == 0; i++) {

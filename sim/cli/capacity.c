@@ -94,6 +94,17 @@ meets_dr(const struct cell *c)
     return c->n > 0 && (c->events == 0 || c->worst_over <= 0.01);
 }
 
+/* A sweep file's opening, named name, on the scenario at cfg (its quotes and backslashes
+ * escaped), up to its axes' list. */
+static void
+sweep_head(FILE *fp, const char *name, const char *cfg)
+{
+    fprintf(fp, "sweep = {\n    name = \"%s\";\n    scenario = \"", name);
+    for (const char *p = cfg; *p; p++)
+        fprintf(fp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    fprintf(fp, "\";\n    jobs = false;\n    axes = (\n");
+}
+
 /* The scenario at cfg with dr_generator.per_year set to per_year (and its duration to days
  * unless NAN) into *sc: read as a sweep's point is, from a one-point sweep written in dir. */
 static int
@@ -108,11 +119,8 @@ drawn_events(const char *dir, const char *cfg, double per_year, double days,
     snprintf(path, sizeof path, "%s/drawn.cfg", dir);
     if (!(fp = fopen(path, "w")))
         return pfs__diag_set(d, PFS_EIO, path, 0, 0, NULL, "cannot write");
-    fprintf(fp, "sweep = {\n    name = \"drawn\";\n    scenario = \"");
-    for (const char *p = cfg; *p; p++)
-        fprintf(fp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    fprintf(fp,
-            "\";\n    axes = (\n        { setting = \"dr_generator.per_year\"; values = [%s]; }",
+    sweep_head(fp, "drawn", cfg);
+    fprintf(fp, "        { setting = \"dr_generator.per_year\"; values = [%s]; }",
             cfg_float(per_year, num[0]));
     if (!isnan(days))
         fprintf(fp, ",\n        { setting = \"duration_days\"; values = [%s]; }",
@@ -270,10 +278,7 @@ pfs_cli_capacity(int argc, char **argv)
             rc = pfs__diag_set(&d, PFS_EIO, sweep_path, 0, 0, NULL, "cannot write");
             goto out;
         }
-        fprintf(fp, "sweep = {\n    name = \"capacity\";\n    scenario = \"");
-        for (const char *p = abs_cfg; *p; p++)
-            fprintf(fp, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-        fprintf(fp, "\";\n    jobs = false;\n    axes = (\n");
+        sweep_head(fp, "capacity", abs_cfg);
         if (!isnan(per_year))
             fprintf(fp, "        { setting = \"dr_generator.per_year\"; values = [0.0, %s]; },\n",
                     cfg_float(per_year, num[0]));
