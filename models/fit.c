@@ -30,6 +30,7 @@
  */
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <math.h>
 #include <string.h>
@@ -300,6 +301,8 @@ struct shared_data {
     const struct pfs_gpu *g;
     const struct pfs_job_curve *const *jobs;
     size_t n_jobs, n_res;
+    size_t *row;  /* job k's residuals are rows row[k] .. row[k + 1] - 1 (shared_solve's) */
+    bool central; /* shared_jacobian by central differences (shared_se's), else forward */
     double min_cap_w;
     /* pfs_fit_shared_job: the shared parameters given (g's voltage shape, mem_w, fill), not
      * fitted; theta holds the job parameters only; prior (or NULL): one more residual,
@@ -399,44 +402,42 @@ shared_residuals(const gsl_vector *theta, void *params, gsl_vector *f)
  * parameters move only job k's residuals, so one evaluation with every job's alpha stepped
  * gives all the alpha columns, and one more all the activity columns. 4 + 2 + 1 evaluations
  * in place of p + 1, and every entry is bit for bit the one GSL's column-by-column loop makes
- * (the rows of other jobs come out exactly 0 in both). */
+ * (the rows of other jobs come out exactly 0 in both). With d->central, by central
+ * differences (step eps^(1/3) |x_j|; (f(x + step) - f(x - step)) * (1 / (2 step))), 12
+ * evaluations. */
 static int
 shared_jacobian(const gsl_vector *x, void *params, gsl_matrix *J)
 {
     const struct shared_data *d = params;
-    const double h = GSL_SQRT_DBL_EPSILON;
+    const double h = d->central ? GSL_ROOT3_DBL_EPSILON : GSL_SQRT_DBL_EPSILON;
+    const size_t *row = d->row;
     size_t p = x->size, base = job_base(d);
     gsl_vector *xs = gsl_vector_alloc(p), *f0 = gsl_vector_alloc(d->n_res),
                *f1 = gsl_vector_alloc(d->n_res);
-    size_t *row = malloc((d->n_jobs + 1) * sizeof *row);
     int rc = GSL_ENOMEM;
 
-    if (!xs || !f0 || !f1 || !row)
+    if (!xs || !f0 || !f1)
         goto out;
-    row[0] = 0; /* job k's residuals are rows row[k] .. row[k + 1] - 1 */
-    for (size_t k = 0; k < d->n_jobs; k++) {
-        const struct pfs_job_curve *jc = d->jobs[k];
-
-        row[k + 1] = row[k] + (d->prior != NULL);
-        for (size_t i = 0; i < jc->n_points; i++)
-            row[k + 1] += 2 * shared_uses(d, jc->cap_w[i]);
+    if (!d->central) {
+        gsl_vector_memcpy(xs, x);
+        shared_residuals(xs, params, f0);
     }
-    gsl_vector_memcpy(xs, x);
-    shared_residuals(xs, params, f0);
     gsl_matrix_set_zero(J);
     for (size_t g = 0; g < base + 2; g++) { /* the shared columns, then alpha, then activity */
-        gsl_vector_memcpy(xs, x);
-        for (size_t j = g < base ? g : base + (g - base); j < p; j += g < base ? p : 2) {
-            double xj = gsl_vector_get(x, j), step = h * fabs(xj);
+        for (int side = d->central ? -1 : 1; side <= 1; side += 2) {
+            gsl_vector_memcpy(xs, x);
+            for (size_t j = g < base ? g : base + (g - base); j < p; j += g < base ? p : 2) {
+                double xj = gsl_vector_get(x, j), step = h * fabs(xj);
 
-            gsl_vector_set(xs, j, xj + (step > 0 ? step : h));
+                gsl_vector_set(xs, j, xj + side * (step > 0 ? step : h));
+            }
+            shared_residuals(xs, params, side < 0 ? f0 : f1);
         }
-        shared_residuals(xs, params, f1);
         for (size_t j = g < base ? g : base + (g - base); j < p; j += g < base ? p : 2) {
             double xj = gsl_vector_get(x, j), step = h * fabs(xj), inv;
             size_t lo = 0, hi = d->n_res;
 
-            inv = 1.0 / (step > 0 ? step : h);
+            inv = 1.0 / ((d->central ? 2 : 1) * (step > 0 ? step : h));
             if (j >= base) { /* a job's parameter: only its own rows */
                 lo = row[(j - base) / 2];
                 hi = row[(j - base) / 2 + 1];
@@ -450,16 +451,294 @@ out:
     gsl_vector_free(xs);
     gsl_vector_free(f0);
     gsl_vector_free(f1);
-    free(row);
     return rc;
 }
 
-/* Standard errors at the solution th (pfs_shared_se): the Jacobian of the residuals by GSL's
- * finite differences, cov = sigma^2 (J'J)^-1 with sigma^2 = SSE / dof, each parameter's
- * variance carried through its logistic map, d/dx logistic(x) = l (1 - l); an error wider
- * than the parameter's whole range is reported as infinite (not identified). The projected
- * scales are exact (variable projection), so the reduced J'J is the Schur complement of the
- * full one and its inverse the right marginal covariance. */
+/* The trust region's linear solver for the shared fit, in place of GSL's QR of the whole
+ * Jacobian (94% of `fit --shared` on the corpus's 189 jobs: O(n p^2) a step, n residuals and
+ * p = 4 + 2 x jobs parameters). A job's two parameters move only its own residuals, so J'J
+ * is an arrow: the shared block C, per job a 2 x 2 block A_k and its coupling B_k to the
+ * shared parameters, zero between jobs. The step solves (J'J + mu D'D) x = -J'f, as GSL's
+ * Cholesky solver does (`gsl_multifit_nlinear_solver_cholesky`), by eliminating the jobs'
+ * blocks: S = C + mu D_s^2 - sum B_k A_k'^-1 B_k' (the Schur complement), S x_s = r_s - sum
+ * B_k A_k'^-1 r_k, x_k = A_k'^-1 (r_k - B_k' x_s), with r = -J'f and A_k' = A_k + mu D_k^2.
+ * Each block is factored by GSL's modified Cholesky, which, like its Cholesky solver's,
+ * perturbs a block that rounding left indefinite. O(n + jobs) a step. */
+struct arrow {
+    size_t base, n_jobs;
+    const size_t *row;
+    double C[N_SHARED * N_SHARED]; /* J_s'J_s, row-major */
+    double S[N_SHARED * N_SHARED]; /* the Schur complement's LDL' (mcholesky) */
+    double *B;                     /* per job, base x 2: J_s'J_k */
+    double *A;                     /* per job, 2 x 2: J_k'J_k */
+    double *Ai;                    /* per job, 2 x 2: A_k'^-1 */
+    double *r;                     /* per job, 2: A_k'^-1 r_k (solve's) */
+    gsl_permutation *perm_s, *perm_2;
+};
+
+static void arrow_free(void *vstate);
+
+static void *
+arrow_alloc(const size_t n, const size_t p)
+{
+    struct arrow *a = calloc(1, sizeof *a);
+    size_t jobs = p / 2 + 1; /* (at most; base and the jobs are known at init) */
+
+    (void)n;
+    if (!a)
+        return NULL;
+    a->B = malloc(jobs * 2 * N_SHARED * sizeof *a->B);
+    a->A = malloc(jobs * 4 * sizeof *a->A);
+    a->Ai = malloc(jobs * 4 * sizeof *a->Ai);
+    a->r = malloc(jobs * 2 * sizeof *a->r);
+    a->perm_s = gsl_permutation_alloc(N_SHARED);
+    a->perm_2 = gsl_permutation_alloc(2);
+    if (!a->B || !a->A || !a->Ai || !a->r || !a->perm_s || !a->perm_2) {
+        arrow_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static void
+arrow_free(void *vstate)
+{
+    struct arrow *a = vstate;
+
+    if (!a)
+        return;
+    free(a->B);
+    free(a->A);
+    free(a->Ai);
+    free(a->r);
+    if (a->perm_s)
+        gsl_permutation_free(a->perm_s);
+    if (a->perm_2)
+        gsl_permutation_free(a->perm_2);
+    free(a);
+}
+
+/* J'J's blocks, once per Jacobian. */
+static int
+arrow_init(const void *vtrust_state, void *vstate)
+{
+    const gsl_multifit_nlinear_trust_state *ts = vtrust_state;
+    const struct shared_data *d = ts->fdf->params;
+    struct arrow *a = vstate;
+    size_t base = job_base(d);
+
+    a->base = base;
+    a->n_jobs = d->n_jobs;
+    a->row = d->row;
+    memset(a->C, 0, sizeof a->C);
+    for (size_t k = 0; k < d->n_jobs; k++) {
+        double *B = a->B + 2 * N_SHARED * k, *A = a->A + 4 * k;
+
+        memset(B, 0, 2 * N_SHARED * sizeof *B);
+        memset(A, 0, 4 * sizeof *A);
+        for (size_t i = d->row[k]; i < d->row[k + 1]; i++) {
+            const double *js = gsl_matrix_const_ptr(ts->J, i, 0), *jk = js + base + 2 * k;
+
+            for (size_t u = 0; u < base; u++) {
+                for (size_t v = u; v < base; v++)
+                    a->C[u * N_SHARED + v] += js[u] * js[v];
+                B[2 * u] += js[u] * jk[0];
+                B[2 * u + 1] += js[u] * jk[1];
+            }
+            A[0] += jk[0] * jk[0];
+            A[1] += jk[0] * jk[1];
+            A[3] += jk[1] * jk[1];
+        }
+    }
+    return GSL_SUCCESS;
+}
+
+/* The blocks with mu D'D added, factored: each job's inverse and the Schur complement. */
+static int
+arrow_presolve(const double mu, const void *vtrust_state, void *vstate)
+{
+    const gsl_multifit_nlinear_trust_state *ts = vtrust_state;
+    struct arrow *a = vstate;
+    const size_t base = a->base;
+    double M[4];
+    gsl_matrix_view m2 = gsl_matrix_view_array(M, 2, 2),
+                    s = gsl_matrix_view_array(a->S, base ? base : 1, base ? base : 1);
+    int rc;
+
+    for (size_t u = 0; u < base; u++) {
+        double du = gsl_vector_get(ts->diag, u);
+
+        for (size_t v = 0; v <= u; v++) /* (the lower triangle, as mcholesky reads it) */
+            a->S[u * base + v] = a->C[v * N_SHARED + u] + (u == v ? mu * du * du : 0);
+    }
+    for (size_t k = 0; k < a->n_jobs; k++) {
+        const double *A = a->A + 4 * k, *B = a->B + 2 * N_SHARED * k;
+        double *Ai = a->Ai + 4 * k, d0 = gsl_vector_get(ts->diag, base + 2 * k),
+               d1 = gsl_vector_get(ts->diag, base + 2 * k + 1);
+        gsl_matrix_view inv = gsl_matrix_view_array(Ai, 2, 2);
+
+        M[0] = A[0] + mu * d0 * d0;
+        M[1] = M[2] = A[1];
+        M[3] = A[3] + mu * d1 * d1;
+        if ((rc = gsl_linalg_mcholesky_decomp(&m2.matrix, a->perm_2, NULL)) != 0 ||
+            (rc = gsl_linalg_mcholesky_invert(&m2.matrix, a->perm_2, &inv.matrix)) != 0)
+            return rc;
+        for (size_t u = 0; u < base; u++) { /* S -= B_k Ai_k B_k' (lower) */
+            double w0 = B[2 * u] * Ai[0] + B[2 * u + 1] * Ai[2],
+                   w1 = B[2 * u] * Ai[1] + B[2 * u + 1] * Ai[3];
+
+            for (size_t v = 0; v <= u; v++)
+                a->S[u * base + v] -= w0 * B[2 * v] + w1 * B[2 * v + 1];
+        }
+    }
+    if (base > 0 && (rc = gsl_linalg_mcholesky_decomp(&s.matrix, a->perm_s, NULL)) != 0)
+        return rc;
+    return GSL_SUCCESS;
+}
+
+/* x = -(J'J + mu D'D)^-1 J'f, by the blocks. */
+static int
+arrow_solve(const gsl_vector *f, gsl_vector *x, const void *vtrust_state, void *vstate)
+{
+    const gsl_multifit_nlinear_trust_state *ts = vtrust_state;
+    struct arrow *a = vstate;
+    const size_t base = a->base;
+    double rs[N_SHARED] = {0}, xs[N_SHARED] = {0};
+    gsl_matrix_view s = gsl_matrix_view_array(a->S, base ? base : 1, base ? base : 1);
+    gsl_vector_view vr = gsl_vector_view_array(rs, base ? base : 1),
+                    vx = gsl_vector_view_array(xs, base ? base : 1);
+    int rc;
+
+    for (size_t k = 0; k < a->n_jobs; k++) {
+        const double *B = a->B + 2 * N_SHARED * k, *Ai = a->Ai + 4 * k;
+        double rk[2] = {0, 0}, *yk = a->r + 2 * k;
+
+        for (size_t i = a->row[k]; i < a->row[k + 1]; i++) {
+            const double *js = gsl_matrix_const_ptr(ts->J, i, 0), *jk = js + base + 2 * k;
+            double fi = gsl_vector_get(f, i);
+
+            for (size_t u = 0; u < base; u++)
+                rs[u] -= js[u] * fi;
+            rk[0] -= jk[0] * fi;
+            rk[1] -= jk[1] * fi;
+        }
+        yk[0] = Ai[0] * rk[0] + Ai[1] * rk[1]; /* A_k'^-1 r_k */
+        yk[1] = Ai[2] * rk[0] + Ai[3] * rk[1];
+        gsl_vector_set(x, base + 2 * k, rk[0]); /* (r_k, kept for the back-substitution) */
+        gsl_vector_set(x, base + 2 * k + 1, rk[1]);
+        for (size_t u = 0; u < base; u++)
+            rs[u] -= B[2 * u] * yk[0] + B[2 * u + 1] * yk[1];
+    }
+    if (base > 0 &&
+        (rc = gsl_linalg_mcholesky_solve(&s.matrix, a->perm_s, &vr.vector, &vx.vector)) != 0)
+        return rc;
+    for (size_t u = 0; u < base; u++)
+        gsl_vector_set(x, u, xs[u]);
+    for (size_t k = 0; k < a->n_jobs; k++) {
+        const double *B = a->B + 2 * N_SHARED * k, *Ai = a->Ai + 4 * k;
+        double r0 = gsl_vector_get(x, base + 2 * k), r1 = gsl_vector_get(x, base + 2 * k + 1);
+
+        for (size_t u = 0; u < base; u++) {
+            r0 -= B[2 * u] * xs[u];
+            r1 -= B[2 * u + 1] * xs[u];
+        }
+        gsl_vector_set(x, base + 2 * k, Ai[0] * r0 + Ai[1] * r1);
+        gsl_vector_set(x, base + 2 * k + 1, Ai[2] * r0 + Ai[3] * r1);
+    }
+    return GSL_SUCCESS;
+}
+
+/* (GSL asks it only through gsl_multifit_nlinear_rcond, which the fit does not call) */
+static int
+arrow_rcond(double *rcond, void *vstate)
+{
+    (void)vstate;
+    *rcond = NAN;
+    return GSL_EUNIMPL;
+}
+
+static const gsl_multifit_nlinear_solver arrow_solver = {
+    "arrow", arrow_alloc, arrow_init, arrow_presolve, arrow_solve, arrow_rcond, arrow_free};
+
+int
+pfs__fit_arrow_step(const double *J, const double *f, const double *diag, double mu, size_t base,
+                    size_t n_jobs, const size_t *row, double *x)
+{
+    size_t n = row[n_jobs], p = base + 2 * n_jobs;
+    struct pfs_job_curve none = {0};
+    const struct pfs_job_curve *jobs[1] = {&none};
+    struct shared_data d = {.jobs = jobs, .n_jobs = n_jobs, .n_res = n, .fixed = base == 0};
+    gsl_multifit_nlinear_fdf fdf = {.n = n, .p = p, .params = &d};
+    gsl_matrix_const_view vj = gsl_matrix_const_view_array(J, n, p);
+    gsl_vector_const_view vf = gsl_vector_const_view_array(f, n),
+                          vd = gsl_vector_const_view_array(diag, p);
+    gsl_vector_view vx = gsl_vector_view_array(x, p);
+    gsl_multifit_nlinear_trust_state ts = {
+        .f = &vf.vector, .J = &vj.matrix, .diag = &vd.vector, .mu = &mu, .fdf = &fdf};
+    void *a;
+    int rc;
+
+    if (base != 0 && base != N_SHARED)
+        return GSL_EINVAL;
+    if (!(d.row = malloc((n_jobs + 1) * sizeof *d.row)))
+        return GSL_ENOMEM;
+    memcpy(d.row, row, (n_jobs + 1) * sizeof *d.row);
+    if (!(a = arrow_alloc(n, p))) {
+        free(d.row);
+        return GSL_ENOMEM;
+    }
+    if ((rc = arrow_init(&ts, a)) == 0 && (rc = arrow_presolve(mu, &ts, a)) == 0)
+        rc = arrow_solve(&vf.vector, &vx.vector, &ts, a);
+    arrow_free(a);
+    free(d.row);
+    return rc;
+}
+
+/* More's scaling, GSL's "more" (D_j the largest |J_j| so far, 1 for a column of zeros), with
+ * the column norms summed in one pass along J's rows: GSL's takes dnrm2 down each column,
+ * a stride of p apart (a third of the shared fit's time once the arrow solver took the QR's
+ * place). */
+static int
+more_rows_update(const gsl_matrix *J, gsl_vector *diag)
+{
+    size_t p = J->size2;
+    double *ss = calloc(p, sizeof *ss);
+
+    if (!ss)
+        return GSL_ENOMEM;
+    for (size_t i = 0; i < J->size1; i++) {
+        const double *r = gsl_matrix_const_ptr(J, i, 0);
+
+        for (size_t j = 0; j < p; j++)
+            ss[j] += r[j] * r[j];
+    }
+    for (size_t j = 0; j < p; j++) {
+        double norm = ss[j] > 0 ? sqrt(ss[j]) : 1.0;
+
+        gsl_vector_set(diag, j, fmax(gsl_vector_get(diag, j), norm));
+    }
+    free(ss);
+    return GSL_SUCCESS;
+}
+
+static int
+more_rows_init(const gsl_matrix *J, gsl_vector *diag)
+{
+    gsl_vector_set_zero(diag);
+    return more_rows_update(J, diag);
+}
+
+static const gsl_multifit_nlinear_scale more_rows = {"more", more_rows_init, more_rows_update};
+
+/* Standard errors at the solution th (pfs_shared_se): the Jacobian of the residuals by central
+ * differences (the solver's forward ones err by some sqrt(eps) of an entry, which (J'J)^-1
+ * multiplies by its condition: on the corpus, errors of activity moved by up to 46% between
+ * two solutions equal to 5 digits; docs/benchmarks.md, "The arrow solver"), cov = sigma^2
+ * (J'J)^-1 with sigma^2 = SSE / dof, each parameter's variance carried through its logistic
+ * map, d/dx logistic(x) = l (1 - l); an error wider than the parameter's whole range is
+ * reported as infinite (not identified). The projected scales are exact (variable
+ * projection), so the reduced J'J is the Schur complement of the full one and its inverse the
+ * right marginal covariance. */
 static int
 shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
           struct pfs_shared_se *se)
@@ -480,6 +759,7 @@ shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
         rc = PFS_ENOMEM;
         goto out;
     }
+    d->central = true;
     if (dof > 0 && gsl_multifit_nlinear_init(&x.vector, &fdf, w) == GSL_SUCCESS) {
         double norm = gsl_blas_dnrm2(gsl_multifit_nlinear_residual(w));
 
@@ -507,6 +787,7 @@ shared_se(struct shared_data *d, double *th, size_t p, struct pfs_fit *out,
                                      .sigma = sqrt(s2),
                                      .dof = dof};
 out:
+    d->central = false;
     gsl_matrix_free(cov);
     gsl_multifit_nlinear_free(w);
     return rc;
@@ -552,6 +833,7 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
     size_t p = job_base(d) + 2 * d->n_jobs;
     double *start = malloc(p * sizeof *start), *best = malloc(p * sizeof *best);
     double best_cost = HUGE_VAL;
+    bool qr;
     int rc = 0;
 
     if (!start || !best) {
@@ -560,6 +842,12 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     }
     d->n_res = 0;
+    if (!(d->row = malloc((d->n_jobs + 1) * sizeof *d->row))) {
+        free(start);
+        free(best);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    d->row[0] = 0;
     for (size_t k = 0; k < d->n_jobs && rc == 0; k++) {
         const struct pfs_job_curve *jc = d->jobs[k];
         size_t used = 0;
@@ -574,16 +862,25 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
             rc = pfs__diag_set(diag, PFS_EINVAL, NULL, jc->line, 0, "throughput",
                                "job '%s': zero throughput at the highest cap", jc->job_id);
         d->n_res += 2 * used + (d->prior != NULL);
+        d->row[k + 1] = d->n_res;
     }
     if (rc == 0 && d->n_res < p)
         rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                            "the shared fit has %zu residuals for %zu parameters", d->n_res, p);
+    /* the test switch PFISIM_FIT_QR=1: GSL's own QR and scaling, the straightforward solver
+     * the arrow solver is checked against (tests/test_model.c) */
+    qr = getenv("PFISIM_FIT_QR") && strcmp(getenv("PFISIM_FIT_QR"), "1") == 0;
     for (int s = 0; rc == 0 && s < (d->fixed ? 4 : 8); s++) {
         gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
         gsl_multifit_nlinear_fdf fdf = {
             .f = shared_residuals, .df = shared_jacobian, .n = d->n_res, .p = p, .params = d};
-        gsl_multifit_nlinear_workspace *w =
-            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d->n_res, p);
+        gsl_multifit_nlinear_workspace *w;
+
+        if (!qr) {
+            params.solver = &arrow_solver;
+            params.scale = &more_rows;
+        }
+        w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &params, d->n_res, p);
         gsl_vector_view x0;
         int info;
 
@@ -644,6 +941,8 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
     }
     free(start);
     free(best);
+    free(d->row);
+    d->row = NULL;
     return rc;
 }
 

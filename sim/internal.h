@@ -36,6 +36,13 @@ double pfs__dvfs_p(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double
 double pfs__dvfs_x_near(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w,
                         double guess);
 
+/* models/fit.c: the shared fit's trust-region step by its arrow solver, for a test against the
+ * dense normal equations: x = -(J'J + mu D^2)^-1 J'f for a Jacobian J (n x p, p = base + 2 x
+ * n_jobs, base 0 or 4) whose job k's two columns are zero outside its rows row[k] ..
+ * row[k + 1] - 1. Returns 0 or a GSL error. */
+int pfs__fit_arrow_step(const double *J, const double *f, const double *diag, double mu,
+                        size_t base, size_t n_jobs, const size_t *row, double *x);
+
 /* Copies the offending input line into diag->text, if diag holds no text yet. */
 void pfs__diag_text(struct pfs_diag *diag, const char *text);
 

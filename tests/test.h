@@ -136,6 +136,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_fit_holdout)                                                                            \
     X(test_fit_save_and_model)                                                                     \
     X(test_fit_shared_recovers)                                                                    \
+    X(test_fit_shared_arrow)                                                                       \
     X(test_fit_shared_coverage)                                                                    \
     X(test_fit_alpha_prior)                                                                        \
     X(test_fit_shared_loo)                                                                         \

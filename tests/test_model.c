@@ -2,6 +2,7 @@
  * tests/test_model.c - the DVFS model, curves, PFI and fitting against independent answers:
  * brute-force clock search, finite differences, closed forms, and noise-free recovery.
  */
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
@@ -669,6 +670,111 @@ test_fit_shared_loo(struct test *t)
         CHECK(err && strstr(err, "--loo") != NULL);
         free(out);
         free(err);
+    }
+}
+
+/* The dense system the arrow solver stands for, solved by Cholesky: x = -(J'J + mu D^2)^-1 J'f. */
+static void
+dense_step(const double *J, const double *f, const double *diag, double mu, size_t n, size_t p,
+           double *x)
+{
+    gsl_matrix *A = gsl_matrix_calloc(p, p);
+    gsl_vector *b = gsl_vector_calloc(p);
+    gsl_vector_view vx = gsl_vector_view_array(x, p);
+
+    for (size_t u = 0; u < p; u++) {
+        for (size_t v = 0; v < p; v++) {
+            double sum = u == v ? mu * diag[u] * diag[u] : 0;
+
+            for (size_t i = 0; i < n; i++)
+                sum += J[i * p + u] * J[i * p + v];
+            gsl_matrix_set(A, u, v, sum);
+        }
+        for (size_t i = 0; i < n; i++)
+            gsl_vector_set(b, u, gsl_vector_get(b, u) - J[i * p + u] * f[i]);
+    }
+    gsl_linalg_cholesky_decomp1(A);
+    gsl_linalg_cholesky_solve(A, b, &vx.vector);
+    gsl_matrix_free(A);
+    gsl_vector_free(b);
+}
+
+void
+test_fit_shared_arrow(struct test *t)
+{
+    /* The shared fit's trust-region step by its arrow solver (the jobs' 2 x 2 blocks
+     * eliminated) against the dense normal equations solved by Cholesky, on random Jacobians
+     * of that shape: 4 shared columns over every row, 2 per job over 3-7 rows of its own, one
+     * job's two columns alike to 1e-6 (nearly not identified); and one job alone, no shared
+     * columns (pfs_fit_shared_job's). Then whole fits, SYNTHETIC noisy jobs, against GSL's
+     * own QR (the test switch PFISIM_FIT_QR=1): the same parameters and standard errors. */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+
+    for (int trial = 0; trial < 12; trial++) {
+        size_t base = trial % 4 == 3 ? 0 : 4, jobs = base ? 2 + (size_t)trial : 1, row[16], n, p;
+        double J[16 * 7 * 24], f[16 * 7], diag[24], x[24], want[24], mu = trial % 2 ? 1e-3 : 0.7;
+        double err = 0, norm = 0;
+
+        gsl_rng_set(r, (unsigned long)trial + 1);
+        row[0] = 0;
+        for (size_t k = 0; k < jobs; k++)
+            row[k + 1] = row[k] + 3 + gsl_rng_uniform_int(r, 5);
+        n = row[jobs];
+        p = base + 2 * jobs;
+        memset(J, 0, sizeof J);
+        for (size_t k = 0; k < jobs; k++)
+            for (size_t i = row[k]; i < row[k + 1]; i++) {
+                for (size_t u = 0; u < base; u++)
+                    J[i * p + u] = gsl_ran_gaussian(r, 1);
+                J[i * p + base + 2 * k] = gsl_ran_gaussian(r, 1);
+                J[i * p + base + 2 * k + 1] =
+                    k == 1 ? J[i * p + base + 2 * k] * (1 + 1e-6) : gsl_ran_gaussian(r, 1);
+                f[i] = gsl_ran_gaussian(r, 1);
+            }
+        for (size_t u = 0; u < p; u++)
+            diag[u] = 0.5 + gsl_rng_uniform(r);
+        CHECK_INT(pfs__fit_arrow_step(J, f, diag, mu, base, jobs, row, x), 0);
+        dense_step(J, f, diag, mu, n, p, want);
+        for (size_t u = 0; u < p; u++) {
+            err = fmax(err, fabs(x[u] - want[u]));
+            norm = fmax(norm, fabs(want[u]));
+        }
+        CHECK(err <= 1e-9 * norm);
+    }
+    gsl_rng_free(r);
+
+    {
+        struct pfs_gpu g = gpu(t, "a100-pcie"), a, q;
+        struct syn_set s;
+        struct pfs_fit fa[SYN_JOBS], fq[SYN_JOBS];
+        struct pfs_shared_se sa, sq;
+        struct pfs_diag d = {0};
+
+        r = gsl_rng_alloc(gsl_rng_mt19937);
+        gsl_rng_set(r, 7);
+        syn_make(&s, &g, r, 0.01);
+        gsl_rng_free(r);
+        CHECK_INT(pfs_fit_shared(&g, s.jobs, SYN_JOBS, 0, &a, fa, &sa, &d), 0);
+        setenv("PFISIM_FIT_QR", "1", 1);
+        CHECK_INT(pfs_fit_shared(&g, s.jobs, SYN_JOBS, 0, &q, fq, &sq, &d), 0);
+        unsetenv("PFISIM_FIT_QR");
+        /* The two stop where their steps fall under the tolerances, apart by some 1e-6 here:
+         * within 1e-4 of a standard error (the data's own precision), errors within 1e-4. */
+        CHECK(sq.v_min > 0 && sq.mem_w > 0);
+        CHECK_NEAR(a.v_min, q.v_min, 1e-4 * sq.v_min);
+        CHECK_NEAR(a.f_knee_mhz, q.f_knee_mhz, 1e-4 * sq.f_knee_mhz);
+        CHECK_NEAR(fa[0].job.mem_w, fq[0].job.mem_w, 1e-4 * sq.mem_w);
+        CHECK_NEAR(fa[0].job.cap_fill, fq[0].job.cap_fill, 1e-4 * sq.cap_fill);
+        CHECK_NEAR(sa.v_min, sq.v_min, 1e-4 * sq.v_min);
+        CHECK_NEAR(sa.mem_w, sq.mem_w, 1e-4 * sq.mem_w);
+        CHECK_NEAR(sa.sigma, sq.sigma, 1e-6 * sq.sigma);
+        for (int k = 0; k < SYN_JOBS; k++) {
+            CHECK(fq[k].se_alpha > 0 && fq[k].se_activity > 0);
+            CHECK_NEAR(fa[k].job.alpha, fq[k].job.alpha, 1e-4 * fq[k].se_alpha);
+            CHECK_NEAR(fa[k].job.activity, fq[k].job.activity, 1e-4 * fq[k].se_activity);
+            CHECK_NEAR(fa[k].se_alpha, fq[k].se_alpha, 1e-4 * fq[k].se_alpha);
+            CHECK_NEAR(fa[k].se_activity, fq[k].se_activity, 1e-4 * fq[k].se_activity);
+        }
     }
 }
 
