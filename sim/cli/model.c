@@ -7,8 +7,10 @@
 #include <gsl/gsl_errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -707,75 +709,160 @@ out:
     return rc;
 }
 
+/* One job's leave-one-out fold (loo_fold): skipped (no other job on its GPU, or under 2
+ * caps of its own to fit), failed (rc, d), or its fit. */
+struct loo_fold {
+    bool skipped;
+    int rc;
+    struct pfs_diag d;
+    size_t m, h; /* the other jobs fitted; its caps held out */
+    struct pfs_gpu shared;
+    struct pfs_fit own;
+    double rmse; /* over its caps held out */
+};
+
+/* The folds, taken in turn by up to one thread a CPU: each is two fits of its own, the shared
+ * one of every other job of the GPU nearly all of the time (a second a fold on the corpus's
+ * 155 H200 jobs). */
+struct loo_work {
+    struct fit_row *rows;
+    size_t n;
+    double frac;
+    bool prior;
+    struct loo_fold *f;
+    size_t next;
+    pthread_mutex_t lock;
+};
+
+/* Fold i into w->f[i]; jobs and fits: room for n. */
+static void
+loo_fold(struct loo_work *w, size_t i, const struct pfs_job_curve **jobs, struct pfs_fit *fits)
+{
+    struct fit_row *rows = w->rows;
+    const struct pfs_job_curve *jc = rows[i].jc;
+    struct loo_fold *f = &w->f[i];
+    double lim = w->frac * rows[i].gpu.default_limit_w;
+    struct pfs_shared_se se;
+    struct pfs_alpha_prior ap;
+    bool has_prior;
+    size_t used = 0;
+
+    f->m = 0;
+    for (size_t k = 0; k < w->n; k++)
+        if (k != i && strcmp(rows[k].jc->gpu, jc->gpu) == 0 && rows[k].jc->n_points >= 2)
+            jobs[f->m++] = rows[k].jc;
+    for (size_t p = 0; p < jc->n_points; p++)
+        used += jc->cap_w[p] >= lim * (1 - 1e-12);
+    if (f->m == 0 || used < 2) {
+        f->skipped = true;
+        return;
+    }
+    if ((f->rc = pfs_fit_shared(&rows[i].gpu, jobs, f->m, 0, &f->shared, fits, &se, &f->d)) != 0)
+        return;
+    has_prior = w->prior && pfs_alpha_prior_from(fits, f->m, se.sigma, &ap) == 0;
+    if ((f->rc = pfs_fit_shared_job(&f->shared, fits[0].job.mem_w, fits[0].job.cap_fill,
+                                    has_prior ? &ap : NULL, jc, lim, &f->own, &f->d)) != 0)
+        return;
+    f->rmse = heldout_rmse(&f->shared, &f->own.job, jc, lim, &f->h);
+}
+
+static void *
+loo_run(void *arg)
+{
+    struct loo_work *w = arg;
+    const struct pfs_job_curve **jobs = malloc((w->n + 1) * sizeof *jobs);
+    struct pfs_fit *fits = malloc((w->n + 1) * sizeof *fits);
+
+    for (;;) {
+        size_t i;
+
+        pthread_mutex_lock(&w->lock);
+        i = w->next++;
+        pthread_mutex_unlock(&w->lock);
+        if (i >= w->n)
+            break;
+        if (!jobs || !fits)
+            w->f[i].rc = pfs__diag_set(&w->f[i].d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        else
+            loo_fold(w, i, jobs, fits);
+    }
+    free(jobs);
+    free(fits);
+    return NULL;
+}
+
 /* --loo: leave one job out. For each job of a GPU with at least one other job, the shared
  * physics fitted on every cap of the other jobs, then the job's own alpha and activity on its
- * caps at or above frac of the default limit, and the error at its caps below. */
+ * caps at or above frac of the default limit, and the error at its caps below. The folds are
+ * fitted on up to one thread a CPU, then written in job order (the same bytes whatever the
+ * threads); the first failure in job order ends the output there, as it did one fold at a
+ * time. */
 static int
 fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool prior, bool csv, struct pfs_diag *d)
 {
-    const struct pfs_job_curve **jobs = malloc((n + 1) * sizeof *jobs);
-    struct pfs_fit *fits = malloc((n + 1) * sizeof *fits);
+    struct loo_work lw = {.rows = rows, .n = n, .frac = frac, .prior = prior};
     double *held = malloc((n + 1) * sizeof *held);
-    size_t n_held = 0, skipped = 0;
+    size_t n_held = 0, skipped = 0, started = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    pthread_t th[64];
     int rc = 0, w = id_width(rows, n);
 
-    if (!jobs || !fits || !held) {
+    lw.f = calloc(n + 1, sizeof *lw.f);
+    if (!lw.f || !held) {
         rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
+    pthread_mutex_init(&lw.lock, NULL);
+    for (; started + 1 < n && started + 1 < (size_t)(cpus > 64  ? 64
+                                                     : cpus > 1 ? cpus
+                                                                : 1);
+         started++)
+        if (pthread_create(&th[started], NULL, loo_run, &lw) != 0)
+            break;
+    loo_run(&lw); /* (this thread too) */
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&lw.lock);
     if (csv)
         puts("job_id,gpu,n_others,n_fit,rmse_fit,n_held,rmse_heldout,alpha,activity,mem_w,"
              "cap_fill,v_min,f_knee_mhz,se_alpha,se_activity");
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < n; i++) {
         const struct pfs_job_curve *jc = rows[i].jc;
-        double lim = frac * rows[i].gpu.default_limit_w, rmse;
-        struct pfs_gpu shared;
-        struct pfs_fit own;
-        struct pfs_shared_se se;
-        struct pfs_alpha_prior ap;
-        bool has_prior;
-        size_t m = 0, used = 0, h;
+        const struct loo_fold *f = &lw.f[i];
 
-        for (size_t k = 0; k < n; k++)
-            if (k != i && strcmp(rows[k].jc->gpu, jc->gpu) == 0 && rows[k].jc->n_points >= 2)
-                jobs[m++] = rows[k].jc;
-        for (size_t p = 0; p < jc->n_points; p++)
-            used += jc->cap_w[p] >= lim * (1 - 1e-12);
-        if (m == 0 || used < 2) { /* no other job, or too few top caps of its own */
+        if (f->skipped) {
             skipped++;
             continue;
         }
-        if ((rc = pfs_fit_shared(&rows[i].gpu, jobs, m, 0, &shared, fits, &se, d)) != 0)
+        if ((rc = f->rc) != 0) {
+            *d = f->d;
             break;
-        has_prior = prior && pfs_alpha_prior_from(fits, m, se.sigma, &ap) == 0;
-        if ((rc = pfs_fit_shared_job(&shared, fits[0].job.mem_w, fits[0].job.cap_fill,
-                                     has_prior ? &ap : NULL, jc, lim, &own, d)) != 0)
-            break;
-        rmse = heldout_rmse(&shared, &own.job, jc, lim, &h);
-        if (h)
-            held[n_held++] = rmse;
+        }
+        if (f->h)
+            held[n_held++] = f->rmse;
         if (csv) {
-            printf("%s,%s,%zu,%zu,%.6g,%zu,", jc->job_id, jc->gpu, m, own.n_points,
-                   own.rmse_throughput, h);
-            if (h)
-                printf("%.6g", rmse);
-            printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", own.job.alpha, own.job.activity,
-                   own.job.mem_w, own.job.cap_fill, shared.v_min, shared.f_knee_mhz, own.se_alpha,
-                   own.se_activity);
+            printf("%s,%s,%zu,%zu,%.6g,%zu,", jc->job_id, jc->gpu, f->m, f->own.n_points,
+                   f->own.rmse_throughput, f->h);
+            if (f->h)
+                printf("%.6g", f->rmse);
+            printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", f->own.job.alpha,
+                   f->own.job.activity, f->own.job.mem_w, f->own.job.cap_fill, f->shared.v_min,
+                   f->shared.f_knee_mhz, f->own.se_alpha, f->own.se_activity);
         } else {
             char hb[32] = "-";
 
-            if (n_held == 1 && h)
+            if (n_held == 1 && f->h)
                 printf("Leave one job out: shared physics from every cap of the GPU's other "
                        "jobs,\nthe job's alpha and activity from its caps >= %.0f%% of the "
                        "default limit.\n%-*s %-10s %6s %5s %8s %6s %12s %6s %6s %6s %6s %6s\n",
                        100 * frac, w, "job_id", "gpu", "others", "n_fit", "rmse_fit", "n_held",
                        "rmse_heldout", "v_min", "knee", "mem_w", "alpha", "se");
-            if (h)
-                snprintf(hb, sizeof hb, "%.4f", rmse);
+            if (f->h)
+                snprintf(hb, sizeof hb, "%.4f", f->rmse);
             printf("%-*s %-10s %6zu %5zu %8.4f %6zu %12s %6.3f %6.0f %6.1f %6.3f %6.3f\n", w,
-                   jc->job_id, jc->gpu, m, own.n_points, own.rmse_throughput, h, hb, shared.v_min,
-                   shared.f_knee_mhz, own.job.mem_w, own.job.alpha, own.se_alpha);
+                   jc->job_id, jc->gpu, f->m, f->own.n_points, f->own.rmse_throughput, f->h, hb,
+                   f->shared.v_min, f->shared.f_knee_mhz, f->own.job.mem_w, f->own.job.alpha,
+                   f->own.se_alpha);
         }
     }
     if (rc == 0 && !csv) {
@@ -793,8 +880,7 @@ fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool prior, bool csv, s
         putchar('\n');
     }
 out:
-    free(jobs);
-    free(fits);
+    free(lw.f);
     free(held);
     return rc;
 }
