@@ -711,8 +711,9 @@ test_fit_shared_arrow(struct test *t)
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 
     for (int trial = 0; trial < 12; trial++) {
+        /* (at most 13 jobs of at most 7 rows: p <= 30, n <= 91) */
         size_t base = trial % 4 == 3 ? 0 : 4, jobs = base ? 2 + (size_t)trial : 1, row[16], n, p;
-        double J[16 * 7 * 24], f[16 * 7], diag[24], x[24], want[24], mu = trial % 2 ? 1e-3 : 0.7;
+        double J[16 * 7 * 36], f[16 * 7], diag[36], x[36], want[36], mu = trial % 2 ? 1e-3 : 0.7;
         double err = 0, norm = 0;
 
         gsl_rng_set(r, (unsigned long)trial + 1);
