@@ -355,6 +355,11 @@ struct pfs__out {
     char tmp[1100];    /* the temporary file beside target, "" when written in place */
 };
 
+/* An empty file beside target for writing it whole, named .BASE.PID-N.tmp (the process and a
+ * counter: no other writer's), made with O_EXCL into tmp: its descriptor, or -1 with errno
+ * (ENAMETOOLONG where the name does not fit in size). */
+int pfs__tmp_beside(const char *target, char *tmp, size_t size);
+
 /* Opens path for writing: "-" is stdout; a device, FIFO or socket is written in place; a
  * regular or new file (a link's target) goes to a temporary file beside it. Refuses a
  * directory and a dangling link. Returns 0 or PFS_EIO with the path. */

@@ -42,6 +42,27 @@ dir_of(const char *path, char *dir, size_t size)
 }
 
 int
+pfs__tmp_beside(const char *target, char *tmp, size_t size)
+{
+    char dir[1100];
+    const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+
+    dir_of(target, dir, sizeof dir);
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned n = atomic_fetch_add(&tmp_counter, 1);
+        int fd;
+
+        if (snprintf(tmp, size, "%s/.%s.%ld-%u.tmp", dir, base, (long)getpid(), n) >= (int)size) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+int
 pfs__out_open(struct pfs__out *o, const char *path, struct pfs_diag *diag)
 {
     struct stat st, lst;
@@ -88,21 +109,9 @@ pfs__out_open(struct pfs__out *o, const char *path, struct pfs_diag *diag)
     }
     if (!pfs__strlcpy(o->target, target, sizeof o->target))
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "output path too long");
-    {
-        char dir[sizeof o->tmp];
-        const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-
-        dir_of(target, dir, sizeof dir);
-        for (int tries = 0; fd < 0 && tries < 100; tries++) {
-            unsigned n = atomic_fetch_add(&tmp_counter, 1);
-
-            if (snprintf(o->tmp, sizeof o->tmp, "%s/.%s.%ld-%u.tmp", dir, base, (long)getpid(),
-                         n) >= (int)sizeof o->tmp)
-                return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "output path too long");
-            fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
+    if ((fd = pfs__tmp_beside(target, o->tmp, sizeof o->tmp)) < 0 && errno == ENAMETOOLONG) {
+        o->tmp[0] = '\0';
+        return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "output path too long");
     }
     if (fd < 0) {
         int e = errno;

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -389,47 +388,23 @@ pfs_store_open_read(const char *path, struct pfs_store **out, struct pfs_diag *d
     return store_open(path, NULL, false, out, diag);
 }
 
-/* A name for a new database's file beside path that no other writer uses (the process and
- * a counter, as sim/outfile.c names its), the file made empty with O_EXCL (SQLite takes an
- * empty file for a new database). Returns 0, or errno. */
-static int
-make_tmp(const char *path, char *tmp, size_t size)
-{
-    static atomic_uint counter;
-    const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path + 1) : 0;
-
-    for (int tries = 0; tries < 100; tries++) {
-        int fd;
-
-        if (snprintf(tmp, size, "%.*s.%s.%ld-%u.tmp", dir_len, path, path + dir_len, (long)getpid(),
-                     atomic_fetch_add(&counter, 1)) >= (int)size)
-            return ENAMETOOLONG;
-        if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) >= 0) {
-            close(fd);
-            return 0;
-        }
-        if (errno != EEXIST)
-            return errno;
-    }
-    return EEXIST;
-}
-
 int
 pfs_store_create(const char *path, struct pfs_store **out, struct pfs_diag *diag)
 {
     struct stat sb;
     char tmp[300];
-    int e;
+    int e, fd;
 
     if (lstat(path, &sb) == 0 || errno != ENOENT) /* a file, a link, or none to be seen */
         return pfs_store_open(path, out, diag);
-    pfs__mkdir_parents(path); /* a failure shows as make_tmp's */
-    if ((e = make_tmp(path, tmp, sizeof tmp)) != 0) {
+    pfs__mkdir_parents(path); /* a failure shows as pfs__tmp_beside's */
+    if ((fd = pfs__tmp_beside(path, tmp, sizeof tmp)) < 0) { /* (empty: SQLite's new database) */
+        e = errno;
         *out = NULL;
         return pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL,
                              "cannot open the results database: %s", strerror(e));
     }
+    close(fd);
     return store_open(path, tmp, true, out, diag);
 }
 
