@@ -467,16 +467,17 @@ check_axes(struct pfs_sweep *sw, struct pfs_scenario *sc, struct pfs_diag *diag)
         free(text);
     }
     qsort(key, m, sizeof *key, cmp_point_key);
-    for (size_t j = 1; j < m && rc == 0; j++) {
-        int same;
+    /* each point against every earlier one of its hash (two texts of one hash need not be
+     * the same, and a third may be either's) */
+    for (size_t j = 1; j < m && rc == 0; j++)
+        for (size_t k = j; k-- > 0 && key[k].hash == key[j].hash && rc == 0;) {
+            int same = same_point(sw, key[k].item, key[j].item, sc);
 
-        if (key[j].hash != key[j - 1].hash)
-            continue;
-        if ((same = same_point(sw, key[j - 1].item, key[j].item, sc)) < 0)
-            rc = PFS_ENOMEM;
-        else if (same)
-            rc = same_points(sw, key[j - 1].item, key[j].item, diag);
-    }
+            if (same < 0)
+                rc = PFS_ENOMEM;
+            else if (same)
+                rc = same_points(sw, key[k].item, key[j].item, diag);
+        }
     free(key);
     if (rc == PFS_ENOMEM)
         return pfs__diag_set(diag, PFS_ENOMEM, sw->path, 0, 0, NULL, "out of memory");
