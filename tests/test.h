@@ -145,6 +145,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_real_import_errors)                                                                     \
     X(test_real_fit_quality)                                                                       \
     X(test_real_loo)                                                                               \
+    X(test_real_shared_se)                                                                         \
     X(test_cli_frame)                                                                              \
     X(test_cli_bad_input)                                                                          \
     X(test_synth_deterministic)                                                                    \

@@ -325,3 +325,36 @@ test_real_loo(struct test *t)
     CHECK(worst <= 0.08);
     pfs_curveset_free(cs);
 }
+
+void
+test_real_shared_se(struct test *t)
+{
+    /* The shared fit's standard errors do not hang on where its solver stops. On Perseus
+     * (every cap) GSL's QR and the arrow solver stop at solutions equal to 5 digits, the
+     * knee apart (v_min at its bound of 1: the knee does nothing). The error of the
+     * clock-independent draw by forward differences was 4.4 W at the one and 3.8 W at the
+     * other (14% apart; 3.6-4.4 W as their step moved); by central differences 11.5 and 11.6
+     * W. Asserted: the two within 3% of each other, and the error no smaller than 8 W. */
+    struct pfs_curveset *cs =
+        import(t, "perseus", "power/perseus-sosp24/zeus_csv_A100_zeus_global.csv", "a100-pcie");
+    const struct pfs_job_curve *jobs[16];
+    struct pfs_fit fits[16];
+    struct pfs_shared_se se[2];
+    struct pfs_gpu g, shared[2];
+    struct pfs_diag d = {0};
+
+    if (!cs)
+        SKIP("no Perseus file");
+    CHECK_INT(pfs_gpu_find("a100-pcie", &g, &d), 0);
+    CHECK(cs->n_jobs <= 16);
+    for (size_t i = 0; i < cs->n_jobs && i < 16; i++)
+        jobs[i] = &cs->jobs[i];
+    CHECK_INT(pfs_fit_shared(&g, jobs, cs->n_jobs, 0, &shared[0], fits, &se[0], &d), 0);
+    setenv("PFISIM_FIT_QR", "1", 1);
+    CHECK_INT(pfs_fit_shared(&g, jobs, cs->n_jobs, 0, &shared[1], fits, &se[1], &d), 0);
+    unsetenv("PFISIM_FIT_QR");
+    CHECK_NEAR(fits[0].job.mem_w, 73.7, 0.05);
+    CHECK(se[0].mem_w > 8 && se[1].mem_w > 8);
+    CHECK_NEAR(se[0].mem_w, se[1].mem_w, 0.03 * se[1].mem_w);
+    pfs_curveset_free(cs);
+}
