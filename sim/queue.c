@@ -60,6 +60,9 @@ struct bucket {
     size_t queued;  /* its jobs queued now */
     uint64_t *tree; /* [2 size] the least run time over each node's queued jobs, as rank():
                      * the most rank (0: none) */
+    uint64_t *seen; /* a bit for each page of tree: written in this run; the others are
+                     * zeros never touched, read as 0 without reading them (node()) */
+    size_t skew;    /* the nodes before tree[0] in its page */
     /* the last answers to a backfill pass's first question (after the head's rank) and to
      * its others: a pass asks again after every job it takes, and a bucket it did not take
      * from has not changed; the next pass asks after the same head with a bound tightened by
@@ -82,6 +85,45 @@ struct pfs__queue {
 /* Job j's rank, and the job of rank r: the arrays', or the job's own index where queue
  * order is job order (a FIFO queue over a workload in arrival order: two arrays of 4 bytes
  * a job and a cache miss at every push, removal and backfill question saved). */
+/* The trees' pages (4 kB, or a part of a larger page), each written for the first time by
+ * a write: a read of a page never touched maps the kernel's zero page, and the write after
+ * it faults again and flushes the other cores' TLBs (48 us a page against 12 us with a
+ * second thread of the process running, bench/page-faults.sh; the trees were 264 of a
+ * 28-day cap-4k window's 388 pages faulted twice, issue 16). */
+#define PAGE_SHIFT 12
+#define NODE_SHIFT (PAGE_SHIFT - 3) /* 512 nodes of 8 bytes a page */
+
+/* Node i's page (from the tree's first) */
+static inline size_t
+node_page(const struct bucket *b, size_t i)
+{
+    return (i + b->skew) >> NODE_SHIFT;
+}
+
+static inline bool
+node_seen(const struct bucket *b, size_t i)
+{
+    size_t u = node_page(b, i);
+
+    return b->seen[u / 64] >> (u % 64) & 1;
+}
+
+/* Node i of b's tree: 0 in a unit no write has reached this run (zeros: lazy_calloc). */
+static inline uint64_t
+node(const struct bucket *b, size_t i)
+{
+    return node_seen(b, i) ? b->tree[i] : 0;
+}
+
+static inline void
+node_put(struct bucket *b, size_t i, uint64_t v)
+{
+    size_t u = node_page(b, i);
+
+    b->seen[u / 64] |= (uint64_t)1 << (u % 64);
+    b->tree[i] = v;
+}
+
 static inline size_t
 rank_of(const struct pfs__queue_index *x, size_t j)
 {
@@ -263,6 +305,9 @@ pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x)
         /* (zeros, none queued: pages the queue never reaches are never touched) */
         if (!(b->tree = pfs__lazy_calloc(leaves, sizeof *b->tree)))
             goto fail;
+        b->skew = ((uintptr_t)b->tree & (((uintptr_t)1 << PAGE_SHIFT) - 1)) / sizeof *b->tree;
+        if (!(b->seen = calloc(((leaves + b->skew) >> NODE_SHIFT) / 64 + 1, sizeof *b->seen)))
+            goto fail;
     }
     *out = q;
     return 0;
@@ -276,8 +321,10 @@ pfs__queue_free(struct pfs__queue *q)
 {
     if (!q)
         return;
-    for (size_t k = 0; q->b && k < q->x->n_buckets; k++)
+    for (size_t k = 0; q->b && k < q->x->n_buckets; k++) {
         pfs__lazy_free(q->b[k].tree);
+        free(q->b[k].seen);
+    }
     free(q->b);
     free(q->word);
     free(q->summary);
@@ -316,18 +363,18 @@ tree_set(struct bucket *b, size_t size, size_t leaf, double d)
     size_t i = size + leaf;
     uint64_t v = rank(d);
 
-    if (v > b->tree[i]) { /* higher: each maximum above is v or stays (one read a level) */
-        for (b->tree[i] = v, i /= 2; i >= 1 && v > b->tree[i]; i /= 2)
-            b->tree[i] = v;
+    if (v > node(b, i)) { /* higher: each maximum above is v or stays (one read a level) */
+        for (node_put(b, i, v), i /= 2; i >= 1 && v > node(b, i); i /= 2)
+            node_put(b, i, v);
         return;
     }
-    b->tree[i] = v;
+    node_put(b, i, v);
     for (i /= 2; i >= 1; i /= 2) {
-        uint64_t l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l > r ? l : r;
+        uint64_t l = node(b, 2 * i), r = node(b, 2 * i + 1), m = l > r ? l : r;
 
-        if (m == b->tree[i])
+        if (m == node(b, i))
             break;
-        b->tree[i] = m;
+        node_put(b, i, m);
     }
 }
 
@@ -427,24 +474,24 @@ pfs__queue_rank(const struct pfs__queue *q, size_t j)
  * left first, read the whole height and the subtrees left of lo that held one (issue 16: 9%
  * of a Poisson year's instructions, in a queue of a million jobs). */
 static size_t
-first_at_most(const uint64_t *tree, size_t size, size_t lo, double x)
+first_at_most(const struct bucket *b, size_t size, size_t lo, double x)
 {
     size_t i = size + lo;
     uint64_t least = rank_bound(x);
 
     if (lo >= size || least == 0)
         return SIZE_MAX;
-    if (tree[i] >= least)
+    if (node(b, i) >= least)
         return lo;
     for (;;) {
         for (; i & 1; i /= 2) /* a right child: its parent's right is next */
             if (i == 1)
                 return SIZE_MAX;
-        if (tree[++i] >= least)
+        if (node(b, ++i) >= least)
             break;
     }
     while (i < size) /* down: the left child if it holds one, else the right, which does */
-        i = tree[2 * i] >= least ? 2 * i : 2 * i + 1;
+        i = node(b, 2 * i) >= least ? 2 * i : 2 * i + 1;
     return i - size;
 }
 
@@ -475,16 +522,16 @@ reuse(const struct bucket_index *b, struct bucket *c, struct answer *e, size_t a
     if (bound > e->bound) { /* looser: from lo, for the same rank only */
         if (after != e->after)
             return false;
-        *leaf = first_at_most(c->tree, b->size, e->lo, bound);
+        *leaf = first_at_most(c, b->size, e->lo, bound);
     } else if (e->leaf == SIZE_MAX) { /* none then, none now (a push would have said) */
         *leaf = SIZE_MAX;
         return true;
     } else if (!e->gone && b->rank[e->leaf] >= key) {
-        if (bound >= 0 && c->tree[b->size + e->leaf] >= rank_bound(bound))
+        if (bound >= 0 && node(c, b->size + e->leaf) >= rank_bound(bound))
             return *leaf = e->leaf, true; /* (its bound stays the looser one) */
-        *leaf = first_at_most(c->tree, b->size, e->leaf + 1, bound);
+        *leaf = first_at_most(c, b->size, e->leaf + 1, bound);
     } else if (e->gone && b->rank[e->leaf] + 1 >= key) { /* (after it, or its rank) */
-        *leaf = first_at_most(c->tree, b->size, e->leaf + 1, bound);
+        *leaf = first_at_most(c, b->size, e->leaf + 1, bound);
     } else {
         return false;
     }
@@ -522,7 +569,7 @@ pfs__queue_next(struct pfs__queue *q, size_t after, int max_gpus, int any_gpus, 
                 else
                     hi = mid;
             }
-            leaf = first_at_most(c->tree, b->size, lo, bound);
+            leaf = first_at_most(c, b->size, lo, bound);
             *e = (struct answer){true, false, after, lo, leaf, bound};
         }
         if (leaf != SIZE_MAX && leaf < b->n && b->rank[leaf] < best_rank) {
