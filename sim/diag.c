@@ -581,6 +581,12 @@ lazy_map(size_t bytes, size_t *len)
     return p - LAZY_HEAD;
 }
 
+bool
+pfs__lazy_huge(size_t bytes)
+{
+    return !SANITIZED && bytes <= SIZE_MAX - LAZY_HEAD && LAZY_HEAD + bytes >= LAZY_HUGE;
+}
+
 /* calloc's memory below LAZY_MIN (and under the sanitizer, which guards what malloc gives);
  * above, a kept mapping or a fresh one */
 void *

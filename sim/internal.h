@@ -111,6 +111,9 @@ void *pfs__huge_calloc(size_t n, size_t elem);
  * elem overflows. Freed with pfs__lazy_free only (NULL is nothing). */
 void *pfs__lazy_calloc(size_t n, size_t elem);
 void pfs__lazy_free(void *p);
+/* Whether pfs__lazy_calloc puts an array of `bytes` on pages advised huge (a read of one
+ * never touched maps the kernel's huge zero page: one fault more in 2 MB, not one a page). */
+bool pfs__lazy_huge(size_t bytes);
 
 /* Faults in [p, p + bytes) on a thread of its own while the caller goes on writing it (the
  * kernel zeroes a page at its first touch: 44% of making a year of 2.8 M Poisson jobs, on

@@ -61,7 +61,8 @@ struct bucket {
     uint64_t *tree; /* [2 size] the least run time over each node's queued jobs, as rank():
                      * the most rank (0: none) */
     uint64_t *seen; /* a bit for each page of tree: written in this run; the others are
-                     * zeros never touched, read as 0 without reading them (node()) */
+                     * zeros never touched, read as 0 without reading them (node()); NULL
+                     * for a tree on huge pages */
     size_t skew;    /* the nodes before tree[0] in its page */
     /* the last answers to a backfill pass's first question (after the head's rank) and to
      * its others: a pass asks again after every job it takes, and a bucket it did not take
@@ -108,19 +109,21 @@ node_seen(const struct bucket *b, size_t i)
     return b->seen[u / 64] >> (u % 64) & 1;
 }
 
-/* Node i of b's tree: 0 in a unit no write has reached this run (zeros: lazy_calloc). */
+/* Node i of b's tree: 0 on a page no write has reached this run (zeros: lazy_calloc). */
 static inline uint64_t
 node(const struct bucket *b, size_t i)
 {
-    return node_seen(b, i) ? b->tree[i] : 0;
+    return !b->seen || node_seen(b, i) ? b->tree[i] : 0;
 }
 
 static inline void
 node_put(struct bucket *b, size_t i, uint64_t v)
 {
-    size_t u = node_page(b, i);
+    if (b->seen) {
+        size_t u = node_page(b, i);
 
-    b->seen[u / 64] |= (uint64_t)1 << (u % 64);
+        b->seen[u / 64] |= (uint64_t)1 << (u % 64);
+    }
     b->tree[i] = v;
 }
 
@@ -305,6 +308,9 @@ pfs__queue_new(struct pfs__queue **out, const struct pfs__queue_index *x)
         /* (zeros, none queued: pages the queue never reaches are never touched) */
         if (!(b->tree = pfs__lazy_calloc(leaves, sizeof *b->tree)))
             goto fail;
+        /* (on huge pages a read first costs one fault more in 2 MB: no bits, no test) */
+        if (pfs__lazy_huge(leaves * sizeof *b->tree))
+            continue;
         b->skew = ((uintptr_t)b->tree & (((uintptr_t)1 << PAGE_SHIFT) - 1)) / sizeof *b->tree;
         if (!(b->seen = calloc(((leaves + b->skew) >> NODE_SHIFT) / 64 + 1, sizeof *b->seen)))
             goto fail;
@@ -368,13 +374,18 @@ tree_set(struct bucket *b, size_t size, size_t leaf, double d)
             node_put(b, i, v);
         return;
     }
-    node_put(b, i, v);
+    /* Lower: a job leaves. Its leaf and every node above it held it (not 0), so a write
+     * reached their pages: read and written as they are, and so are the siblings, which
+     * share a page with them (a pair's first is even, and so is skew, the tree being
+     * 16-byte aligned at least; were it not, a sibling's page read here first would only
+     * cost a fault more, its value being right either way). */
+    b->tree[i] = v;
     for (i /= 2; i >= 1; i /= 2) {
-        uint64_t l = node(b, 2 * i), r = node(b, 2 * i + 1), m = l > r ? l : r;
+        uint64_t l = b->tree[2 * i], r = b->tree[2 * i + 1], m = l > r ? l : r;
 
-        if (m == node(b, i))
+        if (m == b->tree[i])
             break;
-        node_put(b, i, m);
+        b->tree[i] = m;
     }
 }
 
@@ -490,8 +501,10 @@ first_at_most(const struct bucket *b, size_t size, size_t lo, double x)
         if (node(b, ++i) >= least)
             break;
     }
-    while (i < size) /* down: the left child if it holds one, else the right, which does */
-        i = node(b, 2 * i) >= least ? 2 * i : 2 * i + 1;
+    /* down: the left child if it holds one, else the right, which does (below a node
+     * that holds one, written: tree_set) */
+    while (i < size)
+        i = b->tree[2 * i] >= least ? 2 * i : 2 * i + 1;
     return i - size;
 }
 
