@@ -83,12 +83,9 @@ struct pfs__queue {
     struct bucket *b; /* [x->n_buckets] */
 };
 
-/* Job j's rank, and the job of rank r: the arrays', or the job's own index where queue
- * order is job order (a FIFO queue over a workload in arrival order: two arrays of 4 bytes
- * a job and a cache miss at every push, removal and backfill question saved). */
 /* The trees' pages (4 kB, or a part of a larger page), each written for the first time by
  * a write: a read of a page never touched maps the kernel's zero page, and the write after
- * it faults again and flushes the other cores' TLBs (48 us a page against 12 us with a
+ * it faults again and flushes the other cores' TLBs (44-49 us a page against 12 us with a
  * second thread of the process running, bench/page-faults.sh; the trees were 264 of a
  * 28-day cap-4k window's 388 pages faulted twice, issue 16). */
 #define PAGE_SHIFT 12
@@ -127,6 +124,9 @@ node_put(struct bucket *b, size_t i, uint64_t v)
     b->tree[i] = v;
 }
 
+/* Job j's rank, and the job of rank r: the arrays', or the job's own index where queue
+ * order is job order (a FIFO queue over a workload in arrival order: two arrays of 4 bytes
+ * a job and a cache miss at every push, removal and backfill question saved). */
 static inline size_t
 rank_of(const struct pfs__queue_index *x, size_t j)
 {
