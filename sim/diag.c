@@ -545,6 +545,17 @@ kept_put(char *base, size_t len, size_t bytes)
         (void)munmap(map_start(old[i].base), old[i].len);
 }
 
+/* (lazy_map's choice, and the queue's: sim/queue.c keeps no page bits for a tree on huge
+ * pages; the sanitizer's calloc never is) */
+bool
+pfs__lazy_huge(size_t bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    return !SANITIZED && bytes <= SIZE_MAX - LAZY_HEAD - LAZY_HUGE - page &&
+           LAZY_HEAD + bytes >= LAZY_HUGE;
+}
+
 /* A fresh mapping for the header and an array of `bytes` after it, its length in *len; the
  * header's place, or NULL. */
 static char *
@@ -555,7 +566,7 @@ lazy_map(size_t bytes, size_t *len)
     size_t total;
 
     *len = LAZY_HEAD + bytes;
-    if (*len < LAZY_HUGE || SIZE_MAX - *len < LAZY_HUGE + page) {
+    if (!pfs__lazy_huge(bytes)) {
         p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         return p == MAP_FAILED ? NULL : p;
     }
@@ -579,12 +590,6 @@ lazy_map(size_t bytes, size_t *len)
     (void)madvise(p, (size_t)(raw + total - p), MADV_HUGEPAGE); /* a refusal is no error */
 #endif
     return p - LAZY_HEAD;
-}
-
-bool
-pfs__lazy_huge(size_t bytes)
-{
-    return !SANITIZED && bytes <= SIZE_MAX - LAZY_HEAD && LAZY_HEAD + bytes >= LAZY_HUGE;
 }
 
 /* calloc's memory below LAZY_MIN (and under the sanitizer, which guards what malloc gives);
