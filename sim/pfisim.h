@@ -403,7 +403,8 @@ struct pfs_fit {
     double uncapped_w;       /* fitted per-GPU draw at f_max, W */
     size_t n_points;
     size_t n_iter;                /* solver iterations of the best start */
-    double se_alpha, se_activity; /* standard errors (pfs_fit_shared only; else 0) */
+    double se_alpha, se_activity; /* standard errors (pfs_fit_shared given se, NaN without;
+                                   * pfs_fit_shared_job; else 0) */
 };
 
 #define PFS_FIT_MIN_POINTS 3
@@ -441,8 +442,9 @@ struct pfs_shared_se {
  * and one cap fill for all n_jobs jobs of profile g, and per job only alpha and activity (its
  * throughput scale is projected, not fitted), jointly by GSL's nonlinear least squares on the
  * points with cap >= min_cap_w (0: all). Writes the fitted profile to *g_out and each job's
- * parameters, standard errors and RMSEs (over the points used) to out[n_jobs], and the shared
- * parameters' standard errors to *se unless it is NULL (NaN where no degree of freedom is
+ * parameters and RMSEs (over the points used) to out[n_jobs]; and where se is not NULL, the
+ * shared parameters' standard errors to *se and each job's to out[] (with se NULL those are
+ * NaN and not worked out: they cost the Jacobian's factors; NaN also where no degree of freedom is
  * left or J'J is singular in a parameter's direction, infinite where its error is wider than
  * its whole bounded range: the data do not identify it). Returns 0, PFS_EINVAL (a job with fewer
  * than 2 points to use, more parameters than residuals), PFS_ENUMERIC, PFS_ENOMEM. */

@@ -547,6 +547,24 @@ test_fit_shared_recovers(struct test *t)
         CHECK_NEAR(fits[k].job.mem_w, 40, 1);
         CHECK_NEAR(fits[k].job.t_max, 100.0 * (k + 1), 0.1 * (k + 1));
     }
+    /* Without se the errors are not worked out (NaN); the fit itself is the same to the bit
+     * with them (fit --loo asks for none). */
+    {
+        struct pfs_gpu again;
+        struct pfs_fit with[SYN_JOBS];
+        struct pfs_shared_se se;
+
+        CHECK_INT(pfs_fit_shared(&g, s.jobs, SYN_JOBS, 0, &again, with, &se, &d), 0);
+        CHECK(memcmp(&again.v_min, &fitted.v_min, sizeof again.v_min) == 0);
+        CHECK(memcmp(&again.f_knee_mhz, &fitted.f_knee_mhz, sizeof again.f_knee_mhz) == 0);
+        for (int k = 0; k < SYN_JOBS; k++) {
+            CHECK(isnan(fits[k].se_alpha) && isnan(fits[k].se_activity));
+            CHECK(with[k].se_alpha >= 0 && with[k].se_activity >= 0);
+            CHECK(memcmp(&with[k].job, &fits[k].job, sizeof with[k].job) == 0);
+            CHECK(memcmp(&with[k].rmse_throughput, &fits[k].rmse_throughput,
+                         sizeof with[k].rmse_throughput) == 0);
+        }
+    }
 }
 
 void

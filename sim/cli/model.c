@@ -757,7 +757,8 @@ loo_fold(struct loo_work *w, size_t i, const struct pfs_job_curve **jobs, struct
         f->skipped = true;
         return;
     }
-    if ((f->rc = pfs_fit_shared(&rows[i].gpu, jobs, f->m, 0, &f->shared, fits, &se, &f->d)) != 0)
+    if ((f->rc = pfs_fit_shared(&rows[i].gpu, jobs, f->m, 0, &f->shared, fits,
+                                w->prior ? &se : NULL, &f->d)) != 0) /* (the prior's sigma) */
         return;
     has_prior = w->prior && pfs_alpha_prior_from(fits, f->m, se.sigma, &ap) == 0;
     if ((f->rc = pfs_fit_shared_job(&f->shared, fits[0].job.mem_w, fits[0].job.cap_fill,
