@@ -295,6 +295,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sweep_progress_and_list)                                                                \
     X(test_sweep_figures)                                                                          \
     X(test_sweep_bad_input)                                                                        \
+    X(test_sweep_hash_collision)                                                                   \
     X(test_sweep_point_fails)                                                                      \
     X(test_sweep_timeseries)                                                                       \
     X(test_store_bad_databases)                                                                    \
