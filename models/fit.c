@@ -936,8 +936,8 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
             out[k].rmse_power = sqrt(sp / (double)n);
             out[k].uncapped_w = pfs_dvfs_power_w(g_out, &out[k].job, g_out->f_max_mhz);
         }
-        /* The errors need the Jacobian's factors, some 12% of a fold of fit --loo, which
-         * asks for none of them (the jobs' fit alone gives its own, se NULL too). */
+        /* The errors need the Jacobian's factors, 5-9% of fit --loo's time, which asks for
+         * none of them (the jobs' fit alone gives its own, se NULL too). */
         if (!se && !d->fixed)
             for (size_t k = 0; k < d->n_jobs; k++)
                 out[k].se_alpha = out[k].se_activity = NAN;
