@@ -304,6 +304,7 @@ struct shared_data {
     size_t *row;  /* job k's residuals are rows row[k] .. row[k + 1] - 1 (shared_solve's) */
     bool central; /* shared_jacobian by central differences (shared_se's), else forward */
     double min_cap_w;
+    bool errors; /* the standard errors worked out (the Jacobian's factors) */
     /* pfs_fit_shared_job: the shared parameters given (g's voltage shape, mem_w, fill), not
      * fitted; theta holds the job parameters only; prior (or NULL): one more residual,
      * sigma (alpha - mean) / sd, after the job's own */
@@ -936,9 +937,9 @@ shared_solve(struct shared_data *d, struct pfs_gpu *g_out, struct pfs_fit *out,
             out[k].rmse_power = sqrt(sp / (double)n);
             out[k].uncapped_w = pfs_dvfs_power_w(g_out, &out[k].job, g_out->f_max_mhz);
         }
-        /* The errors need the Jacobian's factors, 5-9% of fit --loo's time, which asks for
-         * none of them (the jobs' fit alone gives its own, se NULL too). */
-        if (!se && !d->fixed)
+        /* The errors need the Jacobian's factors: 5-9% of fit --loo's time, which asks
+         * for none of the other jobs' */
+        if (!d->errors)
             for (size_t k = 0; k < d->n_jobs; k++)
                 out[k].se_alpha = out[k].se_activity = NAN;
         else if (shared_se(d, best, p, out, se) != 0)
@@ -956,7 +957,8 @@ pfs_fit_shared(const struct pfs_gpu *g, const struct pfs_job_curve *const *jobs,
                double min_cap_w, struct pfs_gpu *g_out, struct pfs_fit *out,
                struct pfs_shared_se *se, struct pfs_diag *diag)
 {
-    struct shared_data d = {.g = g, .jobs = jobs, .n_jobs = n_jobs, .min_cap_w = min_cap_w};
+    struct shared_data d = {
+        .g = g, .jobs = jobs, .n_jobs = n_jobs, .min_cap_w = min_cap_w, .errors = se != NULL};
 
     return shared_solve(&d, g_out, out, se, diag);
 }
@@ -971,6 +973,7 @@ pfs_fit_shared_job(const struct pfs_gpu *g_shared, double mem_w, double cap_fill
                             .jobs = jobs,
                             .n_jobs = 1,
                             .min_cap_w = min_cap_w,
+                            .errors = true, /* (the job's own, printed by fit --loo) */
                             .fixed = true,
                             .mem_w = mem_w,
                             .fill = cap_fill,
