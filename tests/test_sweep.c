@@ -306,15 +306,6 @@ test_sweep_timeseries(struct test *t)
  * its inputs are made) stops the sweep with its message, whatever -j: the points before it
  * in sweep order are stored, none after it, and no thread is left waiting for a point no
  * one will write (the threads take turns at writing, in sweep order). */
-/* FNV-1a, 64 bits, over the string s from h: the sweep's point hash, written again here. */
-static uint64_t
-fnv1a(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* The scenario text of the default scenario under name (malloc'd). */
 static char *
 named_text(const char *name)
@@ -357,7 +348,7 @@ test_sweep_hash_collision(struct test *t)
     /* (a change to how a scenario is written ahead of its name ends the collision: find a
      * new pair with fnv_collide, given the text before the name) */
     CHECK(strcmp(tx, ty) != 0);
-    CHECK(fnv1a(1469598103934665603ULL, tx) == fnv1a(1469598103934665603ULL, ty));
+    CHECK(pfs__fnv1a_str(PFS__FNV_OFFSET, tx) == pfs__fnv1a_str(PFS__FNV_OFFSET, ty));
     free(tx);
     free(ty);
     /* Two names of one hash are two scenarios: both run. */
