@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h" /* pfs__fnv1a: the hash the sweep keys its points by */
+
 #define DP_BITS  22
 #define MAX_WALK (40ULL << DP_BITS) /* a walk this long has run into a loop: dropped */
 #define MAX_ENDS 65536
@@ -38,12 +40,9 @@ static uint64_t
 step(uint64_t x)
 {
     char s[16];
-    uint64_t h = h_prefix;
 
     hex16(x, s);
-    for (int i = 0; i < 16; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
+    return pfs__fnv1a(h_prefix, s, sizeof s);
 }
 
 static uint64_t
@@ -144,15 +143,15 @@ main(int argc, char **argv)
     pthread_t th[64];
     char a[17] = {0}, b[17] = {0};
 
-    h_prefix = 1469598103934665603ULL;
+    h_prefix = PFS__FNV_OFFSET;
     for (const char *p = arg; *p; p++) {
-        unsigned char c = (unsigned char)*p;
+        char c = *p;
 
         if (c == '\\' && p[1] == 'n')
             c = '\n', p++;
         else if (c == '\\' && p[1] == '"')
             c = '"', p++;
-        h_prefix = (h_prefix ^ c) * 1099511628211ULL;
+        h_prefix = pfs__fnv1a(h_prefix, &c, 1);
     }
     if (threads < 1 || threads > 64)
         threads = 2;
