@@ -17,6 +17,12 @@
  * here against the view (the limits, pausing, the budget), so that its error can quote it;
  * the dispatcher checks it again, as it checks every policy's.
  *
+ * The program is the leader of a process group of its own (the shell and whatever it starts),
+ * and every end kills the whole group before the leader is reaped (so that its id cannot be
+ * reused meanwhile): with dash as /bin/sh, the program is the shell's child, and killing the
+ * shell alone left it running under init with pfisim's standard error open, so that a
+ * `$(pfisim ...)` caller waited for it.
+ *
  * One program serves every run of the process; a lock makes the exchanges one at a time (the
  * run without events may decide on the second core). Numbers go out with 17 significant
  * digits and come back through strtod, so a program that computes in IEEE doubles, as Python
@@ -62,6 +68,36 @@ struct program {
 
 static struct program *programs[MAX_PROGRAMS];
 static size_t n_programs;
+/* The programs' group ids, for pfs_policy_exec_kill_all in a signal handler, which may take
+ * no lock: written before the program can matter, read as plain integers. */
+static volatile sig_atomic_t groups[MAX_PROGRAMS];
+static volatile sig_atomic_t n_groups;
+
+static void
+group_note(pid_t pid)
+{
+    if (n_groups < MAX_PROGRAMS) {
+        groups[n_groups] = (sig_atomic_t)pid;
+        n_groups = n_groups + 1;
+    }
+}
+
+/* The group of pid is gone (its leader reaped): its id may be reused. */
+static void
+group_forget(pid_t pid)
+{
+    for (sig_atomic_t k = 0; k < n_groups; k++)
+        if (groups[k] == (sig_atomic_t)pid)
+            groups[k] = 0;
+}
+
+void
+pfs_policy_exec_kill_all(void)
+{
+    for (sig_atomic_t k = 0; k < n_groups; k++)
+        if (groups[k] > 0)
+            kill(-(pid_t)groups[k], SIGKILL);
+}
 static pthread_mutex_t programs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ----- the message being written ----- */
@@ -198,13 +234,15 @@ now_s(void)
  * PFS_EPOLICY with the same into diag. */
 static int die(struct program *p, struct pfs_diag *diag, const char *fmt, ...) PFS__PRINTF(3, 4);
 
-/* Kills the program (if it still runs), reaps it and closes the socket. */
+/* Kills the program's process group (if its leader is not yet reaped), reaps the leader and
+ * closes the socket. */
 static void
 stop(struct program *p)
 {
     if (p->pid > 0) {
-        kill(p->pid, SIGKILL);
+        kill(-p->pid, SIGKILL);
         waitpid(p->pid, NULL, 0);
+        group_forget(p->pid);
         p->pid = -1;
     }
     if (p->fd >= 0) {
@@ -227,6 +265,22 @@ die(struct program *p, struct pfs_diag *diag, const char *fmt, ...)
                          p->why);
 }
 
+/* Whether the group's leader (the shell) has exited: p->pid with *status once it has, after
+ * killing what is left of its group and reaping it; 0 while it runs; -1 on error. */
+static pid_t
+leader_exited(struct program *p, int *status)
+{
+    siginfo_t info = {0};
+
+    if (waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return -1;
+    if (info.si_pid != p->pid)
+        return 0;
+    kill(-p->pid, SIGKILL); /* (the leader a zombie still: its id is not reused) */
+    group_forget(p->pid);
+    return waitpid(p->pid, status, 0);
+}
+
 /* How the program ended, once its end of the socket closed: "exited with status N" or "was
  * killed by signal N" (reaped), into buf. */
 static const char *
@@ -235,8 +289,9 @@ how_it_ended(struct program *p, char *buf, size_t size)
     int status = 0;
     pid_t r = -1;
 
-    /* The socket closes as the program exits; give it a moment to be reaped. */
-    for (int k = 0; k < 100 && (r = waitpid(p->pid, &status, WNOHANG)) == 0; k++)
+    /* The socket closes as the program exits; give it a moment to be reaped, and its group
+     * (what it left running) killed first. */
+    for (int k = 0; k < 100 && (r = leader_exited(p, &status)) == 0; k++)
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     if (r == p->pid) {
         p->pid = -1;
@@ -480,6 +535,8 @@ static int
 spawn(struct program *p, struct pfs_diag *diag)
 {
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none;
     int sv[2], rc;
     char *argv[] = {"sh", "-c", p->cmd, NULL};
 
@@ -490,8 +547,17 @@ spawn(struct program *p, struct pfs_diag *diag)
     /* dup2 clears close-on-exec on the copies, so the child keeps 0 and 1 only. */
     posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
     posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-    rc = posix_spawn(&p->pid, "/bin/sh", &fa, NULL, argv, environ);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0); /* a group of its own, led by the shell */
+    /* and no signal blocked that pfisim's command line blocks for its own watcher */
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    rc = posix_spawn(&p->pid, "/bin/sh", &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
+    if (rc == 0)
+        group_note(p->pid);
     close(sv[1]);
     if (rc != 0) {
         close(sv[0]);
@@ -631,7 +697,7 @@ pfs_policy_exec_close_all(void)
         if (p->fd >= 0)
             shutdown(p->fd, SHUT_WR); /* end of its input: it should exit */
         for (int t = 0; p->pid > 0 && t < 100; t++) {
-            if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+            if (leader_exited(p, &status) == p->pid) {
                 p->pid = -1;
                 break;
             }

@@ -25,6 +25,22 @@
 static char loaded[MAX_LIBS][PATH_MAX];
 static size_t n_loaded;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Whether a scenario's policy_libs may be loaded (pfs_policy_allow_scenario_libs): off until
+ * the command line asks, as SQLite's extension loading is (docs/reliability.md, "What
+ * pfisim trusts"). Read by every thread that reads a scenario, set once before. */
+static bool scenario_libs_allowed;
+
+void
+pfs_policy_allow_scenario_libs(bool allow)
+{
+    scenario_libs_allowed = allow;
+}
+
+bool
+pfs_policy_scenario_libs_allowed(void)
+{
+    return scenario_libs_allowed;
+}
 
 /* dlsym's void * as the entry point's type: POSIX guarantees the conversion works; ISO C
  * does not define it, hence the copy. */
@@ -82,6 +98,21 @@ load(const char *path, const char *real, size_t *n_added, struct pfs_diag *diag)
     if (n_added)
         *n_added = n;
     return 0;
+}
+
+bool
+pfs__policy_lib_loaded(const char *path)
+{
+    char real[PATH_MAX];
+    bool found = false;
+
+    if (!realpath(path, real))
+        return false;
+    pthread_mutex_lock(&load_lock);
+    for (size_t k = 0; k < n_loaded && !found; k++)
+        found = strcmp(loaded[k], real) == 0;
+    pthread_mutex_unlock(&load_lock);
+    return found;
 }
 
 int

@@ -61,6 +61,19 @@ pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, long
     return code;
 }
 
+int
+pfs__diag_oom(struct pfs_diag *diag, int code, const char *file, long line, const char *what)
+{
+    if (code != PFS_ENOMEM || !diag || diag->file[0])
+        return code;
+    diag->code = PFS_ENOMEM;
+    pfs__strlcpy(diag->file, file ? file : "", sizeof diag->file);
+    diag->line = line;
+    diag->column = 0;
+    snprintf(diag->message, sizeof diag->message, "out of memory %s", what);
+    return code;
+}
+
 void
 pfs__diag_text(struct pfs_diag *diag, const char *text)
 {

@@ -27,6 +27,11 @@
 int pfs__diag_set(struct pfs_diag *diag, int code, const char *file, long line, long column,
                   const char *field, const char *fmt, ...) PFS__PRINTF(7, 8);
 
+/* An out-of-memory error that names no file yet (code PFS_ENOMEM, diag's file empty) made to
+ * name file, line and what was being done ("out of memory " what); any other code or diag
+ * left as it is. Returns code. */
+int pfs__diag_oom(struct pfs_diag *diag, int code, const char *file, long line, const char *what);
+
 /* models/dvfs.c: the normalised clock x = f / f_max under cap_w (as pfs_dvfs_clock_mhz), and
  * the per-GPU draw at x in [0, 1] (as pfs_dvfs_power_w, without the clamp to [f_min, f_max]). */
 double pfs__dvfs_x(const struct pfs_gpu *g, const struct pfs_dvfs_job *j, double cap_w);
@@ -219,6 +224,9 @@ const char *pfs__policy_nearest(const char *name);
  * results database (the run's key is its scenario, policy and seed). */
 const char *pfs__policy_repeated(const char *const *names, size_t n);
 
+/* Whether the library at path (any path that names it) was loaded by pfs_policy_load. */
+bool pfs__policy_lib_loaded(const char *path);
+
 /* policies/registry.c: policies added at run time, after the built-in ones. */
 #define PFS__MAX_ADDED 64
 /* 0 when name is a valid policy name ([a-z0-9-], 1 to 31) not taken by any policy; else
@@ -362,6 +370,13 @@ struct pfs__out {
  * counter: no other writer's), made with O_EXCL into tmp: its descriptor, or -1 with errno
  * (ENAMETOOLONG where the name does not fit in size). */
 int pfs__tmp_beside(const char *target, char *tmp, size_t size);
+/* The temporary file tmp (made by pfs__tmp_beside) was renamed or removed by its writer:
+ * pfs_tmp_remove_all no longer removes it. */
+void pfs__tmp_gone(const char *tmp);
+/* 0 unless path is a symbolic link that another user owns in a sticky, world-writable folder
+ * (/tmp), whose owner it does not share: PFS_EIO, diag saying so. An output never follows
+ * such a link (fs.protected_symlinks' rule), since its owner chose what it replaces. */
+int pfs__link_check(const char *path, struct pfs_diag *diag);
 
 /* Opens path for writing: "-" is stdout; a device, FIFO or socket is written in place; a
  * regular or new file (a link's target) goes to a temporary file beside it. Refuses a

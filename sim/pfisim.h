@@ -34,6 +34,16 @@
  * "../shared/data". The string is owned by the environment or is static. */
 const char *pfs_data_dir(void);
 
+/* Stopping on a signal (docs/reliability.md, "Signals"). pfs_interrupt asks every run in
+ * progress to stop: the simulator sees it at its next simulated minute and returns PFS_EINTR,
+ * and the caller ends as on any failure (what it wrote whole stays, its temporary files go).
+ * pfs_interrupted says whether it was asked. Both are async-signal-safe. pfs_tmp_remove_all
+ * removes every temporary output file now being written (an output's, a new database's),
+ * without locks: for a process that must end before its writers have finished. */
+void pfs_interrupt(void);
+bool pfs_interrupted(void);
+void pfs_tmp_remove_all(void);
+
 /* The folder of pfisim's shipped files (the corpus traces/h200-h100, configs/): $PFISIM_SHARE
  * when set; else found from the executable's path, an installed tree (BIN/../share/pfisim)
  * or the source tree it was built in; NULL when there is none. */
@@ -871,6 +881,15 @@ bool pfs_policy_builtin(const struct pfs_policy_ops *ops);
  * ABI (both versions named), or a descriptor is wrong. */
 int pfs_policy_load(const char *path, size_t *n_added, struct pfs_diag *diag);
 
+/* Whether reading a scenario file may load the libraries its policy_libs names (and so run
+ * their code: a constructor runs as the library is opened). Off by default: the scenario
+ * reader then refuses a scenario that names one, saying how to allow it (pfisim's
+ * --allow-plugins). A scenario's text read back from a results database never loads one,
+ * whatever this says (docs/reliability.md, "What pfisim trusts"). pfs_policy_load itself is
+ * the caller's own request and is not affected. Set it before any thread reads a scenario. */
+void pfs_policy_allow_scenario_libs(bool allow);
+bool pfs_policy_scenario_libs_allowed(void);
+
 /* The rules every policy keeps (sim/conformance.c, pfisim policy-check), each checked on
  * seeded random instances: its name, what it asks, how many answers it was tried on, how many
  * broke it, and the first that did. */
@@ -904,6 +923,9 @@ int pfs_policy_exec_start(const char *cmd, double timeout_s, const struct pfs_po
 /* Ends every external program: its input closed, then killed if it has not exited within a
  * second. Safe to call more than once. */
 void pfs_policy_exec_close_all(void);
+/* Kills every policy program's process group at once, without waiting: for a signal
+ * handler (async-signal-safe), before the process ends. */
+void pfs_policy_exec_kill_all(void);
 
 /* Runs policy ops on view, writing view->n_jobs decisions. Returns 0; PFS_EINVAL when the
  * budget cannot be met (below the sum of minimum caps and the policy may not pause, or not
@@ -1140,7 +1162,8 @@ int pfs_scenario_load_days(const char *path, double days, struct pfs_scenario *s
 void pfs_scenario_set_days(struct pfs_scenario *sc, double days);
 
 /* The same from text (a scenario's canonical text from the results database); name is what
- * errors call it. */
+ * errors call it. The text is data: its policy_libs are kept as paths and never loaded, and
+ * its policies are taken by name without the registry (a plugin's are not registered). */
 int pfs_scenario_parse(const char *text, const char *name, struct pfs_scenario *sc,
                        struct pfs_diag *diag);
 

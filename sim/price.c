@@ -67,6 +67,7 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
           struct pfs_price_run *r, const char *path, struct pfs_diag *diag)
 {
     sqlite3_stmt *q = NULL;
+    int rc;
     double end = sc->days * 86400, years = sc->days / 365, cap_w = capacity_w(sc);
     double compute = 0, without = 0, flex_hours = 0, firm_work;
     const double p = sc->price.gpu_hour_usd;
@@ -97,11 +98,12 @@ price_run(sqlite3 *db, sqlite3_int64 run_id, const struct pfs_scenario *sc, doub
 
         while (t < PFS_N_TIERS && strcmp(pfs_tier_name(t), tier ? tier : "") != 0)
             t++;
-        if (t == PFS_N_TIERS) {
+        if (t == PFS_N_TIERS) { /* (the message first: tier is the statement's row) */
+            rc = pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "tier",
+                               "run %lld: unknown tier '%.40s'", (long long)run_id,
+                               tier ? tier : "NULL");
             sqlite3_finalize(q);
-            return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "tier",
-                                 "run %lld: unknown tier '%s'", (long long)run_id,
-                                 tier ? tier : "NULL");
+            return rc;
         }
         r->tier[t].jobs++;
         if ((isnan(finish) && deadline < end) || finish > deadline)

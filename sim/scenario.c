@@ -73,6 +73,7 @@ pfs_scenario_default(struct pfs_scenario *sc)
 struct reader {
     const char *file;
     struct pfs_diag *diag;
+    bool stored; /* the text of a stored run (pfs_scenario_parse): data, never code */
 };
 
 /* "unknown GPU profile 'x'; did you mean 'y'? (pfisim gpus)" (a static buffer). */
@@ -647,7 +648,10 @@ read_uncertainty(const struct reader *r, const config_setting_t *g, struct pfs_s
 }
 
 /* policy_libs: each found as the scenario's other files are (beside it, then here, then
- * among the shipped files) and loaded now, so that policies may name what they hold. */
+ * among the shipped files) and loaded now, so that policies may name what they hold. Loading
+ * runs the library's code, so it happens only where the command line allowed it
+ * (pfs_policy_allow_scenario_libs); a stored scenario's paths are kept as names alone (the
+ * run's key holds each library's hash, scenario.inputs) and never loaded. */
 static int
 read_policy_libs(const struct reader *r, const config_setting_t *p, struct pfs_scenario *sc)
 {
@@ -668,9 +672,24 @@ read_policy_libs(const struct reader *r, const config_setting_t *p, struct pfs_s
 
         if (!path || !path[0])
             return bad(r, p, "scenario.policy_libs", "expected an array of file names");
+        if (r->stored) {
+            if (!pfs__strlcpy(sc->policy_libs[sc->n_policy_libs++], path,
+                              sizeof sc->policy_libs[0]))
+                return bad(r, p, "scenario.policy_libs", "a path longer than 255 bytes");
+            continue;
+        }
         if (pfs__resolve_path(base, path, found, sizeof found) != 0 ||
             !pfs__strlcpy(sc->policy_libs[sc->n_policy_libs], found, sizeof sc->policy_libs[0]))
             return bad(r, p, "scenario.policy_libs", "a path longer than 255 bytes");
+        /* (one the command line named with --policy-lib is loaded already, with consent) */
+        if (!pfs_policy_scenario_libs_allowed() && !pfs__policy_lib_loaded(found)) {
+            snprintf(msg, sizeof msg,
+                     "'%.200s' is a library of code, and loading it runs it: pfisim loads a "
+                     "scenario's libraries only when asked (--allow-plugins, or the library "
+                     "named with --policy-lib; docs/policies.md)",
+                     path);
+            return bad(r, p, "scenario.policy_libs", msg);
+        }
         if (pfs_policy_load(found, NULL, &d) != 0) {
             snprintf(msg, sizeof msg, "%.250s: %.400s", found, d.message);
             return bad(r, p, "scenario.policy_libs", msg);
@@ -678,6 +697,15 @@ read_policy_libs(const struct reader *r, const config_setting_t *p, struct pfs_s
         sc->n_policy_libs++;
     }
     return 0;
+}
+
+/* Whether name could be a plugin's policy: [a-z0-9-], 1 to 31 bytes (the registry's rule). */
+static bool
+plugin_name(const char *name)
+{
+    size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-");
+
+    return n > 0 && n < 32 && name[n] == '\0';
 }
 
 static int
@@ -690,6 +718,12 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
     for (int i = 0; i < config_setting_length(p); i++) {
         const char *name = config_setting_get_string_elem(p, i);
 
+        /* A stored run's policies were checked when it ran; a plugin's are not registered
+         * now, since a stored scenario loads no library: its name is taken as a name. */
+        if (r->stored && name && !pfs_sim_policy_find(name, NULL) && plugin_name(name)) {
+            pfs__strlcpy(sc->policies[sc->n_policies++], name, sizeof sc->policies[0]);
+            continue;
+        }
         if (!name || !pfs_sim_policy_find(name, NULL)) {
             char msg[160], hint[80];
 
@@ -977,15 +1011,25 @@ read_pricing(const struct reader *r, const config_setting_t *p, struct pfs_scena
     return 0;
 }
 
+static int scenario_read(const config_setting_t *root, const char *file, bool stored,
+                         struct pfs_scenario *sc, struct pfs_diag *diag);
+
 int
 pfs__scenario_read(const config_setting_t *root, const char *file, struct pfs_scenario *sc,
                    struct pfs_diag *diag)
+{
+    return scenario_read(root, file, false, sc, diag);
+}
+
+static int
+scenario_read(const config_setting_t *root, const char *file, bool stored, struct pfs_scenario *sc,
+              struct pfs_diag *diag)
 {
     static const char *const names[] = {"name",     "facility",    "workload",     "duration_days",
                                         "seed",     "dr_events",   "dr_generator", "control",
                                         "policies", "predictor",   "pricing",      "dr_grid",
                                         "seeds",    "policy_libs", "uncertainty",  NULL};
-    struct reader r = {file, diag};
+    struct reader r = {file, diag, stored};
     config_setting_t *g;
     double days, seed;
     int rc;
@@ -1278,7 +1322,7 @@ pfs_scenario_parse(const char *text, const char *name, struct pfs_scenario *sc,
         rc = pfs__diag_set(diag, PFS_EINVAL, name, config_error_line(&cfg), 0, NULL, "%s",
                            config_error_text(&cfg));
     else
-        rc = pfs__scenario_read(config_lookup(&cfg, "scenario"), name, sc, diag);
+        rc = scenario_read(config_lookup(&cfg, "scenario"), name, true, sc, diag);
     config_destroy(&cfg);
     return rc;
 }

@@ -4277,6 +4277,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             break;
         case PFS__EV_MINUTE:
             rc = minute(&s);
+            if (rc == 0 && pfs_interrupted()) /* (a signal: the run stops, its outputs go) */
+                rc = pfs__diag_set(s.diag, PFS_EINTR, NULL, 0, 0, NULL, "interrupted");
             if (progress_fn && ++s.progress_minutes == 60) { /* every simulated hour */
                 progress_fn(progress_arg, 3600.0, out->events - s.progress_events);
                 s.progress_minutes = 0;

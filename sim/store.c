@@ -249,6 +249,7 @@ remove_created(const char *path)
         snprintf(p, sizeof p, "%s%s", path, sidecars[k]);
         unlink(p);
     }
+    pfs__tmp_gone(path); /* (a new database's temporary file: no signal need remove it now) */
 }
 
 /*
@@ -259,6 +260,21 @@ remove_created(const char *path)
  * a pfisim results database"). A database this call created and could not finish (a full
  * disk) is removed again, not left as a 0-byte file.
  */
+/* Why the database at path cannot be opened: the system's reason where a plain open for
+ * writing (or reading) fails, which names a read-only file system or a permission (SQLite's
+ * own says "unable to open database file" either way), else SQLite's. */
+static const char *
+why_not(struct pfs_store *st, const char *path, bool write)
+{
+    int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+
+    if (fd >= 0) {
+        close(fd);
+        return sqlite3_errmsg(st->db);
+    }
+    return strerror(errno);
+}
+
 static int
 store_open(const char *path, const char *tmp, bool write, struct pfs_store **out,
            struct pfs_diag *diag)
@@ -272,6 +288,10 @@ store_open(const char *path, const char *tmp, bool write, struct pfs_store **out
     *out = NULL;
     if (!st)
         return pfs__diag_set(diag, PFS_ENOMEM, path, 0, 0, NULL, "out of memory");
+    if (write && !tmp && (rc = pfs__link_check(path, diag)) != 0) {
+        free(st);
+        return rc;
+    }
     pfs__strlcpy(st->path, path, sizeof st->path);
     if (tmp)
         pfs__strlcpy(st->tmp, tmp, sizeof st->tmp);
@@ -291,8 +311,8 @@ store_open(const char *path, const char *tmp, bool write, struct pfs_store **out
         n_tables = count_tables(st, &err);
     if (n_tables < 0) { /* a file that is not SQLite fails here too */
         rc = err == SQLITE_CANTOPEN || err == SQLITE_READONLY || err == SQLITE_IOERR
-                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot read: %s",
-                                 sqlite3_errmsg(st->db))
+                 ? pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "cannot %s: %s",
+                                 write ? "write" : "read", why_not(st, path, write))
                  : pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "not a results database: %s",
                                  sqlite3_errmsg(st->db));
         goto fail;
@@ -395,6 +415,9 @@ pfs_store_create(const char *path, struct pfs_store **out, struct pfs_diag *diag
     char tmp[300];
     int e, fd;
 
+    *out = NULL;
+    if (pfs__link_check(path, diag) != 0)
+        return PFS_EIO;
     if (lstat(path, &sb) == 0 || errno != ENOENT) /* a file, a link, or none to be seen */
         return pfs_store_open(path, out, diag);
     pfs__mkdir_parents(path); /* a failure shows as pfs__tmp_beside's */
@@ -943,6 +966,10 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         }
         PREP("INSERT INTO job_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         for (; (got = pfs_job_results_read(jobs, j, rows, ROWS_AT_ONCE, &err)) > 0; j += got) {
+            if (pfs_interrupted()) { /* (a signal: this run's rows go, the earlier runs stay) */
+                rc = pfs__diag_set(diag, PFS_EINTR, NULL, 0, 0, NULL, "interrupted");
+                goto rollback;
+            }
             if (got == ROWS_AT_ONCE) {
                 for (int k = 0; k < ROWS_AT_ONCE; k++)
                     bind_job(st->job_rows, 15 * k, run_id, in, r, &rows[k], j + (size_t)k);
@@ -974,6 +1001,10 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         }
         PREP("INSERT INTO timeseries VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         for (; (got = pfs_timeseries_read(ts, i, rows, ROWS_AT_ONCE, &err)) > 0; i += got) {
+            if (pfs_interrupted()) {
+                rc = pfs__diag_set(diag, PFS_EINTR, NULL, 0, 0, NULL, "interrupted");
+                goto rollback;
+            }
             if (got == ROWS_AT_ONCE) {
                 for (int k = 0; k < ROWS_AT_ONCE; k++)
                     bind_minute(st->minute_rows, 8 * k, run_id, &rows[k]);

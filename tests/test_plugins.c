@@ -353,7 +353,7 @@ test_plugin_scenario_libs(struct test *t)
              "             dr_events = (); policy_libs = [\"mine.so\"];\n"
              "             policies = [\"equal\", \"equal-plugin\"]; };\n");
     test_write(t, 0, "s.cfg", text);
-    snprintf(args, sizeof args, "run %s/s.cfg --csv", t->tmpdir);
+    snprintf(args, sizeof args, "run %s/s.cfg --csv --allow-plugins", t->tmpdir);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     {
         /* The two rows the same but for the name. */
@@ -377,7 +377,7 @@ test_plugin_scenario_libs(struct test *t)
                  "\"equal-plugin\"]; } ); };\n");
         test_write(t, 1, "sw.cfg", sw);
         snprintf(dbp, sizeof dbp, "%s/sw.db", t->tmpdir);
-        snprintf(args, sizeof args, "sweep %s/sw.cfg -j 2 --db %s", t->tmpdir, dbp);
+        snprintf(args, sizeof args, "sweep %s/sw.cfg -j 2 --db %s --allow-plugins", t->tmpdir, dbp);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         free(out);
         free(err);

@@ -264,8 +264,13 @@ pfs_curveset_read(const char *path, struct pfs_curveset **out, struct pfs_diag *
             (rc = pfs__csv_double(&csv, idx[COL_POWER], "power_w", &power_w)))
             goto fail;
         rc = curveset_add(cs, &w, job_id, gpu, n_gpus, cap_w, tput, unit, power_w, csv.line, diag);
-        if (rc)
+        if (rc) {
+            char what[96];
+
+            snprintf(what, sizeof what, "reading the curves (job %zu of the file)", cs->n_jobs + 1);
+            pfs__diag_oom(diag, rc, path, csv.line, what);
             goto fail;
+        }
     }
     if (rc < 0)
         goto fail;

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -130,6 +131,53 @@ synth_source(struct problem *p, const char *src, const struct pfs_gpu *drawn, st
     return pfs_synth(&o, &p->js, &p->cs, d);
 }
 
+/* What alloc holds per job once the curves are read: the policies' tables (the truth's, the
+ * predicted curves', the water-filling's), measured as the peak resident memory of
+ * `alloc --given-pfi` over 100,000 jobs of 4 points less the same over 1,000 (610 MB;
+ * docs/reliability.md, "Memory"). The reader itself holds about 1.1 times the file. */
+#define ALLOC_BYTES_PER_JOB 6144.0
+
+/* The memory this process may still take, bytes: the least of the system's available
+ * memory (/proc/meminfo's MemAvailable) and the address-space and data limits; HUGE_VAL
+ * where none is known. */
+static double
+memory_room(void)
+{
+    double room = HUGE_VAL;
+    struct rlimit rl;
+    FILE *fp = fopen("/proc/meminfo", "r");
+    char line[128];
+
+    while (fp && fgets(line, sizeof line, fp)) {
+        unsigned long long kb;
+
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            room = (double)kb * 1024;
+    }
+    if (fp)
+        fclose(fp);
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        room = fmin(room, (double)rl.rlim_cur);
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        room = fmin(room, (double)rl.rlim_cur);
+    return room;
+}
+
+/* 0 where n jobs' tables fit in the memory left; PFS_ENOMEM naming the file otherwise, before
+ * any is built (a 1 GB curves file was killed by the kernel at 22 GB, saying nothing). */
+static int
+room_for(const char *path, size_t n, struct pfs_diag *d)
+{
+    double need = (double)n * ALLOC_BYTES_PER_JOB, room = memory_room();
+
+    if (need <= room)
+        return 0;
+    return pfs__diag_set(d, PFS_ENOMEM, path, 0, 0, NULL,
+                         "%zu jobs: alloc's tables need about %.2g GB (%.0f KB a job), and "
+                         "%.2g GB is available to this process",
+                         n, need / 1e9, ALLOC_BYTES_PER_JOB / 1024, room / 1e9);
+}
+
 static int
 problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
               const char *model_path, bool given_pfi, int tier, const struct pfs_gpu *drawn,
@@ -142,7 +190,8 @@ problem_build(struct problem *p, const char *curves_path, const char *jobs_path,
         if ((rc = synth_source(p, curves_path, drawn, d)) != 0)
             return rc;
     } else {
-        if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0)
+        if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0 ||
+            (rc = room_for(curves_path, p->cs->n_jobs, d)) != 0)
             return rc;
         if (!jobs_path)
             jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
@@ -719,7 +768,8 @@ pfs_cli_alloc(int argc, char **argv)
                            plot);
     if ((rc = problem_build(&p, argv[optind], jobs, model, given, tier, NULL, &d)) != 0) {
         problem_free(&p);
-        return pfs_cli_report(&d, rc);
+        return pfs_cli_report(&d, pfs__diag_oom(&d, rc, argv[optind], 0,
+                                                "building the curves and the policies' tables"));
     }
     if (isnan(budget))
         budget = p.ref_total_w * (1 - cut);
@@ -737,6 +787,7 @@ pfs_cli_alloc(int argc, char **argv)
                 strcmp(pfs_policy_name(out[k].ops), "oracle") != 0)
                 continue;
             run_policy(&p, &v, &out[k]);
+            pfs__diag_oom(&out[k].diag, out[k].rc, argv[optind], 0, "in the policy's own tables");
             if (strcmp(pfs_policy_name(out[k].ops), "equal") == 0)
                 i_equal = k;
             if (strcmp(pfs_policy_name(out[k].ops), "oracle") == 0)

@@ -45,7 +45,9 @@ const char pfs_cli_capacity_help[] =
     "  --days D           as pfisim run --days\n"
     "  --db FILE          keep the runs (and --resume them later with pfisim sweep)\n"
     "  -j, --jobs N       simulations at once (default: the CPUs online)\n"
-    "  --plot FILE        the figure: tokens a day against GPUs\n";
+    "  --plot FILE        the figure: tokens a day against GPUs\n"
+    "  --allow-plugins    load the libraries the scenario's policy_libs names (their code\n"
+    "                     runs); without it such a scenario is refused\n";
 
 /* Progress on a terminal: runs done of all. */
 static void
@@ -137,12 +139,17 @@ drawn_events(const char *dir, const char *cfg, double per_year, double days,
 int
 pfs_cli_capacity(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"gpus", required_argument, 0, 'g'},  {"dr-per-year", required_argument, 0, 'r'},
-        {"seeds", required_argument, 0, 'S'}, {"policy", required_argument, 0, 'p'},
-        {"days", required_argument, 0, 'd'},  {"db", required_argument, 0, 'D'},
-        {"plot", required_argument, 0, 'P'},  {"jobs", required_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"gpus", required_argument, 0, 'g'},
+                                         {"dr-per-year", required_argument, 0, 'r'},
+                                         {"seeds", required_argument, 0, 'S'},
+                                         {"policy", required_argument, 0, 'p'},
+                                         {"days", required_argument, 0, 'd'},
+                                         {"db", required_argument, 0, 'D'},
+                                         {"plot", required_argument, 0, 'P'},
+                                         {"jobs", required_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         PFS_CLI_ALLOW_OPTION,
+                                         {0, 0, 0, 0}};
     long sizes[MAX_SIZES], seeds[PFS_MAX_SEEDS];
     size_t n_sizes = 0, n_seeds = 0, n_freq = 1, n_pol;
     const char *policy_list = NULL, *db_path = NULL, *plot = NULL;
@@ -193,6 +200,9 @@ pfs_cli_capacity(int argc, char **argv)
             break;
         case 'D':
             db_path = optarg;
+            break;
+        case 0x1004:
+            pfs_policy_allow_scenario_libs(true);
             break;
         case 'P':
             if (pfs_cli_plot_format(optarg) < 0) {

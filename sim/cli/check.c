@@ -19,7 +19,7 @@
 #include "cli.h"
 
 const char pfs_cli_check_help[] =
-    "usage: pfisim check [SCENARIO.cfg] [--days D] [--json]\n"
+    "usage: pfisim check [SCENARIO.cfg] [--days D] [--json] [--allow-plugins]\n"
     "\n"
     "Validates a scenario and says what it means: GPUs per pool, the facility's draw idle\n"
     "and at most against its cap, the DR events inside the run, the jobs the arrivals give.\n"
@@ -27,7 +27,9 @@ const char pfs_cli_check_help[] =
     "when a run will be very large. Simulates nothing. Without SCENARIO: the default.\n"
     "\n"
     "  --days D   as pfisim run --days\n"
-    "  --json     the same as one JSON document\n";
+    "  --json     the same as one JSON document\n"
+    "  --allow-plugins  load the libraries its policy_libs names (their code runs; without\n"
+    "             it such a scenario is refused, unloaded: checking runs no code)\n";
 
 struct warning {
     char text[300];
@@ -56,6 +58,7 @@ pfs_cli_check(int argc, char **argv)
     static const struct option opts[] = {{"days", required_argument, 0, 'd'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
+                                         PFS_CLI_ALLOW_OPTION,
                                          {0, 0, 0, 0}};
     struct pfs_scenario *sc = malloc(sizeof *sc);
     struct pfs_pool pools[PFS_MAX_POOLS];
@@ -78,6 +81,8 @@ pfs_cli_check(int argc, char **argv)
             }
         } else if (c == 'J') {
             json = true;
+        } else if (c == 0x1004) {
+            pfs_policy_allow_scenario_libs(true);
         } else if (c == 'h') {
             free(sc);
             return fputs(pfs_cli_check_help, stdout), EXIT_OK;

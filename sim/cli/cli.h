@@ -83,15 +83,25 @@ bool pfs_cli_parse_frac(const char *s, double *out);
  * may name them). added[] are the names of the policies they added, in order. */
 #define PFS_CLI_PLUGIN_OPTIONS                                                                     \
     {"policy-lib", required_argument, 0, 0x1001}, {"policy-exec", required_argument, 0, 0x1002},   \
+        {"policy-timeout", required_argument, 0, 0x1003}, PFS_CLI_ALLOW_OPTION
+/* --allow-plugins: a scenario's policy_libs may be loaded (their code runs). Every command
+ * that reads a scenario file takes it (docs/reliability.md, "What pfisim trusts"); the
+ * option's value 0x1004 is handled by pfs_cli_plugins_option or, where a command has no
+ * other plugin options, by pfs_policy_allow_scenario_libs(true) itself. */
+#define PFS_CLI_ALLOW_OPTION                                                                       \
     {                                                                                              \
-        "policy-timeout", required_argument, 0, 0x1003                                             \
+        "allow-plugins", no_argument, 0, 0x1004                                                    \
     }
+#define PFS_CLI_ALLOW_HELP                                                                         \
+    "  --allow-plugins       load the libraries a scenario's policy_libs names (their\n"           \
+    "                        code runs); without it such a scenario is refused\n"
 #define PFS_CLI_PLUGIN_HELP                                                                        \
     "  --policy-lib FILE     load the policies of a shared library (repeatable;\n"                 \
     "                        docs/policies.md, \"Your own policy\")\n"                             \
     "  --policy-exec CMD     an external program as a policy, over JSON lines on its\n"            \
     "                        standard input and output (repeatable)\n"                             \
-    "  --policy-timeout SEC  the most an external program may take per decision (10)\n"
+    "  --policy-timeout SEC  the most an external program may take per decision "                  \
+    "(10)\n" PFS_CLI_ALLOW_HELP
 struct pfs_cli_plugins {
     const char *libs[16], *execs[8];
     size_t n_libs, n_execs;

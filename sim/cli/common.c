@@ -347,6 +347,9 @@ pfs_cli_plugins_option(struct pfs_cli_plugins *pl, const char *cmd, int c, const
             return pfs_cli_usage(cmd, "at most 8 --policy-exec"), 2;
         pl->execs[pl->n_execs++] = arg;
         return 1;
+    case 0x1004:
+        pfs_policy_allow_scenario_libs(true);
+        return 1;
     case 0x1003:
         if (!pfs__parse_double(arg, &pl->timeout_s) ||
             !(pl->timeout_s > 0 && pl->timeout_s <= 86400))

@@ -7,8 +7,13 @@
 #include <gsl/gsl_errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -129,6 +134,64 @@ cmd_help(int argc, char **argv)
     return EXIT_OK;
 }
 
+/*
+ * Signals. SIGINT, SIGTERM and SIGHUP are blocked in every thread and taken by one watcher
+ * thread (sigwait), which can do what a handler may not. The first asks the work to stop
+ * (pfs_interrupt): a run stops at its next simulated minute and the command ends as on a
+ * failure, through its own paths (its temporary files removed, a new database keeping the
+ * runs it finished, as a sweep's does), with exit 128 + the signal. Work that does not look
+ * (reading a large file) is given GRACE_S; past it, or at a second signal, the watcher
+ * removes the temporary files and ends the process itself. docs/reliability.md, "Signals".
+ */
+#define GRACE_S 5
+
+static sigset_t stop_signals;
+static atomic_int caught; /* the first signal taken, 0 before */
+
+static void *
+watch_signals(void *arg)
+{
+    struct timespec grace = {GRACE_S, 0};
+    int sig = 0;
+
+    (void)arg;
+    if (sigwait(&stop_signals, &sig) != 0)
+        return NULL;
+    atomic_store(&caught, sig);
+    pfs_interrupt();
+    (void)sigtimedwait(&stop_signals, NULL, &grace); /* a second signal, or the grace spent */
+    pfs_tmp_remove_all();
+    pfs_policy_exec_kill_all();
+    fprintf(stderr, "pfisim: %s: stopped\n", strsignal(sig));
+    _exit(128 + sig);
+}
+
+/* The watcher started, the signals blocked in this thread and so in every thread it makes.
+ * Where it cannot start, the signals keep their default action (the process ends at once). */
+static void
+watch_start(void)
+{
+    pthread_t th;
+    pthread_attr_t attr;
+
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &stop_signals, NULL) != 0)
+        return;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        if (pthread_create(&th, &attr, watch_signals, NULL) == 0) {
+            pthread_attr_destroy(&attr);
+            return;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    pthread_sigmask(SIG_UNBLOCK, &stop_signals, NULL);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -136,6 +199,7 @@ main(int argc, char **argv)
     int code;
 
     gsl_set_error_handler_off();
+    watch_start();
     if (argc < 2) {
         print_main_help(stderr);
         return EXIT_USAGE;
@@ -172,5 +236,11 @@ main(int argc, char **argv)
     optind = 0; /* a full reset of GNU getopt for the subcommand's own argv */
     code = c->run(argc - 1, argv + 1);
     pfs_policy_exec_close_all(); /* external policy programs (--policy-exec) end with us */
+    if (atomic_load(&caught)) {  /* stopped by a signal, through the command's own paths */
+        pfs_tmp_remove_all();    /* (any a path not yet taught to look left behind) */
+        fprintf(stderr, "pfisim: %s: stopped\n", strsignal(atomic_load(&caught)));
+        fflush(stdout);
+        _exit(128 + atomic_load(&caught));
+    }
     return code;
 }

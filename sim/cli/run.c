@@ -491,6 +491,8 @@ rows_failed(struct pfs_diag *d, int rc, const char *files)
 {
     if (rc == PFS_ENOMEM)
         return pfs__diag_set(d, rc, NULL, 0, 0, NULL, "out of memory");
+    if (rc == PFS_EINTR)
+        return pfs__diag_set(d, rc, NULL, 0, 0, NULL, "interrupted");
     return pfs__diag_set(d, PFS_EIO, NULL, 0, 0, NULL, "%s: %s", files, strerror(errno));
 }
 
@@ -575,6 +577,8 @@ jobs_rows(const struct outputs *o, size_t k, size_t from, size_t to, FILE *fp)
          j < to &&
          (got = pfs_job_results_read(&o->jobs[k], j, rows, to - j < 256 ? to - j : 256, &err)) > 0;
          j += got) {
+        if (pfs_interrupted())
+            return PFS_EINTR;
         for (size_t g = 0; g < got; g++) {
             const struct pfs_workload_job *w = pfs_sim_inputs_job(o->in, j + g);
             const struct pfs_job_result *r = &rows[g];
@@ -639,6 +643,8 @@ ts_rows(const struct outputs *o, size_t k, size_t from, size_t to, FILE *fp)
          i < to &&
          (got = pfs_timeseries_read(&o->ts[k], i, rows, to - i < 256 ? to - i : 256, &err)) > 0;
          i += got) {
+        if (pfs_interrupted()) /* (a signal: the file goes, unfinished) */
+            return PFS_EINTR;
         for (size_t g = 0; g < got; g++) {
             const struct pfs_ts_row *r = &rows[g];
 
@@ -912,7 +918,7 @@ pfs_cli_run(int argc, char **argv)
     struct pfs_store *store = NULL;
     struct pfs_run_result *all = NULL; /* n_seeds x n_pol */
     bool resume = false, csv = false, json = false;
-    size_t n_pol = 0, n_seeds = 0;
+    size_t n_pol = 0, n_seeds = 0, n_stored = 0;
     struct outputs o = {0};
     struct progress prog = {.mu = PTHREAD_MUTEX_INITIALIZER};
     struct pfs_sim_inputs *in = NULL;
@@ -1178,6 +1184,10 @@ pfs_cli_run(int argc, char **argv)
         pfs_sim_set_progress(show_progress, &prog);
     }
     for (size_t i = 0; rc == 0 && i < n_seeds; i++) {
+        if (pfs_interrupted()) { /* (between seeds: the runs stored so far are kept below) */
+            rc = pfs__diag_set(&d, PFS_EINTR, NULL, 0, 0, NULL, "interrupted");
+            break;
+        }
         sc->seed = seeds[i];
         o.res = &all[i * n_pol];
         pfs_sim_inputs_free(in);
@@ -1244,9 +1254,9 @@ pfs_cli_run(int argc, char **argv)
             for (size_t k = 0; rc == 0 && k < n_pol; k++) {
                 if (o.skipped[k])
                     continue;
-                if (store)
-                    rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k],
-                                             o.jobs ? &o.jobs[k] : NULL, &d);
+                if (store && (rc = pfs_store_write_run(store, sc, in, &o.res[k], &o.ts[k],
+                                                       o.jobs ? &o.jobs[k] : NULL, &d)) == 0)
+                    n_stored++;
                 if (isatty(2) && rc == 0)
                     fprintf(stderr, "\rpfisim run: %s, seed %lu done (%zu of %zu)%*s\n",
                             policies[k], seeds[i], i * n_pol + k + 1, n_seeds * n_pol, 40, "");
@@ -1258,8 +1268,20 @@ pfs_cli_run(int argc, char **argv)
                 rc = pfs_store_update_gaps(store, sc, &d);
         }
     }
-    if (rc == 0)
+    if (rc == 0) {
         rc = pfs_store_finish(store, &d);
+    } else if (rc == PFS_EINTR && n_stored > 0) {
+        /* Stopped by a signal: a new database keeps the runs it finished, as a sweep's does
+         * (each was stored in its own transaction, its gaps with its seed's), so that
+         * --resume goes on from them. */
+        struct pfs_diag d2 = {0};
+
+        if (pfs_store_finish(store, &d2) == 0)
+            fprintf(stderr, "pfisim run: %zu finished run%s kept in %s (--resume goes on)\n",
+                    n_stored, n_stored == 1 ? "" : "s", db_path);
+        else
+            pfs_cli_report(&d2, PFS_EIO);
+    }
     pfs_sim_set_progress(NULL, NULL);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */

@@ -28,6 +28,8 @@ const char pfs_cli_sweep_help[] =
     "  --resume         skip runs the database already holds\n"
     "  --db FILE        the results database (default results/sweep.db)\n"
     "  --list           print this shard's points (index, axis values) and exit\n"
+    "  --allow-plugins  load the libraries the base scenario's policy_libs names (their\n"
+    "                   code runs); without it such a sweep is refused\n"
     "  --csv            then print every run of this shard (from the database, skipped ones\n"
     "                   too): point,<axis>...,policy,seed,tokens,mean_tps,energy_j,\n"
     "                   tokens_per_j,dr_minutes_over,dr_worst_excess_w,deadline_misses,\n"
@@ -142,11 +144,15 @@ print_runs(const struct pfs_sweep *sw, struct pfs_store *st, const struct pfs_sw
 int
 pfs_cli_sweep(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"jobs", required_argument, 0, 'j'}, {"shard", required_argument, 0, 's'},
-        {"resume", no_argument, 0, 'R'},     {"db", required_argument, 0, 'D'},
-        {"list", no_argument, 0, 'l'},       {"csv", no_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
+    static const struct option opts[] = {{"jobs", required_argument, 0, 'j'},
+                                         {"shard", required_argument, 0, 's'},
+                                         {"resume", no_argument, 0, 'R'},
+                                         {"db", required_argument, 0, 'D'},
+                                         {"list", no_argument, 0, 'l'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"help", no_argument, 0, 'h'},
+                                         PFS_CLI_ALLOW_OPTION,
+                                         {0, 0, 0, 0}};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* (the default -j) */
     struct pfs_sweep_options o = {.jobs = 1, .shard_k = 0, .shard_n = 1};
     const char *db_path = "results/sweep.db";
@@ -184,6 +190,9 @@ pfs_cli_sweep(int argc, char **argv)
             break;
         case 'c':
             csv = true;
+            break;
+        case 0x1004:
+            pfs_policy_allow_scenario_libs(true);
             break;
         case 'h':
             return fputs(pfs_cli_sweep_help, stdout), EXIT_OK;

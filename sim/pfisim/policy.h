@@ -43,7 +43,8 @@
     X(PFS_ERANGE, -5, "value outside the domain")                                                  \
     X(PFS_ENOTFOUND, -6, "not found")                                                              \
     X(PFS_EUSAGE, -7, "invalid usage")                                                             \
-    X(PFS_EPOLICY, -8, "policy failure")
+    X(PFS_EPOLICY, -8, "policy failure")                                                           \
+    X(PFS_EINTR, -9, "interrupted")
 
 enum pfs_error {
     PFS_OK = 0,
