@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -1716,6 +1717,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
+    bool made = false;
     int rc;
 
     for (size_t k = 0; only && k < sizeof known / sizeof known[0]; k++)
@@ -1728,10 +1730,21 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;
     f.db = pfs__store_db(st);
-    if ((rc = load(&f, diag)) == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
-        rc = pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    if ((rc = pfs__store_check_table(f.db, db_path, "timeseries", diag))) {
+        pfs_store_close(st);
+        return rc;
+    }
+    if ((rc = load(&f, diag)) == 0) {
+        if (mkdir(dir, 0777) == 0)
+            made = true;
+        else if (errno != EEXIST)
+            rc =
+                pfs__diag_set(diag, PFS_EIO, dir, 0, 0, NULL, "cannot create: %s", strerror(errno));
+    }
     if (rc == 0)
         rc = figures(&f, dir, format, only, fp, diag);
+    if (rc && made) /* (a folder made for figures none of which was written: gone again) */
+        rmdir(dir);
     figs_free(&f);
     pfs_store_close(st);
     return rc;
@@ -2097,6 +2110,10 @@ pfs_report_db(const char *db_path, const char *out_path, struct pfs_diag *diag)
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;
     f.db = pfs__store_db(st);
+    if ((rc = pfs__store_check_table(f.db, db_path, "timeseries", diag))) {
+        pfs_store_close(st);
+        return rc;
+    }
     if ((rc = load(&f, diag)))
         goto out;
     if (sqlite3_prepare_v2(f.db,

@@ -230,6 +230,30 @@ check(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
     return committed_ok(ops, total, v->budget_w, diag);
 }
 
+/* A policy added at run time failed: its own message where it gave one with a code of the
+ * table (pfs_policy_fail), else a policy failure that names it and the code it returned (a
+ * bare -7 read as PFS_EUSAGE, "invalid usage", exit 2, naming no one; a positive code as
+ * "unknown error"). */
+static int
+unsaid(const struct pfs_policy_ops *ops, int rc, struct pfs_diag *diag)
+{
+    bool known = rc < 0 && strcmp(pfs_strerror(rc), "unknown error") != 0;
+    char said[300] = "";
+
+    if (known && rc != PFS_EUSAGE && diag && diag->code != 0)
+        return rc;
+    if (diag && diag->code != 0) {
+        pfs__strlcpy(said, diag->message, sizeof said);
+        pfs_diag_clear(diag);
+    }
+    return pfs__diag_set(diag, PFS_EPOLICY, NULL, 0, 0, "policy",
+                         "policy '%.64s' failed: it returned %d%s%s", ops->name, rc,
+                         said[0] ? ": "
+                                 : " and said nothing (a policy says why with "
+                                   "pfs_policy_fail)",
+                         said);
+}
+
 int
 pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
                 struct pfs_alloc_decision *out, struct pfs_diag *diag)
@@ -252,6 +276,8 @@ pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v
     if (ops->fini)
         ops->fini(state);
     free(state);
+    if (rc != 0 && !pfs_policy_builtin(ops))
+        rc = unsaid(ops, rc, diag);
     return rc;
 }
 

@@ -370,6 +370,16 @@ struct pfs__out {
  * counter: no other writer's), made with O_EXCL into tmp: its descriptor, or -1 with errno
  * (ENAMETOOLONG where the name does not fit in size). */
 int pfs__tmp_beside(const char *target, char *tmp, size_t size);
+/* sim/storecheck.c: every value of the results database db (read from path) as pfisim
+ * writes it, the per-minute table's aside: finite, in range, of its column's type, its parent
+ * row present; no view or trigger. Returns 0, or PFS_EINVAL naming the table, row and column
+ * in diag. */
+struct sqlite3;
+int pfs__store_check(struct sqlite3 *db, const char *path, struct pfs_diag *diag);
+/* The same for one table ("timeseries", which pfs__store_check leaves to its readers). */
+int pfs__store_check_table(struct sqlite3 *db, const char *path, const char *table,
+                           struct pfs_diag *diag);
+
 /* The temporary file tmp (made by pfs__tmp_beside) was renamed or removed by its writer:
  * pfs_tmp_remove_all no longer removes it. */
 void pfs__tmp_gone(const char *tmp);

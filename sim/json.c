@@ -231,11 +231,45 @@ number_at(struct parser *p, const char **c, double *out)
 
 static bool value_at(struct parser *p, const char **c, size_t *out);
 
+/* The strings' arena, for sorting member names by their text. */
+static _Thread_local const char *names_of;
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(names_of + *(const size_t *)a, names_of + *(const size_t *)b);
+}
+
+/* Whether object v (its members parsed, at offset at) names no member twice: RFC 8259 leaves
+ * a repeated name's meaning open (this reader took the first, Python's the last), so that
+ * {"name":"evil","name":"equal"} read as one thing here and another elsewhere. Sorted, not
+ * compared pairwise, so that an answer of many members costs n log n. */
+static bool
+names_once(struct parser *p, size_t v, const char *at)
+{
+    size_t n = p->pool[v].n, k = 0, *keys;
+    bool ok = true;
+
+    if (n < 2)
+        return true;
+    if (!(keys = malloc(n * sizeof *keys)))
+        return fail(p, at, "out of memory");
+    for (size_t m = p->pool[v].first; m && k < n; m = p->pool[m - 1].next)
+        keys[k++] = p->pool[m - 1].key_off - 1;
+    names_of = p->strings; /* (per thread: two programs may answer at once) */
+    qsort(keys, k, sizeof *keys, by_name);
+    for (size_t i = 1; i < k && ok; i++)
+        if (strcmp(p->strings + keys[i - 1], p->strings + keys[i]) == 0)
+            ok = fail(p, at, "an object names a member twice");
+    free(keys);
+    return ok;
+}
+
 /* The members of an array or object (at its opening bracket): linked through next. */
 static bool
 members_at(struct parser *p, const char **c, size_t v, bool object)
 {
-    const char close = object ? '}' : ']';
+    const char close = object ? '}' : ']', *open = *c;
     size_t last = SIZE_MAX;
 
     if (++p->depth > 64)
@@ -278,7 +312,7 @@ members_at(struct parser *p, const char **c, size_t v, bool object)
         if (*c < p->end && **c == close) {
             (*c)++;
             p->depth--;
-            return true;
+            return !object || names_once(p, v, open);
         }
         return fail(p, *c, object ? "expected ',' or '}'" : "expected ',' or ']'");
     }

@@ -499,8 +499,12 @@ read_events(const struct reader *r, const config_setting_t *l, struct pfs_scenar
 
     if (!config_setting_is_list(l))
         return bad(r, l, "scenario.dr_events", "expected a list ( {...}, ... )");
-    if (config_setting_length(l) > PFS_MAX_DR)
-        return bad(r, l, "scenario.dr_events", "too many events");
+    if (config_setting_length(l) > PFS_MAX_DR) {
+        char msg[96];
+
+        snprintf(msg, sizeof msg, "%d events; at most %d", config_setting_length(l), PFS_MAX_DR);
+        return bad(r, l, "scenario.dr_events", msg);
+    }
     sc->n_dr = 0;
     for (int i = 0; i < config_setting_length(l); i++) {
         const config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
@@ -727,7 +731,7 @@ read_policies(const struct reader *r, const config_setting_t *p, struct pfs_scen
         if (!name || !pfs_sim_policy_find(name, NULL)) {
             char msg[160], hint[80];
 
-            snprintf(msg, sizeof msg, "unknown policy '%s'%s (pfisim --list-policies)",
+            snprintf(msg, sizeof msg, "unknown policy '%.64s'%s (pfisim --list-policies)",
                      name ? name : "?",
                      pfs__did_you_mean(name ? pfs__policy_nearest(name) : NULL, hint, sizeof hint));
             return bad(r, p, "scenario.policies", msg);
@@ -770,8 +774,15 @@ generate_events(const struct reader *r, const config_setting_t *g, struct pfs_sc
 
     if (n == 0)
         return 0;
-    if (sc->n_dr + n > PFS_MAX_DR)
-        return bad(r, g, "scenario.dr_generator", "too many events");
+    if (sc->n_dr + n > PFS_MAX_DR) {
+        char msg[160];
+
+        snprintf(msg, sizeof msg,
+                 "it draws %lu events%s; a run holds at most %d (fewer per_year, or a shorter "
+                 "run)",
+                 (unsigned long)n, sc->n_dr ? " beside the listed ones" : "", PFS_MAX_DR);
+        return bad(r, g, "scenario.dr_generator", msg);
+    }
     dw = malloc((size_t)n_days * sizeof *dw);
     rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!dw || !rng) {

@@ -4052,7 +4052,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.needs_truth = s.policy && strcmp(pfs_policy_name(s.policy), "oracle") == 0;
     if (!s.policy)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
-                             "unknown policy '%s' (pfisim --list-policies)", policy);
+                             "unknown policy '%.64s' (pfisim --list-policies)", policy);
     s.n_jobs = n;
     s.jobs = jobs;
     /* Every job's entry is read at its arrival before its start writes it: faulted in at

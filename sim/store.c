@@ -205,7 +205,14 @@ db_connect(struct pfs_store *st, const char *path, int flags)
     if (st->db)
         sqlite3_close(st->db);
     st->db = NULL;
+    /* A database is data: no extension loaded (SQLite's default, said again), no function
+     * with side effects run from its schema (views, triggers, defaults), no way to write
+     * its schema by hand (docs/reliability.md, "What pfisim trusts"). */
     if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL) !=
+            SQLITE_OK ||
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL) != SQLITE_OK ||
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL) != SQLITE_OK ||
         sqlite3_busy_timeout(st->db, 30000) != SQLITE_OK || /* another writer: wait, not fail */
         sqlite3_exec(st->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL) != SQLITE_OK)
         return -1;
@@ -324,7 +331,7 @@ store_open(const char *path, const char *tmp, bool write, struct pfs_store **out
                                "one)");
             goto fail;
         }
-        if ((rc = check_identity(st, diag)))
+        if ((rc = check_identity(st, diag)) || (rc = pfs__store_check(st->db, path, diag)))
             goto fail;
         *out = st;
         return 0;
@@ -1092,8 +1099,11 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
     int rc;
 
     /* Its identity and schema version first, read-only: a wrong file is left untouched. */
-    if ((rc = pfs_store_open_read(path, &shard, diag)))
+    if ((rc = pfs_store_open_read(path, &shard, diag)) ||
+        (rc = pfs__store_check_table(shard->db, path, "timeseries", diag))) {
+        pfs_store_close(shard);
         return rc;
+    }
     pfs_store_close(shard);
     if (sqlite3_prepare_v2(st->db, "ATTACH DATABASE ? AS shard", -1, &q, NULL) != SQLITE_OK ||
         sqlite3_bind_text(q, 1, path, -1, SQLITE_STATIC) != SQLITE_OK ||
@@ -1105,8 +1115,17 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
     if ((rc = exec(st, "BEGIN IMMEDIATE;", diag)) == 0) {
         if (sqlite3_exec(st->db, copy, NULL, NULL, NULL) != SQLITE_OK ||
             sqlite3_exec(st->db, gaps, NULL, NULL, NULL) != SQLITE_OK) {
-            rc = pfs__diag_set(diag, PFS_EIO, path, 0, 0, NULL, "merging: %s",
-                               sqlite3_errmsg(st->db));
+            int e = sqlite3_errcode(st->db) & 0xff;
+
+            /* A shard that SQLite finds malformed, or whose rows break the schema, is bad
+             * input (exit 3); the rest is the disk's (exit 4). */
+            rc =
+                pfs__diag_set(diag,
+                              e == SQLITE_CORRUPT || e == SQLITE_NOTADB || e == SQLITE_CONSTRAINT ||
+                                      e == SQLITE_MISMATCH || e == SQLITE_ERROR
+                                  ? PFS_EINVAL
+                                  : PFS_EIO,
+                              path, 0, 0, NULL, "merging: %s", sqlite3_errmsg(st->db));
             sqlite3_exec(st->db, "ROLLBACK;", NULL, NULL, NULL);
         } else {
             rc = exec(st, "COMMIT;", diag);

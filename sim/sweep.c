@@ -641,7 +641,7 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
         if (!pfs_sim_policy_find(sw->policies[k], NULL)) {
             char msg[96];
 
-            snprintf(msg, sizeof msg, "unknown policy '%s' (pfisim --list-policies)",
+            snprintf(msg, sizeof msg, "unknown policy '%.64s' (pfisim --list-policies)",
                      sw->policies[k]);
             rc = bad(sw, config_setting_get_elem(sw->policy_vals, (unsigned)k), "sweep.axes.values",
                      msg, diag);

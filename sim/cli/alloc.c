@@ -757,7 +757,7 @@ pfs_cli_alloc(int argc, char **argv)
     if ((caps || map) && !policy)
         return pfs_cli_usage("alloc", "%s", "--caps and --nvidia-smi need --policy NAME");
     if (policy && !pfs_policy_find(policy)) {
-        fprintf(stderr, "pfisim alloc: unknown policy '%s' (known:", policy);
+        fprintf(stderr, "pfisim alloc: unknown policy '%.64s' (known:", policy);
         for (size_t k = 0; pfs_policy_at(k); k++)
             fprintf(stderr, " %s", pfs_policy_name(pfs_policy_at(k)));
         fprintf(stderr, ")\n");
@@ -816,10 +816,12 @@ pfs_cli_alloc(int argc, char **argv)
         }
         if (chosen && caps) {
             puts("job_id,n_gpus,cap_w,throughput,power_w,pause_frac");
-            for (size_t i = 0; i < p.n; i++)
-                printf("%s,%d,%.3f,%.6g,%.3f,%.4f\n", p.jobs[i].job_id, p.jobs[i].n_gpus,
-                       chosen->d[i].cap_w, pfs_truth_throughput(p.truth, i, &chosen->d[i]),
+            for (size_t i = 0; i < p.n; i++) { /* (an id quoted where CSV needs it) */
+                pfs__csv_put_text(stdout, p.jobs[i].job_id);
+                printf(",%d,%.3f,%.6g,%.3f,%.4f\n", p.jobs[i].n_gpus, chosen->d[i].cap_w,
+                       pfs_truth_throughput(p.truth, i, &chosen->d[i]),
                        pfs_truth_power_w(p.truth, i, chosen->d[i].cap_w), chosen->d[i].pause_frac);
+            }
             goto done;
         }
     }

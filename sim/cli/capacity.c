@@ -314,7 +314,7 @@ pfs_cli_capacity(int argc, char **argv)
             for (size_t i = 0; (name = strtok_r(i ? NULL : buf, ",", &save)) != NULL; i++) {
                 if (!pfs_sim_policy_find(name, NULL)) {
                     fclose(fp);
-                    code = pfs_cli_usage("capacity", "unknown policy '%s'%s", name,
+                    code = pfs_cli_usage("capacity", "unknown policy '%.64s'%s", name,
                                          pfs_cli_suggest_policy(name));
                     goto out;
                 }

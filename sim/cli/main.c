@@ -120,7 +120,7 @@ cmd_help(int argc, char **argv)
     }
     c = find_command(argv[1]);
     if (!c || !c->usage) {
-        fprintf(stderr, "pfisim help: unknown command '%s'%s\n", argv[1],
+        fprintf(stderr, "pfisim help: unknown command '%.64s'%s\n", argv[1],
                 pfs_cli_suggest(argv[1], command_name_at));
         return EXIT_USAGE;
     }
@@ -226,7 +226,7 @@ main(int argc, char **argv)
     }
     c = find_command(argv[1]);
     if (!c) {
-        fprintf(stderr, "pfisim: unknown command '%s'%s (commands:", argv[1],
+        fprintf(stderr, "pfisim: unknown command '%.64s'%s (commands:", argv[1],
                 pfs_cli_suggest(argv[1], command_name_at));
         for (const struct command *k = commands; k->name; k++)
             fprintf(stderr, " %s", k->name);

@@ -451,8 +451,8 @@ print_fit_csv(const struct fit_row *rows, size_t n)
         const struct fit_row *r = &rows[i];
         const struct pfs_fit *f = &r->fit;
 
-        printf("%s,%s,%d,%.6g,%.6g", r->jc->job_id, r->jc->gpu, r->jc->n_gpus, f->rmse_throughput,
-               f->rmse_power);
+        pfs__csv_put_text(stdout, r->jc->job_id); /* (quoted where CSV needs it) */
+        printf(",%s,%d,%.6g,%.6g", r->jc->gpu, r->jc->n_gpus, f->rmse_throughput, f->rmse_power);
         for (size_t k = 0; k < N_CUTS; k++) {
             if (isnan(r->pfi[k]))
                 fputs(",", stdout);
@@ -580,9 +580,10 @@ fit_holdout(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs_di
         rmse[m] = sqrt(ss / (double)held);
         worst[m] = mx;
         within += rmse[m] <= 0.03;
-        if (csv)
-            printf("%s,%s,%zu,%zu,%.6g,%.6g\n", jc->job_id, jc->gpu, k, held, rmse[m], mx);
-        else
+        if (csv) {
+            pfs__csv_put_text(stdout, jc->job_id);
+            printf(",%s,%zu,%zu,%.6g,%.6g\n", jc->gpu, k, held, rmse[m], mx);
+        } else
             printf("%-*s %-9s %5zu %6zu %12.4f %15.4f\n", w, jc->job_id, jc->gpu, k, held, rmse[m],
                    mx);
         m++;
@@ -666,8 +667,8 @@ fit_shared_cli(struct fit_row *rows, size_t n, double frac, bool csv, struct pfs
             rows[at[q]].gpu = shared;
             rows[at[q]].fitted = true;
             if (csv) {
-                printf("%s,%s,%zu,%.6g,%zu,", jc->job_id, jc->gpu, fits[q].n_points,
-                       fits[q].rmse_throughput, h);
+                pfs__csv_put_text(stdout, jc->job_id);
+                printf(",%s,%zu,%.6g,%zu,", jc->gpu, fits[q].n_points, fits[q].rmse_throughput, h);
                 if (h)
                     printf("%.6g", held[n_held - 1]);
                 printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
@@ -840,8 +841,9 @@ fit_loo_cli(struct fit_row *rows, size_t n, double frac, bool prior, bool csv, s
         if (f->h)
             held[n_held++] = f->rmse;
         if (csv) {
-            printf("%s,%s,%zu,%zu,%.6g,%zu,", jc->job_id, jc->gpu, f->m, f->own.n_points,
-                   f->own.rmse_throughput, f->h);
+            pfs__csv_put_text(stdout, jc->job_id);
+            printf(",%s,%zu,%zu,%.6g,%zu,", jc->gpu, f->m, f->own.n_points, f->own.rmse_throughput,
+                   f->h);
             if (f->h)
                 printf("%.6g", f->rmse);
             printf(",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", f->own.job.alpha,

@@ -92,7 +92,7 @@ pfs_cli_policy_check(int argc, char **argv)
     }
     for (size_t k = 0; k < n_names; k++)
         if (!pfs_policy_find(names[k]))
-            return pfs_cli_usage("policy-check", "unknown policy '%s'%s", names[k],
+            return pfs_cli_usage("policy-check", "unknown policy '%.64s'%s", names[k],
                                  pfs_cli_suggest_policy(names[k]));
     {
         const char *twice = pfs__policy_repeated(names, n_names);

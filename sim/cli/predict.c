@@ -128,7 +128,8 @@ predict_eval(const struct predict_args *a)
             printf(",true_pfi_%.0f,pred_pfi_%.0f", pfs_cut(k) * 100, pfs_cut(k) * 100);
         putchar('\n');
         for (size_t i = 0; i < n; i++) {
-            printf("%s,%s", ids[i], a->split);
+            pfs__csv_put_text(stdout, ids[i]); /* (quoted where CSV needs it) */
+            printf(",%s", a->split);
             for (size_t k = 0; k < PFS_N_CUTS; k++)
                 printf(",%.6f,%.6f", truth[i * PFS_N_CUTS + k], pred[i * PFS_N_CUTS + k]);
             putchar('\n');

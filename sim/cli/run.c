@@ -64,9 +64,9 @@ const char pfs_cli_run_help[] =
     "                        tier_violations,gap_recovered, then gap_note and the planner's\n"
     "                        columns; several: policy,metric,n_seeds,mean,ci95,min,max\n"
     "  --json                the same as one JSON document: the scenario, then one run per\n"
-    "                        policy and seed with every column (null where undefined), and\n"
-    "                        the process's peak memory, peak_rss_mb (on a terminal it is\n"
-    "                        printed after the run)\n"
+    "                        policy and seed with every column (null where undefined); the\n"
+    "                        process's peak memory goes to standard error (as on a\n"
+    "                        terminal), so that the document is the same bytes every run\n"
     "  --uncertainty N       run the scenario once per draw of its GPU profiles' ranges\n"
     "                        (pfisim gpus NAME: the extrapolated Blackwell profiles; a\n"
     "                        centred Latin hypercube) and print each metric's median and\n"
@@ -271,7 +271,7 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
         }
         printf("\n]}");
     }
-    printf(", \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
+    printf("}\n"); /* (the peak memory goes to standard error: it differs run to run) */
 }
 
 /* A human table: policy, then the columns, each as wide as its name or widest cell. */
@@ -1045,7 +1045,7 @@ pfs_cli_run(int argc, char **argv)
         goto usage_out;
     for (size_t k = 0; k < n_pol; k++)
         if (!pfs_sim_policy_find(policies[k], NULL)) {
-            code = pfs_cli_usage("run", "unknown policy '%s'%s (pfisim --list-policies)",
+            code = pfs_cli_usage("run", "unknown policy '%.64s'%s (pfisim --list-policies)",
                                  policies[k], pfs_cli_suggest_policy(policies[k]));
             goto usage_out;
         }
@@ -1285,7 +1285,7 @@ pfs_cli_run(int argc, char **argv)
     pfs_sim_set_progress(NULL, NULL);
     if (prog.shown)
         fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */
-    if (rc == 0 && isatty(2))
+    if (rc == 0 && (isatty(2) || json))
         fprintf(stderr, "pfisim run: peak memory %.0f MiB\n", peak_rss_mb());
     if (rc == 0 && n_seeds == 1) {
         if (ts_path)

@@ -570,8 +570,9 @@ pfs_cli_price(int argc, char **argv)
             if (p->jobs == 0)
                 continue;
             if (csv) {
-                printf("%s,%s,%s,%lld,%s,%zu,", r->scenario, r->hash, r->policy, r->seed,
-                       pfs_tier_name(t), p->jobs);
+                pfs__csv_put_text(stdout, r->scenario); /* (a name may hold a comma) */
+                printf(",%s,%s,%lld,%s,%zu,", r->hash, r->policy, r->seed, pfs_tier_name(t),
+                       p->jobs);
                 if (isnan(p->delivered))
                     printf(",");
                 else
