@@ -639,7 +639,7 @@ pfs_sweep_load(const char *path, struct pfs_sweep **out, struct pfs_diag *diag)
         goto fail;
     for (size_t k = 0; sw->policy_axis && k < sw->n_policies; k++)
         if (!pfs_sim_policy_find(sw->policies[k], NULL)) {
-            char msg[96];
+            char msg[128];
 
             snprintf(msg, sizeof msg, "unknown policy '%.64s' (pfisim --list-policies)",
                      sw->policies[k]);
