@@ -199,7 +199,7 @@ check-asan: deps
 # library built by clang with ASan and UBSan in build/fuzz/. tests/fuzz/run.sh makes each
 # harness's seed corpus from the project's own files and reports the executions.
 FUZZ_TARGETS := csv curves jobs workload trace nvidia_smi dcgm perseus zeus emerald grid gpu \
-                scenario sweep predictor json
+                scenario sweep predictor json exec_answer results_db
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS    ?= 1
 FUZZ_CC      ?= clang

@@ -1082,6 +1082,8 @@ outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
             s[k].n--;
         while (first + 1 < s[k].n && x[k][first + 1] <= 1 + 1e-6)
             first++;
+        if (first == 0) /* (a run with no finished job has no points: NULL, not offset) */
+            continue;
         s[k].x += first;
         s[k].y += first;
         s[k].n -= first;

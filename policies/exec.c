@@ -429,6 +429,100 @@ exchange(struct program *p, const char *what, struct pfs__json_doc *doc, size_t 
     return 0;
 }
 
+/* ----- the protocol's answers, read (fuzzed as such: tests/fuzz/fuzz.c, exec_answer) ----- */
+
+#define BAD(...)                                                                                   \
+    do {                                                                                           \
+        snprintf(why, why_size, __VA_ARGS__);                                                      \
+        return -1;                                                                                 \
+    } while (0)
+
+int
+pfs__exec_answer(const struct pfs__json_doc *doc, unsigned long number, bool may_pause,
+                 const struct pfs_alloc_view *v, struct pfs_alloc_decision *out, char *why,
+                 size_t why_size)
+{
+    const struct pfs__json *cap, *pause, *no, *num;
+    double total = 0;
+
+    if (doc->root->type != PFS__JSON_OBJECT)
+        BAD("the answer is not an object");
+    no = pfs__json_get(doc, doc->root, "decision");
+    if (!no || no->type != PFS__JSON_NUMBER || no->num < (double)number || no->num > (double)number)
+        BAD("the answer's \"decision\" is not %lu", number);
+    if ((num = pfs__json_get(doc, doc->root, "infeasible")) != NULL) {
+        snprintf(why, why_size, "%.200s",
+                 pfs__json_str(doc, num) ? pfs__json_str(doc, num) : "(no reason)");
+        return 1;
+    }
+    cap = pfs__json_get(doc, doc->root, "cap_w");
+    pause = pfs__json_get(doc, doc->root, "pause_frac");
+    if (!cap || cap->type != PFS__JSON_ARRAY || cap->n != v->n_jobs)
+        BAD("expected \"cap_w\": an array of %zu numbers, one a job", v->n_jobs);
+    if (pause && (pause->type != PFS__JSON_ARRAY || pause->n != v->n_jobs))
+        BAD("expected \"pause_frac\" (optional): an array of %zu numbers", v->n_jobs);
+    num = pfs__json_first(doc, cap);
+    for (size_t i = 0; i < v->n_jobs; i++, num = pfs__json_next(doc, num)) {
+        const struct pfs_alloc_job *j = &v->jobs[i];
+
+        if (num->type != PFS__JSON_NUMBER)
+            BAD("cap_w[%zu] is not a number", i);
+        out[i].cap_w = num->num;
+        if (!(num->num >= j->min_w * (1 - 1e-12) && num->num <= j->max_w * (1 + 1e-12)))
+            BAD("cap_w[%zu] = %g W for job '%.40s': outside its limits [%g, %g] W", i, num->num,
+                j->job_id, j->min_w, j->max_w);
+    }
+    if (pause) {
+        num = pfs__json_first(doc, pause);
+        for (size_t i = 0; i < v->n_jobs; i++, num = pfs__json_next(doc, num)) {
+            if (num->type != PFS__JSON_NUMBER || !(num->num >= 0 && num->num <= 1))
+                BAD("pause_frac[%zu] is not a number in [0, 1]", i);
+            if (num->num > 0 && !may_pause)
+                BAD("pause_frac[%zu] = %g, but the handshake said may_pause false", i, num->num);
+            out[i].pause_frac = num->num;
+        }
+    }
+    for (size_t i = 0; i < v->n_jobs; i++)
+        total += pfs_alloc_power_w(&v->jobs[i], &out[i]);
+    if (total > v->budget_w * (1 + 1e-9))
+        BAD("the caps commit %.3f W of a %.3f W budget", total, v->budget_w);
+    return 0;
+}
+
+int
+pfs__exec_hello(const struct pfs__json_doc *doc, struct pfs__exec_hello *h, char *why,
+                size_t why_size)
+{
+    const struct pfs__json *v, *r = doc->root;
+
+    if (r->type != PFS__JSON_OBJECT)
+        BAD("expected an object");
+    v = pfs__json_get(doc, r, "protocol");
+    if (!v || v->type != PFS__JSON_NUMBER)
+        BAD("expected \"protocol\": %d", PROTOCOL);
+    if (v->num < PROTOCOL || v->num > PROTOCOL)
+        BAD("it speaks protocol %g; this pfisim speaks protocol %d", v->num, PROTOCOL);
+    if (!(v = pfs__json_get(doc, r, "name")) || !pfs__json_str(doc, v))
+        BAD("expected \"name\": the policy's name");
+    if (!pfs__strlcpy(h->name, pfs__json_str(doc, v), sizeof h->name))
+        BAD("the name is longer than 31 characters");
+    v = pfs__json_get(doc, r, "summary");
+    pfs__strlcpy(h->summary,
+                 v && pfs__json_str(doc, v) ? pfs__json_str(doc, v) : "an external program",
+                 sizeof h->summary);
+    for (int k = 0; k < 2; k++) {
+        const char *key = k ? "memoryless" : "may_pause";
+
+        v = pfs__json_get(doc, r, key);
+        if (v && v->type != PFS__JSON_BOOL)
+            BAD("\"%s\" is not true or false", key);
+        *(k ? &h->memoryless : &h->may_pause) = v && v->num > 0;
+    }
+    return 0;
+}
+
+#undef BAD
+
 /* ----- the policy ----- */
 
 static int
@@ -446,10 +540,8 @@ exec_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_deci
 {
     struct program *p = *(struct program **)state;
     struct pfs__json_doc doc = {0};
-    const struct pfs__json *cap, *pause, *no, *num;
-    char what[64], q[200];
+    char what[64], q[200], why[240];
     size_t len = 0;
-    double total = 0;
     bool got = false; /* a line was read: taken at the end */
     int rc = 0;
 
@@ -469,58 +561,19 @@ exec_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_deci
     if ((rc = exchange(p, what, &doc, &len, diag)) != 0)
         goto out;
     got = true;
-#define BAD(...)                                                                                   \
-    do {                                                                                           \
-        char why_[240];                                                                            \
-        snprintf(why_, sizeof why_, __VA_ARGS__);                                                  \
-        rc = die(p, diag, "%s: %s: %s", what, why_, quote(p->in, len, q, sizeof q));               \
-        goto out;                                                                                  \
-    } while (0)
-    no = pfs__json_get(&doc, doc.root, "decision");
-    if (doc.root->type != PFS__JSON_OBJECT)
-        BAD("the answer is not an object");
-    if (!no || no->type != PFS__JSON_NUMBER || no->num < (double)p->number ||
-        no->num > (double)p->number)
-        BAD("the answer's \"decision\" is not %lu", p->number);
-    if ((num = pfs__json_get(&doc, doc.root, "infeasible")) != NULL) {
-        /* The program says the budget cannot be met: as any policy does (the simulator puts
-         * every job at its minimum cap; policy-check expects it below the minimum caps). */
+    switch (pfs__exec_answer(&doc, p->number, p->ops.may_pause, v, out, why, sizeof why)) {
+    case 0:
+        break;
+    case 1: /* the program says the budget cannot be met: as any policy does (the simulator
+             * puts every job at its minimum cap; policy-check expects it below the minimum
+             * caps) */
         rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "budget", "infeasible for %s: %s", p->name,
-                           pfs__json_str(&doc, num) ? pfs__json_str(&doc, num) : "(no reason)");
-        goto out;
+                           why);
+        break;
+    default:
+        rc = die(p, diag, "%s: %s: %s", what, why, quote(p->in, len, q, sizeof q));
+        break;
     }
-    cap = pfs__json_get(&doc, doc.root, "cap_w");
-    pause = pfs__json_get(&doc, doc.root, "pause_frac");
-    if (!cap || cap->type != PFS__JSON_ARRAY || cap->n != v->n_jobs)
-        BAD("expected \"cap_w\": an array of %zu numbers, one a job", v->n_jobs);
-    if (pause && (pause->type != PFS__JSON_ARRAY || pause->n != v->n_jobs))
-        BAD("expected \"pause_frac\" (optional): an array of %zu numbers", v->n_jobs);
-    num = pfs__json_first(&doc, cap);
-    for (size_t i = 0; i < v->n_jobs; i++, num = pfs__json_next(&doc, num)) {
-        const struct pfs_alloc_job *j = &v->jobs[i];
-
-        if (num->type != PFS__JSON_NUMBER)
-            BAD("cap_w[%zu] is not a number", i);
-        out[i].cap_w = num->num;
-        if (!(num->num >= j->min_w * (1 - 1e-12) && num->num <= j->max_w * (1 + 1e-12)))
-            BAD("cap_w[%zu] = %g W for job '%s': outside its limits [%g, %g] W", i, num->num,
-                j->job_id, j->min_w, j->max_w);
-    }
-    if (pause) {
-        num = pfs__json_first(&doc, pause);
-        for (size_t i = 0; i < v->n_jobs; i++, num = pfs__json_next(&doc, num)) {
-            if (num->type != PFS__JSON_NUMBER || !(num->num >= 0 && num->num <= 1))
-                BAD("pause_frac[%zu] is not a number in [0, 1]", i);
-            if (num->num > 0 && !p->ops.may_pause)
-                BAD("pause_frac[%zu] = %g, but the handshake said may_pause false", i, num->num);
-            out[i].pause_frac = num->num;
-        }
-    }
-    for (size_t i = 0; i < v->n_jobs; i++)
-        total += pfs_alloc_power_w(&v->jobs[i], &out[i]);
-    if (total > v->budget_w * (1 + 1e-9))
-        BAD("the caps commit %.3f W of a %.3f W budget", total, v->budget_w);
-#undef BAD
 out:
     pfs__json_free(&doc);
     if (got && p->fd >= 0)
@@ -574,8 +627,8 @@ static int
 handshake(struct program *p, struct pfs_diag *diag)
 {
     struct pfs__json_doc doc = {0};
-    const struct pfs__json *v, *r = NULL;
-    char q[200], hello[160];
+    struct pfs__exec_hello h = {"", "", false, false};
+    char q[200], hello[160], why[240];
     size_t len = 0;
     int rc;
 
@@ -587,38 +640,14 @@ handshake(struct program *p, struct pfs_diag *diag)
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if ((rc = exchange(p, "the handshake", &doc, &len, diag)) != 0)
         return rc;
-    r = doc.root;
-#define BAD(...)                                                                                   \
-    do {                                                                                           \
-        char why_[240];                                                                            \
-        snprintf(why_, sizeof why_, __VA_ARGS__);                                                  \
-        rc = die(p, diag, "the handshake: %s: %s", why_, quote(p->in, len, q, sizeof q));          \
-        goto out;                                                                                  \
-    } while (0)
-    if (r->type != PFS__JSON_OBJECT)
-        BAD("expected an object");
-    v = pfs__json_get(&doc, r, "protocol");
-    if (!v || v->type != PFS__JSON_NUMBER)
-        BAD("expected \"protocol\": %d", PROTOCOL);
-    if (v->num < PROTOCOL || v->num > PROTOCOL)
-        BAD("it speaks protocol %g; this pfisim speaks protocol %d", v->num, PROTOCOL);
-    if (!(v = pfs__json_get(&doc, r, "name")) || !pfs__json_str(&doc, v))
-        BAD("expected \"name\": the policy's name");
-    if (!pfs__strlcpy(p->name, pfs__json_str(&doc, v), sizeof p->name))
-        BAD("the name is longer than 31 characters");
-    v = pfs__json_get(&doc, r, "summary");
-    pfs__strlcpy(p->summary,
-                 v && pfs__json_str(&doc, v) ? pfs__json_str(&doc, v) : "an external program",
-                 sizeof p->summary);
-    for (int k = 0; k < 2; k++) {
-        const char *key = k ? "memoryless" : "may_pause";
-
-        v = pfs__json_get(&doc, r, key);
-        if (v && v->type != PFS__JSON_BOOL)
-            BAD("\"%s\" is not true or false", key);
-        *(k ? &p->ops.memoryless : &p->ops.may_pause) = v && v->num > 0;
+    if (pfs__exec_hello(&doc, &h, why, sizeof why) != 0) {
+        rc = die(p, diag, "the handshake: %s: %s", why, quote(p->in, len, q, sizeof q));
+        goto out;
     }
-#undef BAD
+    pfs__strlcpy(p->name, h.name, sizeof p->name);
+    pfs__strlcpy(p->summary, h.summary, sizeof p->summary);
+    p->ops.may_pause = h.may_pause;
+    p->ops.memoryless = h.memoryless;
 out:
     pfs__json_free(&doc);
     if (rc == 0)

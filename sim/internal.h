@@ -464,6 +464,23 @@ struct pfs__json_doc {
 int pfs__json_parse(const char *text, size_t len, struct pfs__json_doc *doc, size_t *err_at,
                     const char **why);
 void pfs__json_free(struct pfs__json_doc *doc);
+
+/* policies/exec.c: the external-process protocol's two answers, read from their parsed JSON
+ * (docs/policies.md, "The external-process protocol"). The handshake: its protocol, the
+ * policy's name (1 to 31 bytes) and summary, and its two claims. A decision's answer to
+ * decision number for view v: 0 with out[] filled (every cap within its job's limits, every
+ * pause in [0, 1] and none where may_pause is false, the power committed within the budget),
+ * 1 where the program says the budget is infeasible (why: its reason), -1 for an answer that
+ * is none of these (why: what is wrong). */
+struct pfs__exec_hello {
+    char name[32], summary[200];
+    bool may_pause, memoryless;
+};
+int pfs__exec_hello(const struct pfs__json_doc *doc, struct pfs__exec_hello *h, char *why,
+                    size_t why_size);
+int pfs__exec_answer(const struct pfs__json_doc *doc, unsigned long number, bool may_pause,
+                     const struct pfs_alloc_view *v, struct pfs_alloc_decision *out, char *why,
+                     size_t why_size);
 /* Members in order (NULL after the last), a member's name, a string's bytes (NULL if v is
  * not a string), and an object's member called key (the first; NULL if none). */
 const struct pfs__json *pfs__json_first(const struct pfs__json_doc *doc, const struct pfs__json *v);

@@ -76,12 +76,21 @@ static const struct table {
     const char *parent; /* SQL true when the row's parent exists; NULL: none */
     const char *parent_words;
     struct column cols[40];
+    const char *index;      /* its key's index (SQLite's name for it), NULL: none */
+    struct column icols[3]; /* the columns of it that are not the parent's key */
 } tables[] = {
-    {"scenario", NULL, NULL, {{"hash", TEXT}, {"name", TEXT}, {"config", TEXT}, {"inputs", TEXT}}},
+    {"scenario",
+     NULL,
+     NULL,
+     {{"hash", TEXT}, {"name", TEXT}, {"config", TEXT}, {"inputs", TEXT}},
+     "sqlite_autoindex_scenario_1",
+     {{"hash", TEXT}}},
     {"run",
      "scenario_id IN (SELECT id FROM scenario)",
      "scenario_id names no scenario",
-     {{"policy", TEXT}, {"seed", INT0}, {"version", TEXT}}},
+     {{"policy", TEXT}, {"seed", INT0}, {"version", TEXT}},
+     "sqlite_autoindex_run_1",
+     {{"policy", TEXT}, {"seed", INT0}}},
     {"summary",
      "run_id IN (SELECT id FROM run)",
      "run_id names no run",
@@ -121,7 +130,9 @@ static const struct table {
       {"job_loss_max", FIN},
       {"deadlines_given_up", INT0},
       {"nodr_deadline_misses", FIN0},
-      {"jobs_refused", INT0}}},
+      {"jobs_refused", INT0}},
+     NULL,
+     {{NULL, FIN}}},
     {"job_result",
      "run_id IN (SELECT id FROM run)",
      "run_id names no run",
@@ -138,7 +149,9 @@ static const struct table {
       {"duration_s", FIN0},
       {"pool", TEXTN},
       {"given_up", FLAG},
-      {"refused", FLAG}}},
+      {"refused", FLAG}},
+     "sqlite_autoindex_job_result_1",
+     {{"job_id", TEXT}}},
     {"pool_result",
      "run_id IN (SELECT id FROM run)",
      "run_id names no run",
@@ -148,7 +161,9 @@ static const struct table {
       {"energy_j", FIN0},
       {"busy_gpu_h", FIN0},
       {"jobs_started", INT0},
-      {"jobs_finished", INT0}}},
+      {"jobs_finished", INT0}},
+     "sqlite_autoindex_pool_result_1",
+     {{"pool", TEXT}}},
     {"curve",
      "scenario_id IN (SELECT id FROM scenario)",
      "scenario_id names no scenario",
@@ -159,12 +174,16 @@ static const struct table {
       {"family", TEXTN},
       {"phase", TEXTN},
       {"pfi_30", FIN},
-      {"pfi_30_given", FIN}}},
+      {"pfi_30_given", FIN}},
+     "sqlite_autoindex_curve_1",
+     {{"curve_id", TEXT}}},
     {"curve_point",
      "EXISTS (SELECT 1 FROM curve c WHERE c.scenario_id = curve_point.scenario_id AND "
      "c.curve_id = curve_point.curve_id)",
      "(scenario_id, curve_id) names no curve",
-     {{"cap_w", FIN0}, {"throughput", FIN0}, {"power_w", FIN0}}},
+     {{"cap_w", FIN0}, {"throughput", FIN0}, {"power_w", FIN0}},
+     "sqlite_autoindex_curve_point_1",
+     {{"cap_w", FIN0}}},
     {"timeseries",
      "run_id IN (SELECT id FROM run)",
      "run_id names no run",
@@ -174,7 +193,9 @@ static const struct table {
       {"budget_w", FIN0},
       {"throughput", FIN0},
       {"running_jobs", INT0},
-      {"paused_jobs", INT0}}},
+      {"paused_jobs", INT0}},
+     "sqlite_autoindex_timeseries_1",
+     {{"t_s", FIN0}}},
 };
 
 /* Appends to buf (of size, holding *n bytes) the rule of column c: a condition on it, its
@@ -194,23 +215,26 @@ append_rule(char *buf, size_t size, size_t *n, const struct column *c)
         buf[*n] = '\0';
 }
 
-/* The first rowid of t breaking a rule (0: none; -1: the table cannot be read as pfisim's). */
+/* The first rowid of from (a table, or a table INDEXED BY its index) whose columns cols (up
+ * to one without a name) or parent condition break a rule: 0 when none; -1 when it cannot be
+ * read as pfisim's (why: SQLite's reason). */
 static sqlite3_int64
-first_bad_row(sqlite3 *db, const struct table *t, char *why, size_t why_size)
+first_bad_row(sqlite3 *db, const char *from, const struct column *cols, size_t n_cols,
+              const char *parent, char *why, size_t why_size)
 {
     char sql[8192];
-    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT rowid FROM %s WHERE NOT (", t->name);
+    size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT rowid FROM %s WHERE NOT (1", from);
     sqlite3_stmt *q = NULL;
     sqlite3_int64 row = 0;
     int rc;
 
-    for (size_t k = 0; t->cols[k].name; k++) {
-        if (k && n < sizeof sql)
+    for (size_t k = 0; k < n_cols && cols[k].name; k++) {
+        if (n < sizeof sql)
             n += (size_t)snprintf(sql + n, sizeof sql - n, " AND ");
-        append_rule(sql, sizeof sql, &n, &t->cols[k]);
+        append_rule(sql, sizeof sql, &n, &cols[k]);
     }
-    if (t->parent && n < sizeof sql)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND %s", t->parent);
+    if (parent && n < sizeof sql)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, " AND %s", parent);
     if (n < sizeof sql)
         n += (size_t)snprintf(sql + n, sizeof sql - n, ") LIMIT 1");
     if (n >= sizeof sql || sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
@@ -229,15 +253,15 @@ first_bad_row(sqlite3 *db, const struct table *t, char *why, size_t why_size)
     return row;
 }
 
-/* Whether condition cond holds for row of t (1), not (0), or cannot be asked (-1). */
+/* Whether condition cond holds for row of from (1), not (0), or cannot be asked (-1). */
 static int
-holds(sqlite3 *db, const struct table *t, sqlite3_int64 row, const char *cond)
+holds(sqlite3 *db, const char *from, sqlite3_int64 row, const char *cond)
 {
     char sql[1024];
     sqlite3_stmt *q = NULL;
     int r = -1;
 
-    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE rowid = ?", cond, t->name);
+    snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE rowid = ?", cond, from);
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_bind_int64(q, 1, row) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
         r = sqlite3_column_int(q, 0) != 0;
@@ -245,23 +269,21 @@ holds(sqlite3 *db, const struct table *t, sqlite3_int64 row, const char *cond)
     return r;
 }
 
-/* The value of column c of row, quoted for a message (at most 40 bytes of text). */
+/* The value of column c of row of from, quoted for a message (at most 40 bytes of text). */
 static void
-value_of(sqlite3 *db, const struct table *t, sqlite3_int64 row, const char *c, char *buf,
-         size_t size)
+value_of(sqlite3 *db, const char *from, sqlite3_int64 row, const char *c, char *buf, size_t size)
 {
     char sql[256];
     sqlite3_stmt *q = NULL;
 
     snprintf(buf, size, "?");
-    snprintf(sql, sizeof sql, "SELECT typeof(%s), quote(%s) FROM %s WHERE rowid = ?", c, c,
-             t->name);
+    snprintf(sql, sizeof sql, "SELECT typeof(%s), quote(%s) FROM %s WHERE rowid = ?", c, c, from);
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
         sqlite3_bind_int64(q, 1, row) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
         const char *type = (const char *)sqlite3_column_text(q, 0);
         const char *v = (const char *)sqlite3_column_text(q, 1);
 
-        /* (quote() writes an infinity as 9.0e+999, which reads back as one) */
+        /* (quote() writes an infinity as Inf or 9.0e+999) */
         if (type && strcmp(type, "real") == 0 && v && (strstr(v, "e+999") || strstr(v, "Inf")))
             snprintf(buf, size, "%s", v[0] == '-' ? "-infinity" : "infinity");
         else
@@ -270,7 +292,51 @@ value_of(sqlite3 *db, const struct table *t, sqlite3_int64 row, const char *c, c
     sqlite3_finalize(q);
 }
 
-static int check_table(sqlite3 *db, const char *path, const struct table *t, struct pfs_diag *diag);
+/* The rows of t as from (the table, or its index: a reader that reads a column of the key
+ * gets it from the index, where a crafted file may hold another value than the table's)
+ * against the rules of cols and the parent condition; via says which, in a message. */
+static int
+check_rows(sqlite3 *db, const char *path, const struct table *t, const char *from, const char *via,
+           const struct column *cols, size_t n_cols, struct pfs_diag *diag)
+{
+    char why[512], cond[512], value[80];
+    sqlite3_int64 row = first_bad_row(db, from, cols, n_cols, t->parent, why, sizeof why);
+
+    if (row == 0)
+        return 0;
+    if (row < 0)
+        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, t->name,
+                             "table %s%s is not as pfisim writes it: %s", t->name, via, why);
+    for (size_t c = 0; c < n_cols && cols[c].name; c++) {
+        size_t n = 0;
+
+        append_rule(cond, sizeof cond, &n, &cols[c]);
+        if (holds(db, from, row, cond) == 1)
+            continue;
+        value_of(db, from, row, cols[c].name, value, sizeof value);
+        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, cols[c].name,
+                             "table %s, row %lld%s, column %s: expected %s, got %s", t->name,
+                             (long long)row, via, cols[c].name, rule_words[cols[c].rule], value);
+    }
+    return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, t->name,
+                         "table %s, row %lld%s: an orphan row (%s)", t->name, (long long)row, via,
+                         t->parent_words ? t->parent_words : "no parent");
+}
+
+/* t's rows, and the columns of its key as its index holds them. */
+static int
+check_table(sqlite3 *db, const char *path, const struct table *t, struct pfs_diag *diag)
+{
+    char from[160], via[96];
+    int rc =
+        check_rows(db, path, t, t->name, "", t->cols, sizeof t->cols / sizeof t->cols[0], diag);
+
+    if (rc || !t->index)
+        return rc;
+    snprintf(from, sizeof from, "%s INDEXED BY %s", t->name, t->index);
+    snprintf(via, sizeof via, " (in its index %s)", t->index);
+    return check_rows(db, path, t, from, via, t->icols, sizeof t->icols / sizeof t->icols[0], diag);
+}
 
 int
 pfs__store_check_table(struct sqlite3 *db, const char *path, const char *table,
@@ -314,36 +380,4 @@ pfs__store_check(struct sqlite3 *db, const char *path, struct pfs_diag *diag)
             return rc;
     }
     return 0;
-}
-
-static int
-check_table(sqlite3 *db, const char *path, const struct table *t, struct pfs_diag *diag)
-{
-    char why[512];
-
-    {
-        sqlite3_int64 row = first_bad_row(db, t, why, sizeof why);
-        char cond[512], value[80];
-
-        if (row == 0)
-            return 0;
-        if (row < 0)
-            return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, t->name,
-                                 "table %s is not as pfisim writes it: %s", t->name, why);
-        for (size_t c = 0; t->cols[c].name; c++) {
-            size_t n = 0;
-
-            append_rule(cond, sizeof cond, &n, &t->cols[c]);
-            if (holds(db, t, row, cond) == 1)
-                continue;
-            value_of(db, t, row, t->cols[c].name, value, sizeof value);
-            return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, t->cols[c].name,
-                                 "table %s, row %lld, column %s: expected %s, got %s", t->name,
-                                 (long long)row, t->cols[c].name, rule_words[t->cols[c].rule],
-                                 value);
-        }
-        return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, t->name,
-                             "table %s, row %lld: an orphan row (%s)", t->name, (long long)row,
-                             t->parent_words ? t->parent_words : "no parent");
-    }
 }

@@ -237,6 +237,16 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_plugin_program_errors)                                                                  \
     X(test_plugin_policy_check)                                                                    \
     X(test_plugin_scenario_libs)                                                                   \
+    X(test_harden_price_unknown_tier)                                                              \
+    X(test_harden_db_loads_no_code)                                                                \
+    X(test_harden_scenario_runs_no_code)                                                           \
+    X(test_harden_exec_group)                                                                      \
+    X(test_harden_signals)                                                                         \
+    X(test_harden_sticky_link)                                                                     \
+    X(test_harden_curves_memory)                                                                   \
+    X(test_harden_db_values)                                                                       \
+    X(test_harden_caps_quoted)                                                                     \
+    X(test_harden_small)                                                                           \
     X(test_json_reader)                                                                            \
     X(test_gpu_profile_ranges)                                                                     \
     X(test_gpu_draws)                                                                              \

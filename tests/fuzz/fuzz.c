@@ -15,6 +15,7 @@
  * A violated property calls abort(), which libFuzzer reports as a crash with its input.
  */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +595,277 @@ fuzz_json(void)
     pfs__json_free(&again);
 }
 
+/* ---- the external-process protocol's answers (policies/exec.c) ---- */
+
+/* Three jobs of another program's view, as pfisim sends them; the budget binds. */
+static const struct pfs_alloc_job answer_jobs[3] = {
+    {.n_gpus = 8, .min_w = 200, .max_w = 700, .ref_w = 700, .idle_w = 75, .job_id = "a"},
+    {.n_gpus = 1, .min_w = 100, .max_w = 400, .ref_w = 350, .idle_w = 50, .job_id = "b"},
+    {.n_gpus = 4, .min_w = 200, .max_w = 1000, .ref_w = 1000, .idle_w = 90, .job_id = "c"},
+};
+
+/* The input as a handshake and as the answer to decision 1, with and without pausing
+ * allowed. What is accepted must be what the protocol promises: a name of 1 to 31 bytes;
+ * every cap finite within its job's limits, every pause in [0, 1] (none where may_pause is
+ * false), the power within the budget. A refusal must say why. */
+static void
+fuzz_exec_answer(void)
+{
+    const struct pfs_alloc_view v = {.budget_w = 6000, .n_jobs = 3, .jobs = answer_jobs};
+    struct pfs__json_doc doc;
+    struct pfs__exec_hello h;
+    const char *jwhy = NULL;
+    char why[240];
+    size_t at = 0;
+
+    if (pfs__json_parse((const char *)in_data, in_size, &doc, &at, &jwhy) != 0)
+        return; /* (the JSON reader is the json harness's) */
+    why[0] = '\0';
+    if (pfs__exec_hello(&doc, &h, why, sizeof why) == 0) {
+        if (!h.name[0] || strlen(h.name) > 31 || strlen(h.summary) >= sizeof h.summary)
+            fail("exec: a handshake accepted with a bad name", h.name);
+    } else if (!why[0]) {
+        fail("exec: a handshake refused without a reason", NULL);
+    }
+    for (int may_pause = 0; may_pause < 2; may_pause++) {
+        struct pfs_alloc_decision out[3];
+        double total = 0;
+        int r;
+
+        for (size_t i = 0; i < 3; i++)
+            out[i] = (struct pfs_alloc_decision){.cap_w = answer_jobs[i].max_w};
+        why[0] = '\0';
+        r = pfs__exec_answer(&doc, 1, may_pause, &v, out, why, sizeof why);
+        if (r != 0) {
+            if (!why[0] || (r != 1 && r != -1))
+                fail("exec: an answer refused without a reason", why);
+            continue;
+        }
+        for (size_t i = 0; i < 3; i++) {
+            const struct pfs_alloc_job *j = &answer_jobs[i];
+
+            finite(out[i].cap_w, "exec: cap_w");
+            finite(out[i].pause_frac, "exec: pause_frac");
+            if (!(out[i].cap_w >= j->min_w * (1 - 1e-12) && out[i].cap_w <= j->max_w * (1 + 1e-12)))
+                fail("exec: a cap outside its job's limits accepted", NULL);
+            if (!(out[i].pause_frac >= 0 && out[i].pause_frac <= 1) ||
+                (!may_pause && out[i].pause_frac > 0))
+                fail("exec: a pause accepted that the protocol forbids", NULL);
+            total += pfs_alloc_power_w(j, &out[i]);
+        }
+        if (total > v.budget_w * (1 + 1e-9))
+            fail("exec: an answer over the budget accepted", NULL);
+    }
+    pfs__json_free(&doc);
+}
+
+/* ---- a results database as merge, price and report read it (sim/store.c, storecheck.c) ---- */
+
+static char db_template[128], db_path[128], db_merged[128], db_report[128];
+static unsigned char *template_bytes;
+static size_t template_size;
+
+/* The template: one short run of the default scenario, made by the library as pfisim run
+ * --db makes one, read into memory once. */
+static void
+make_template(void)
+{
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_run_result r;
+    struct pfs_timeseries ts = {0};
+    struct pfs_job_results jobs = {0};
+    struct pfs_store *st = NULL;
+    struct pfs_diag d;
+    FILE *fp;
+
+    pfs_diag_clear(&d);
+    if (!sc)
+        fail("out of memory", NULL);
+    pfs_scenario_default(sc);
+    pfs_scenario_set_days(sc, 0.05);
+    if (pfs_sim_inputs_new(sc, &in, &d) || pfs_sim_run(sc, in, "equal", &r, &ts, &jobs, &d) ||
+        pfs_store_create(db_template, &st, &d) ||
+        pfs_store_write_run(st, sc, in, &r, &ts, &jobs, &d) || pfs_store_finish(st, &d))
+        fail("results_db: cannot make the template database", d.message);
+    pfs_store_close(st);
+    pfs_timeseries_free(&ts);
+    pfs_job_results_free(&jobs);
+    pfs_sim_inputs_free(in);
+    free(sc);
+    if (!(fp = fopen(db_template, "rb")) || fseek(fp, 0, SEEK_END) != 0 ||
+        (template_size = (size_t)ftell(fp)) == 0 || fseek(fp, 0, SEEK_SET) != 0 ||
+        !(template_bytes = malloc(template_size)) ||
+        fread(template_bytes, 1, template_size, fp) != template_size)
+        fail("results_db: cannot read the template database", db_template);
+    fclose(fp);
+}
+
+/* The SQL-level changes: the input read as records of 12 bytes, each an update of one value
+ * of one row (table, column, rowid, then a value of the kind its low bits choose: an integer,
+ * any double's bits, infinity, text, NULL, a blob) or a row's deletion (orphans its
+ * children), bound as parameters. */
+static void
+sql_changes(const char *path)
+{
+    static const struct {
+        const char *table, *cols[8];
+    } t[] = {
+        {"summary",
+         {"tokens", "gap_recovered", "jobs_started", "dr_events", "cap_w", "gap_note",
+          "dr_cost_frac", "events"}},
+        {"job_result",
+         {"tier", "n_gpus", "start_s", "finish_s", "tokens_done", "duration_s", "deadline_s",
+          "run_id"}},
+        {"timeseries",
+         {"t_s", "facility_w", "budget_w", "running_jobs", "throughput", "gpu_w", "paused_jobs",
+          "run_id"}},
+        {"run", {"policy", "seed", "scenario_id", "version", "id", "policy", "seed", "id"}},
+        {"scenario", {"config", "name", "hash", "inputs", "id", "config", "name", "hash"}},
+        {"pool_result",
+         {"tokens", "energy_j", "jobs_started", "pool", "gpu", "run_id", "busy_gpu_h",
+          "jobs_finished"}},
+    };
+    sqlite3 *db = NULL;
+
+    if (sqlite3_open(path, &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    for (size_t at = 1; at + 12 <= in_size; at += 12) {
+        const uint8_t *r = in_data + at;
+        size_t ti = r[0] % (sizeof t / sizeof t[0]);
+        const char *col = t[ti].cols[r[1] % 8];
+        long long rowid = r[2] % 64;
+        uint64_t bits;
+        char sql[160];
+        sqlite3_stmt *q = NULL;
+
+        memcpy(&bits, r + 4, 8);
+        if (r[3] % 8 == 7)
+            snprintf(sql, sizeof sql, "DELETE FROM %s WHERE rowid = ?2", t[ti].table);
+        else
+            snprintf(sql, sizeof sql, "UPDATE %s SET %s = ?1 WHERE rowid = ?2", t[ti].table, col);
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+            double x;
+
+            switch (r[3] % 8) {
+            case 0:
+                sqlite3_bind_int64(q, 1, (sqlite3_int64)bits);
+                break;
+            case 1:
+                memcpy(&x, &bits, sizeof x);
+                sqlite3_bind_double(q, 1, x);
+                break;
+            case 2:
+                sqlite3_bind_double(q, 1, (bits & 1) ? -HUGE_VAL : HUGE_VAL);
+                break;
+            case 3:
+                sqlite3_bind_text(q, 1, (const char *)r + 4, 8, SQLITE_TRANSIENT);
+                break;
+            case 4:
+                sqlite3_bind_null(q, 1);
+                break;
+            case 5:
+                sqlite3_bind_blob(q, 1, r + 4, 8, SQLITE_TRANSIENT);
+                break;
+            case 6:
+                sqlite3_bind_int64(q, 1, (sqlite3_int64)(int8_t)r[4]);
+                break;
+            default:
+                break;
+            }
+            sqlite3_bind_int64(q, 2, rowid);
+            (void)sqlite3_step(q); /* (a constraint may refuse it: the file is as it is) */
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+}
+
+/* The input's first byte chooses: even, the rest are SQL-level changes (sql_changes); odd,
+ * the rest are corrupted bytes, pairs of a 2-byte page-scaled offset and a byte XORed into
+ * the template's file there. Then the database is read as price, merge and (where its bits 1
+ * and 2 are set) report read it:
+ * each accepts it or refuses it with a message; what price accepts has no infinite number
+ * (an undefined one is NAN, printed "-"), and what merge accepts reads back. */
+static void
+fuzz_results_db(void)
+{
+    unsigned char *bytes;
+    struct pfs_price_run *runs = NULL;
+    struct pfs_store *st = NULL;
+    struct pfs_diag d;
+    size_t n = 0;
+    int rc;
+
+    if (in_size < 1)
+        return;
+    if (!(bytes = malloc(template_size)))
+        fail("out of memory", NULL);
+    memcpy(bytes, template_bytes, template_size);
+    if (in_data[0] & 1)
+        for (size_t at = 1; at + 3 <= in_size; at += 3) {
+            size_t off = ((size_t)in_data[at] | (size_t)in_data[at + 1] << 8) *
+                         (template_size / 65536 + 1) % template_size;
+
+            bytes[off] ^= in_data[at + 2];
+        }
+    remove(db_path);
+    put(db_path, bytes, template_size);
+    free(bytes);
+    if (!(in_data[0] & 1))
+        sql_changes(db_path);
+
+    pfs_diag_clear(&d);
+    if ((rc = pfs_price_db(db_path, &runs, &n, &d)) != 0) {
+        rejected(&d);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const struct pfs_price_run *p = &runs[i];
+            const double v[] = {
+                p->days,          p->capacity_w,  p->event_hours,     p->committed_kw,
+                p->committed_mwh, p->rev_compute, p->rev_dr_capacity, p->rev_dr_energy,
+                p->rev_with,      p->rev_without};
+
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+                if (isinf(v[k]))
+                    fail("results_db: price gave an infinite number", p->policy);
+            for (int t = 0; t < PFS_N_TIERS; t++)
+                if (isinf(p->tier[t].delivered) || isinf(p->tier[t].discount) ||
+                    isinf(p->tier[t].gpu_hours) || isinf(p->tier[t].work_hours))
+                    fail("results_db: price gave an infinite number", p->policy);
+        }
+        free(runs);
+    }
+
+    remove(db_merged);
+    pfs_diag_clear(&d);
+    if (pfs_store_create(db_merged, &st, &d) != 0)
+        fail("results_db: cannot make the merged database", d.message);
+    if ((rc = pfs_store_merge(st, db_path, &d)) == 0)
+        rc = pfs_store_finish(st, &d);
+    pfs_store_close(st);
+    if (rc != 0) {
+        rejected(&d);
+    } else {
+        struct pfs_store *back = NULL;
+
+        pfs_diag_clear(&d);
+        if (pfs_store_open_read(db_merged, &back, &d) != 0)
+            fail("results_db: what merge accepted does not read back", d.message);
+        pfs_store_close(back);
+    }
+
+    /* the report on a quarter of the inputs: it draws every figure, 15 times price's time */
+    if ((in_data[0] & 6) == 6) {
+        remove(db_report);
+        pfs_diag_clear(&d);
+        if (pfs_report_db(db_path, db_report, &d) != 0)
+            rejected(&d);
+    }
+}
+
 /* ---- the entry points ---- */
 
 #define STR_(x) #x
@@ -603,20 +875,44 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } targets[] = {
-    {"csv", fuzz_csv},           {"curves", fuzz_curves},   {"jobs", fuzz_jobs},
-    {"workload", fuzz_workload}, {"trace", fuzz_trace},     {"nvidia_smi", fuzz_nvidia_smi},
-    {"dcgm", fuzz_dcgm},         {"perseus", fuzz_perseus}, {"zeus", fuzz_zeus},
-    {"emerald", fuzz_emerald},   {"grid", fuzz_grid},       {"gpu", fuzz_gpu},
-    {"scenario", fuzz_scenario}, {"sweep", fuzz_sweep},     {"predictor", fuzz_predictor},
+    {"csv", fuzz_csv},
+    {"curves", fuzz_curves},
+    {"jobs", fuzz_jobs},
+    {"workload", fuzz_workload},
+    {"trace", fuzz_trace},
+    {"nvidia_smi", fuzz_nvidia_smi},
+    {"dcgm", fuzz_dcgm},
+    {"perseus", fuzz_perseus},
+    {"zeus", fuzz_zeus},
+    {"emerald", fuzz_emerald},
+    {"grid", fuzz_grid},
+    {"gpu", fuzz_gpu},
+    {"scenario", fuzz_scenario},
+    {"sweep", fuzz_sweep},
+    {"predictor", fuzz_predictor},
     {"json", fuzz_json},
+    {"exec_answer", fuzz_exec_answer},
+    {"results_db", fuzz_results_db},
 };
 static void (*target)(void);
 
 static void
 clean_up(void)
 {
+    static const char *const sidecars[] = {"", "-wal", "-shm", "-journal"};
+    const char *dbs[] = {db_template, db_path, db_merged};
+    char p[160];
+
     remove(in_path);
     remove(back_path);
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; dbs[k][0] && i < 4; i++) {
+            snprintf(p, sizeof p, "%s%s", dbs[k], sidecars[i]);
+            remove(p);
+        }
+    if (db_report[0])
+        remove(db_report);
+    free(template_bytes);
     rmdir(dir);
 }
 
@@ -625,7 +921,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    snprintf(dir, sizeof dir, "/tmp/pfisim-fuzz-XXXXXX");
+    /* (in memory where there is a tmpfs: the database harness flushes what merge writes) */
+    snprintf(dir, sizeof dir, "%s/pfisim-fuzz-XXXXXX",
+             strcmp(STR(FUZZ_TARGET), "results_db") == 0 && access("/dev/shm", W_OK) == 0
+                 ? "/dev/shm"
+                 : "/tmp");
     if (!mkdtemp(dir))
         fail("mkdtemp", NULL);
     snprintf(in_path, sizeof in_path, "%s/input", dir);
@@ -636,6 +936,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
             target = targets[i].fn;
     if (!target)
         fail("no such harness", STR(FUZZ_TARGET));
+    if (target == fuzz_results_db) {
+        snprintf(db_template, sizeof db_template, "%s/template.db", dir);
+        snprintf(db_path, sizeof db_path, "%s/input.db", dir);
+        snprintf(db_merged, sizeof db_merged, "%s/merged.db", dir);
+        snprintf(db_report, sizeof db_report, "%s/report.pdf", dir);
+        make_template();
+    }
     return 0;
 }
 

@@ -65,6 +65,17 @@ make_seeds() {
     for f in configs/sweeps/*.cfg; do seed sweep "$f" 400; done
     seed predictor traces/h200-h100/predictor.cfg 400
     seed_text json answer.json '{"decision":1,"cap_w":[700,0.10000000000000001,-2.5e-3],"pause_frac":[0,1,0.5]}'
+    seed_text exec_answer answer.json '{"decision":1,"cap_w":[400,100,1000],"pause_frac":[0,0.5,0]}'
+    seed_text exec_answer tight.json '{"decision":1,"cap_w":[200,400,200]}'
+    seed_text exec_answer infeasible.json '{"decision":1,"infeasible":"below the minimum caps"}'
+    seed_text exec_answer hello.json '{"protocol":1,"name":"equal-py","summary":"s","may_pause":true,"memoryless":false}'
+    # results_db: a first byte and records (tests/fuzz/fuzz.c): none, an infinity into the
+    # summary, a text tier, a deleted run, a few bytes corrupted
+    seed_text results_db none.bin '\006'
+    seed_text results_db inf.bin '\000\000\001\001\002\000\000\000\000\000\000\000\000'
+    seed_text results_db tier.bin '\000\001\000\003\003goldtier'
+    seed_text results_db orphan.bin '\000\003\000\001\007\000\000\000\000\000\000\000\000'
+    seed_text results_db bytes.bin '\007\000\001\377\200\000\125\377\377\001'
     seed_text json hello.json '{"protocol":1,"name":"equal-py","summary":"a \\u00e9 \\"q\\" \\ud83d\\ude00","may_pause":false,"memoryless":true,"x":null,"y":[[],{}]}'
 }
 
