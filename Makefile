@@ -146,7 +146,8 @@ $(BUILD)/plugins/equal-plugin.so: policies/examples/equal_plugin.c sim/pfisim/po
 	@$(if $(Q),echo "  PLUGIN  $@")
 	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -shared -fPIC -o $@ $<
 
-$(BUILD)/plugins/test-%.so: tests/plugins/%.c sim/pfisim/policy.h
+# (test-constructor.so is the shipped example with a constructor added: it includes it)
+$(BUILD)/plugins/test-%.so: tests/plugins/%.c sim/pfisim/policy.h policies/examples/equal_plugin.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  PLUGIN  $@")
 	$(Q)$(CC) $(filter-out -MMD -MP,$(CFLAGS_ALL)) -shared -fPIC -o $@ $<

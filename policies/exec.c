@@ -502,7 +502,8 @@ pfs__exec_hello(const struct pfs__json_doc *doc, struct pfs__exec_hello *h, char
         BAD("expected \"protocol\": %d", PROTOCOL);
     if (v->num < PROTOCOL || v->num > PROTOCOL)
         BAD("it speaks protocol %g; this pfisim speaks protocol %d", v->num, PROTOCOL);
-    if (!(v = pfs__json_get(doc, r, "name")) || !pfs__json_str(doc, v))
+    if (!(v = pfs__json_get(doc, r, "name")) || !pfs__json_str(doc, v) ||
+        !pfs__json_str(doc, v)[0]) /* ("" was taken, and refused only as it registered) */
         BAD("expected \"name\": the policy's name");
     if (!pfs__strlcpy(h->name, pfs__json_str(doc, v), sizeof h->name))
         BAD("the name is longer than 31 characters");

@@ -204,7 +204,7 @@ test_harden_db_loads_no_code(struct test *t)
     /* A database made with a plugin (loaded as asked), read after the plugin is gone. */
     snprintf(cfg, sizeof cfg,
              "scenario = { duration_days = 0.3; policy_libs = [\"evil.so\"];\n"
-             "             policies = [\"equal\", \"marked-equal\"]; };\n");
+             "             policies = [\"equal\", \"equal-plugin\"]; };\n");
     test_write(t, 0, "s.cfg", cfg);
     snprintf(db, sizeof db, "%s/plugin.db", t->tmpdir);
     snprintf(args, sizeof args, "run %s/s.cfg --allow-plugins --db=%s", t->tmpdir, db);
@@ -217,7 +217,7 @@ test_harden_db_loads_no_code(struct test *t)
     CHECK(unlink(args) == 0);
     snprintf(args, sizeof args, "price %s", db);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "policy marked-equal") != NULL);
+    CHECK(strstr(out, "policy equal-plugin") != NULL);
     free(out);
     free(err);
     snprintf(args, sizeof args, "report %s -o %s/p.pdf", db, t->tmpdir);
@@ -697,6 +697,48 @@ test_harden_small(struct test *t)
 
             CHECK_INT(pfs__json_parse(texts[k], strlen(texts[k]), &doc, &at, &why), PFS_EINVAL);
             CHECK(why && strcmp(why, "an object names a member twice") == 0);
+            pfs__json_free(&doc);
+        }
+    }
+    /* The protocol's readers (fuzzed as exec_answer): an empty name was taken by the
+     * handshake (tests/fuzz/regress/exec_answer/empty-name.json), refused only later as it
+     * registered; an answer is held to the limits, the pauses and the budget. */
+    {
+        static const struct pfs_alloc_job jobs[2] = {
+            {.n_gpus = 2, .min_w = 200, .max_w = 700, .ref_w = 700, .idle_w = 75, .job_id = "a"},
+            {.n_gpus = 1, .min_w = 100, .max_w = 400, .ref_w = 400, .idle_w = 50, .job_id = "b"},
+        };
+        static const struct {
+            const char *text;
+            int hello, answer; /* 0 accepted, 1 infeasible, -1 refused; 9: not asked */
+        } cases[] = {
+            {"{\"protocol\":1,\"name\":\"\",\"may_pause\":true}", -1, 9},
+            {"{\"protocol\":1,\"name\":\"mine\",\"may_pause\":true}", 0, 9},
+            {"{\"protocol\":2,\"name\":\"mine\"}", -1, 9},
+            {"{\"decision\":1,\"cap_w\":[300,200]}", 9, 0},
+            {"{\"decision\":1,\"cap_w\":[700,400]}", 9, -1}, /* 1,800 W of 1,000 */
+            {"{\"decision\":1,\"cap_w\":[300,50]}", 9, -1},  /* below b's limit */
+            {"{\"decision\":2,\"cap_w\":[300,200]}", 9, -1},
+            {"{\"decision\":1,\"cap_w\":[300,200],\"pause_frac\":[0.5,0]}", 9, -1},
+            {"{\"decision\":1,\"infeasible\":\"too little\"}", 9, 1},
+        };
+        const struct pfs_alloc_view v = {.budget_w = 1000, .n_jobs = 2, .jobs = jobs};
+
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            struct pfs__json_doc doc = {0};
+            struct pfs__exec_hello h;
+            struct pfs_alloc_decision dec[2] = {{0}};
+            const char *jwhy = NULL;
+            char why[240] = "";
+            size_t at = 0;
+
+            CHECK_INT(pfs__json_parse(cases[k].text, strlen(cases[k].text), &doc, &at, &jwhy), 0);
+            if (cases[k].hello != 9)
+                CHECK_INT(pfs__exec_hello(&doc, &h, why, sizeof why), cases[k].hello);
+            if (cases[k].answer != 9)
+                CHECK_INT(pfs__exec_answer(&doc, 1, false, &v, dec, why, sizeof why),
+                          cases[k].answer);
+            CHECK((cases[k].hello == 0 || cases[k].answer == 0) == !why[0]);
             pfs__json_free(&doc);
         }
     }

@@ -922,18 +922,16 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     /* (in memory where there is a tmpfs: the database harness flushes what merge writes) */
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        if (strcmp(targets[i].name, STR(FUZZ_TARGET)) == 0)
+            target = targets[i].fn;
     snprintf(dir, sizeof dir, "%s/pfisim-fuzz-XXXXXX",
-             strcmp(STR(FUZZ_TARGET), "results_db") == 0 && access("/dev/shm", W_OK) == 0
-                 ? "/dev/shm"
-                 : "/tmp");
+             target == fuzz_results_db && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     if (!mkdtemp(dir))
         fail("mkdtemp", NULL);
     snprintf(in_path, sizeof in_path, "%s/input", dir);
     snprintf(back_path, sizeof back_path, "%s/written", dir);
     atexit(clean_up);
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        if (strcmp(targets[i].name, STR(FUZZ_TARGET)) == 0)
-            target = targets[i].fn;
     if (!target)
         fail("no such harness", STR(FUZZ_TARGET));
     if (target == fuzz_results_db) {
