@@ -491,7 +491,7 @@ test_harden_sticky_link(struct test *t)
 void
 test_harden_curves_memory(struct test *t)
 {
-    char path[400], args[800], *out, *err;
+    char path[400], args[800], *out = NULL, *err = NULL;
     struct pfs_curveset *cs = NULL;
     struct pfs_diag d = {0};
     struct stat sb;
@@ -517,10 +517,20 @@ test_harden_curves_memory(struct test *t)
     CHECK_INT(pfs_curveset_read(path, &cs, &d), 0);
     after = mallinfo2().uordblks;
     CHECK(cs && cs->n_jobs == 20000);
+    pfs_curveset_free(cs);
+#ifdef __SANITIZE_ADDRESS__
+    /* AddressSanitizer's allocator is not glibc's (mallinfo2 sees none of it), and its shadow
+     * memory needs terabytes of address space: the memory is measured by the plain build. */
+    (void)before;
+    (void)after;
+    (void)args;
+    (void)out;
+    (void)err;
+    fprintf(stderr, "  (memory not measured under AddressSanitizer)\n");
+#else
     CHECK(after > before && (double)(after - before) < 3.0 * (double)sb.st_size);
     fprintf(stderr, "  the reader's heap: %.2f x the file (%zu of %lld bytes)\n",
             (double)(after - before) / (double)sb.st_size, after - before, (long long)sb.st_size);
-    pfs_curveset_free(cs);
     /* alloc under a 64 MB address space (20,000 jobs' tables need about 120 MB): refused up
      * front, the file named, not "out of memory" alone */
     snprintf(args, sizeof args, "alloc %s --cut 0.3 --given-pfi", path);
@@ -529,6 +539,7 @@ test_harden_curves_memory(struct test *t)
           strstr(err, "20000 jobs: alloc's tables need about") != NULL);
     free(out);
     free(err);
+#endif
 }
 
 /* A fresh database of a short run at path. */
