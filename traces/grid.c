@@ -157,6 +157,7 @@ pfs_grid_events(const char *path, const struct pfs_grid_options *o, struct pfs_d
     if (threshold)
         *threshold = shown;
 out:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     free(h);
     return rc;

@@ -142,6 +142,7 @@ perseus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
             goto out;
     }
 out:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     return blame_file(diag, path, rc < 0 ? rc : 0);
 }
@@ -180,6 +181,7 @@ zeus_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct pfs
             goto out;
     }
 out:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     return blame_file(diag, path, rc < 0 ? rc : 0);
 }
@@ -237,6 +239,7 @@ emerald_read(const char *path, const char *gpu, struct pfs_curveset *cs, struct 
             goto out;
     }
 out:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     return blame_file(diag, path, rc < 0 ? rc : 0);
 }

@@ -289,6 +289,7 @@ pfs_jobset_read(const char *path, struct pfs_jobset **out, struct pfs_diag *diag
     *out = js;
     return 0;
 fail:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     pfs_jobset_free(js);
     return rc;

@@ -283,6 +283,7 @@ nvidia_smi_read(const char *path, const struct pfs_gpu *g, struct pfs_corpus_job
     if (rc == 0)
         rc = summarise(path, g, &s, out, diag);
 out:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     free(s.v);
     return rc < 0 ? rc : 0;

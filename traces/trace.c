@@ -187,6 +187,7 @@ pfs__trace_read_file(const char *source, const char *path, struct pfs_trace **ou
     *out = t;
     return 0;
 fail:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     pfs_trace_free(t);
     return rc;

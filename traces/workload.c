@@ -669,6 +669,7 @@ pfs_workload_read(const char *path, struct pfs_workload **out, struct pfs_diag *
     *out = w;
     return 0;
 fail:
+    pfs__diag_oom(diag, rc, path, csv.line, "reading the file"); /* (names it) */
     pfs__csv_close(&csv);
     pfs__strindex_fini(&ids);
     pfs_workload_free(w);
