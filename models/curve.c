@@ -220,3 +220,31 @@ pfs_curve_kind(const struct pfs_curve *c)
 {
     return c->ops->name;
 }
+
+/* A curve set's jobs by id (the set is traces/curves.c's; the lookup lies here, low, since the
+ * models look jobs up too). */
+const char *
+pfs__curveset_key(const void *base, size_t i)
+{
+    return ((const struct pfs_curveset *)base)->jobs[i].job_id;
+}
+
+/* Job job_id's number in cs, SIZE_MAX if none: through the index while it covers every job. */
+size_t
+pfs__curveset_find_at(const struct pfs_curveset *cs, const char *job_id)
+{
+    if (cs->index && cs->index->n == cs->n_jobs)
+        return pfs__strindex_find(cs->index, job_id, pfs__curveset_key, cs);
+    for (size_t i = 0; i < cs->n_jobs; i++)
+        if (strcmp(cs->jobs[i].job_id, job_id) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
+const struct pfs_job_curve *
+pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id)
+{
+    size_t i = pfs__curveset_find_at(cs, job_id);
+
+    return i == SIZE_MAX ? NULL : &cs->jobs[i];
+}

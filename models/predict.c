@@ -364,6 +364,30 @@ logistic(double z)
     return 1.0 / (1.0 + exp(-z));
 }
 
+/* (here, beside the features it feeds, rather than with the corpus reader: the models do not
+ * call up into traces/) */
+void
+pfs_telemetry_of(const struct pfs_corpus_job *j, struct pfs_telemetry *t)
+{
+    memset(t, 0, sizeof *t);
+    pfs__strlcpy(t->job_id, j->job_id, sizeof t->job_id);
+    pfs__strlcpy(t->gpu, j->gpu, sizeof t->gpu);
+    pfs__strlcpy(t->family, j->family, sizeof t->family);
+    pfs__strlcpy(t->phase, j->phase, sizeof t->phase);
+    t->n_gpus = j->n_gpus;
+    t->power_w = j->power_w;
+    t->power_frac = j->power_frac;
+    t->sm_clock_mhz = j->sm_clock_mhz;
+    t->sm_active = j->sm_active;
+    t->tensor_active = j->tensor_active;
+    t->dram_active = j->dram_active;
+    t->nvlink_gbps = j->nvlink_gbps;
+    t->net_gbps = j->net_gbps;
+    t->tokens_per_s = j->tokens_per_s;
+    for (size_t k = 0; k < PFS_N_CUTS; k++)
+        t->pfi_given[k] = NAN;
+}
+
 /* The training targets of job j: its labels (ridge) or its fitted DVFS parameters
  * (physics). */
 static int

@@ -160,3 +160,71 @@ pfs__config_read(config_t *cfg, const char *path, struct pfs_diag *diag)
     free(text);
     return rc;
 }
+
+int
+pfs__config_number(const config_setting_t *s, const char *path, double lo, double hi, double *out,
+                   const char *file, struct pfs_diag *diag)
+{
+    int line = config_setting_source_line(s);
+    double v;
+
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        v = (double)config_setting_get_int64(s);
+        break;
+    case CONFIG_TYPE_FLOAT:
+        v = config_setting_get_float(s);
+        break;
+    case CONFIG_TYPE_STRING: {
+        /* A quantity as a person writes it: "5 MW", "4 h", "30 min", "25%" (docs/scenarios.md,
+         * Units); the unit must suit the setting. */
+        const char *name = config_setting_name(s) ? config_setting_name(s) : "";
+        char why[160];
+
+        size_t lp = strlen(path), ln = strlen(name);
+        bool named = lp >= ln && strcmp(path + lp - ln, name) == 0;
+
+        if (!pfs__parse_quantity(config_setting_get_string(s), name, &v, why, sizeof why))
+            return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s%s%s: '%.40s': %s", path,
+                                 named ? "" : ".", named ? "" : name, config_setting_get_string(s),
+                                 why);
+        break;
+    }
+    default:
+        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: expected a number", path);
+    }
+    if (!(v >= lo && v <= hi))
+        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: %g is outside [%g, %g]",
+                             path, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int
+pfs__config_only(const config_setting_t *g, const char *prefix, const char *const *names,
+                 const char *file, struct pfs_diag *diag)
+{
+    for (int i = 0; i < config_setting_length(g); i++) {
+        const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
+        const char *n = config_setting_name(m);
+        bool known = false;
+        char path[128];
+
+        for (size_t k = 0; names[k] && n; k++)
+            known = known || strcmp(n, names[k]) == 0;
+        if (!known) {
+            size_t count = 0;
+            char hint[80];
+
+            while (names[count])
+                count++;
+            snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
+            return pfs__diag_set(
+                diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
+                "%s: unknown setting%s", path,
+                pfs__did_you_mean(n ? pfs__nearest(n, names, count) : NULL, hint, sizeof hint));
+        }
+    }
+    return 0;
+}

@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "sim.h"
+#include "heap.h"
 
 static bool
 before(const struct pfs__event *a, const struct pfs__event *b)

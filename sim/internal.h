@@ -227,6 +227,11 @@ const char *pfs__policy_repeated(const char *const *names, size_t n);
 /* Whether the library at path (any path that names it) was loaded by pfs_policy_load. */
 bool pfs__policy_lib_loaded(const char *path);
 
+/* models/curve.c: a curve set's job ids for its index (pfs__strindex), and job job_id's number,
+ * SIZE_MAX if none (through the index while it covers every job). */
+const char *pfs__curveset_key(const void *base, size_t i);
+size_t pfs__curveset_find_at(const struct pfs_curveset *cs, const char *job_id);
+
 /* policies/registry.c: policies added at run time, after the built-in ones. */
 #define PFS__MAX_ADDED 64
 /* 0 when name is a valid policy name ([a-z0-9-], 1 to 31) not taken by any policy; else

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "order.h"
 
 #define BLOCK 64
 

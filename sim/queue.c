@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "queue.h"
 
 /* What does not change while a run goes: the ranks, the buckets and their jobs, the run
  * times. Made once per inputs and queue order, and shared by every run of them. */

@@ -120,96 +120,12 @@ string(const struct reader *r, const config_setting_t *g, const char *name, cons
     return 0;
 }
 
-int
-pfs__config_number(const config_setting_t *s, const char *path, double lo, double hi, double *out,
-                   const char *file, struct pfs_diag *diag)
-{
-    int line = config_setting_source_line(s);
-    double v;
-
-    switch (config_setting_type(s)) {
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64:
-        v = (double)config_setting_get_int64(s);
-        break;
-    case CONFIG_TYPE_FLOAT:
-        v = config_setting_get_float(s);
-        break;
-    case CONFIG_TYPE_STRING: {
-        /* A quantity as a person writes it: "5 MW", "4 h", "30 min", "25%" (docs/scenarios.md,
-         * Units); the unit must suit the setting. */
-        const char *name = config_setting_name(s) ? config_setting_name(s) : "";
-        char why[160];
-
-        size_t lp = strlen(path), ln = strlen(name);
-        bool named = lp >= ln && strcmp(path + lp - ln, name) == 0;
-
-        if (!pfs__parse_quantity(config_setting_get_string(s), name, &v, why, sizeof why))
-            return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s%s%s: '%.40s': %s", path,
-                                 named ? "" : ".", named ? "" : name, config_setting_get_string(s),
-                                 why);
-        break;
-    }
-    default:
-        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: expected a number", path);
-    }
-    if (!(v >= lo && v <= hi))
-        return pfs__diag_set(diag, PFS_EINVAL, file, line, 0, path, "%s: %g is outside [%g, %g]",
-                             path, v, lo, hi);
-    *out = v;
-    return 0;
-}
-
-int
-pfs__config_only(const config_setting_t *g, const char *prefix, const char *const *names,
-                 const char *file, struct pfs_diag *diag)
-{
-    for (int i = 0; i < config_setting_length(g); i++) {
-        const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
-        const char *n = config_setting_name(m);
-        bool known = false;
-        char path[128];
-
-        for (size_t k = 0; names[k] && n; k++)
-            known = known || strcmp(n, names[k]) == 0;
-        if (!known) {
-            size_t count = 0;
-            char hint[80];
-
-            while (names[count])
-                count++;
-            snprintf(path, sizeof path, "%s.%s", prefix, n ? n : "?");
-            return pfs__diag_set(
-                diag, PFS_EINVAL, file, config_setting_source_line(m), 0, path,
-                "%s: unknown setting%s", path,
-                pfs__did_you_mean(n ? pfs__nearest(n, names, count) : NULL, hint, sizeof hint));
-        }
-    }
-    return 0;
-}
-
 /* Rejects members of g not in names (a NULL-terminated list). */
 static int
 only(const struct reader *r, const config_setting_t *g, const char *prefix,
      const char *const *names)
 {
     return pfs__config_only(g, prefix, names, r->file, r->diag);
-}
-
-size_t
-pfs_scenario_pools(const struct pfs_scenario *sc, struct pfs_pool *out)
-{
-    if (sc->n_pools > 0) {
-        memcpy(out, sc->pools, sc->n_pools * sizeof *out);
-        return sc->n_pools;
-    }
-    memset(out, 0, sizeof *out);
-    pfs__strlcpy(out->name, sc->gpu, sizeof out->name);
-    pfs__strlcpy(out->gpu, sc->gpu, sizeof out->gpu);
-    out->gpus = sc->gpus;
-    out->gpus_per_node = sc->gpus_per_node;
-    out->node_other_w = sc->node_other_w;
-    return 1;
 }
 
 /* A whole number setting within [lo, hi]; absent leaves *out. */
@@ -1385,18 +1301,6 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     }
     fprintf(fp, "};\n");
     return ferror(fp) ? PFS_EIO : 0;
-}
-
-int
-pfs_scenario_gpu(const struct pfs_scenario *sc, const char *name, struct pfs_gpu *out,
-                 struct pfs_diag *diag)
-{
-    for (size_t k = 0; sc && k < sc->n_gpu_drawn && k < PFS_MAX_POOLS; k++)
-        if (strcmp(sc->gpu_drawn[k].name, name) == 0) {
-            *out = sc->gpu_drawn[k];
-            return 0;
-        }
-    return pfs_gpu_find(name, out, diag);
 }
 
 size_t

@@ -20,7 +20,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "heap.h"
+#include "order.h"
+#include "queue.h"
 #include "test.h"
 
 static const char jobs_header[] =
