@@ -11,7 +11,8 @@
 #                    make bench-events: what one DR event costs each policy, in instructions
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
-#   make lint        clang-format check, cppcheck, the banned-function list
+#   make lint        clang-format check, cppcheck, the banned-function list, the layers
+#   make layers      no file calls a higher layer (tests/tools/layers.sh; docs/simulator.md)
 #   make format      apply clang-format
 #   make install     PREFIX (default /usr/local) and DESTDIR honoured; make uninstall
 #   make deps        apt-get the Debian packages the build and tests need
@@ -89,7 +90,7 @@ TESTBIN  := $(BUILD)/pfisim-tests
 PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
             $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events lint format install uninstall clean deps \
+.PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events lint layers format install uninstall clean deps \
         study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
@@ -281,7 +282,12 @@ LINT_SRC = $(wildcard sim/*.[ch] sim/pfisim/*.h sim/cli/*.[ch] models/*.[ch] tra
            tests/plugins/*.c tests/tools/*.c bench/*.[ch])
 BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:space:]]*\(
 
-lint:
+# The layers (docs/simulator.md, "Layers"): no file calls a higher layer's function, read from
+# the objects the build made. In .ci/run as well as in lint.
+layers: $(LIB)
+	$(Q)sh tests/tools/layers.sh $(BUILD)
+
+lint: layers
 	$(Q)command -v clang-format >/dev/null || { echo "lint: clang-format not found"; exit 1; }
 	$(Q)command -v cppcheck >/dev/null || { echo "lint: cppcheck not found"; exit 1; }
 	$(Q)clang-format --dry-run -Werror $(LINT_SRC)

@@ -48,32 +48,6 @@ pfs_curveset_free(struct pfs_curveset *cs)
     free(cs);
 }
 
-static const char *
-curve_key(const void *base, size_t i)
-{
-    return ((const struct pfs_curveset *)base)->jobs[i].job_id;
-}
-
-/* Job job_id's number in cs, SIZE_MAX if none: through the index while it covers every job. */
-static size_t
-find_job(const struct pfs_curveset *cs, const char *job_id)
-{
-    if (cs->index && cs->index->n == cs->n_jobs)
-        return pfs__strindex_find(cs->index, job_id, curve_key, cs);
-    for (size_t i = 0; i < cs->n_jobs; i++)
-        if (strcmp(cs->jobs[i].job_id, job_id) == 0)
-            return i;
-    return SIZE_MAX;
-}
-
-const struct pfs_job_curve *
-pfs_curveset_find(const struct pfs_curveset *cs, const char *job_id)
-{
-    size_t i = find_job(cs, job_id);
-
-    return i == SIZE_MAX ? NULL : &cs->jobs[i];
-}
-
 /* Where a value error points: the CSV field when reading a file, else the job. */
 struct where {
     struct pfs__csv *csv; /* NULL when building in memory */
@@ -168,7 +142,7 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
     if (!cs->index && cs->n_jobs == 0 && !(cs->index = calloc(1, sizeof *cs->index)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     {
-        size_t at = find_job(cs, job_id);
+        size_t at = pfs__curveset_find_at(cs, job_id);
 
         j = at == SIZE_MAX ? NULL : &cs->jobs[at];
     }
@@ -190,7 +164,7 @@ curveset_add(struct pfs_curveset *cs, const struct where *w, const char *job_id,
         j->line = line;
         cs->n_jobs++;
         if (cs->index && cs->index->n == cs->n_jobs - 1 &&
-            pfs__strindex_add(cs->index, cs->n_jobs - 1, curve_key, cs) != 0)
+            pfs__strindex_add(cs->index, cs->n_jobs - 1, pfs__curveset_key, cs) != 0)
             return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     } else {
         if (strcmp(j->gpu, gpu) != 0) {
@@ -326,4 +300,63 @@ int
 pfs_curveset_write_path(const struct pfs_curveset *cs, const char *path, struct pfs_diag *diag)
 {
     return pfs__out_write(path, write_obj, cs, diag);
+}
+
+/* A curve set's scaled copy (models/sync.c's synchronous model over each job's GPUs): here,
+ * with the sets, so that the models build none themselves. */
+int
+pfs_curveset_scale(const struct pfs_curveset *in, const struct pfs_scale_options *o,
+                   struct pfs_curveset **out, struct pfs_diag *diag)
+{
+    struct pfs_curveset *cs = NULL;
+    double *thr = NULL, *pow = NULL;
+    size_t most = 1;
+    int rc;
+
+    *out = NULL;
+    for (size_t k = 0; k < in->n_jobs; k++)
+        most = in->jobs[k].n_points > most ? in->jobs[k].n_points : most;
+    if (!(thr = malloc(most * sizeof *thr)) || !(pow = malloc(most * sizeof *pow)) ||
+        (rc = pfs_curveset_new(&cs)) != 0) {
+        free(thr);
+        free(pow);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (size_t k = 0; k < in->n_jobs; k++) {
+        const struct pfs_job_curve *jc = &in->jobs[k];
+        struct pfs_gpu g;
+        struct pfs_fit fit;
+
+        if ((rc = pfs_gpu_find(jc->gpu, &g, diag)) != 0 ||
+            (rc = pfs_fit_job(&g, jc, &fit, diag)) != 0 ||
+            (rc = pfs_job_curve_scale(&g, jc, &fit.job, o, true, thr, pow, diag)) != 0)
+            goto fail;
+        for (size_t q = 0; q < jc->n_points; q++) {
+            struct pfs_diag why = {0};
+
+            if ((rc = pfs_curveset_add(cs, jc->job_id, jc->gpu, (int)pfs_scaled_gpus(o, jc->n_gpus),
+                                       jc->cap_w[q], thr[q], jc->unit, pow[q], jc->line, &why)) !=
+                0) {
+                /* (the reader's checks on what the model made, not on the file) */
+                rc = pfs__diag_set(diag, rc, in->path, jc->line, 0, why.field,
+                                   "job '%s' on %ld GPUs of these efficiencies, at %g W: %s; "
+                                   "its slowest GPUs cannot hold the minimum clock there "
+                                   "(docs/model.md section 1)",
+                                   jc->job_id, pfs_scaled_gpus(o, jc->n_gpus), jc->cap_w[q],
+                                   why.message);
+                goto fail;
+            }
+        }
+    }
+    free(thr);
+    free(pow);
+    *out = cs;
+    return 0;
+fail:
+    if (diag && !diag->file[0])
+        pfs__strlcpy(diag->file, in->path, sizeof diag->file);
+    free(thr);
+    free(pow);
+    pfs_curveset_free(cs);
+    return rc;
 }

@@ -13,12 +13,6 @@
 
 #include "internal.h"
 
-double
-pfs_cut(size_t k)
-{
-    return 0.1 * (double)(k + 1);
-}
-
 enum col {
     C_JOB,
     C_GPU,
@@ -338,28 +332,6 @@ pfs_jobset_write(const struct pfs_jobset *js, FILE *fp, struct pfs_diag *diag)
     if (fflush(fp) != 0 || ferror(fp))
         return pfs__diag_set(diag, PFS_EIO, NULL, 0, 0, NULL, "write error");
     return 0;
-}
-
-void
-pfs_telemetry_of(const struct pfs_corpus_job *j, struct pfs_telemetry *t)
-{
-    memset(t, 0, sizeof *t);
-    pfs__strlcpy(t->job_id, j->job_id, sizeof t->job_id);
-    pfs__strlcpy(t->gpu, j->gpu, sizeof t->gpu);
-    pfs__strlcpy(t->family, j->family, sizeof t->family);
-    pfs__strlcpy(t->phase, j->phase, sizeof t->phase);
-    t->n_gpus = j->n_gpus;
-    t->power_w = j->power_w;
-    t->power_frac = j->power_frac;
-    t->sm_clock_mhz = j->sm_clock_mhz;
-    t->sm_active = j->sm_active;
-    t->tensor_active = j->tensor_active;
-    t->dram_active = j->dram_active;
-    t->nvlink_gbps = j->nvlink_gbps;
-    t->net_gbps = j->net_gbps;
-    t->tokens_per_s = j->tokens_per_s;
-    for (size_t k = 0; k < PFS_N_CUTS; k++)
-        t->pfi_given[k] = NAN;
 }
 
 const struct pfs_corpus_job *
