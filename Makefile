@@ -314,6 +314,7 @@ install: all
 	install -m 644 sim/pfisim.h $(DESTDIR)$(INCDIR)/pfisim.h
 	install -d $(DESTDIR)$(INCDIR)/pfisim
 	install -m 644 sim/pfisim/policy.h $(DESTDIR)$(INCDIR)/pfisim/policy.h
+	install -m 644 sim/pfisim/studies.h $(DESTDIR)$(INCDIR)/pfisim/studies.h
 	install -m 644 docs/pfisim.1 $(DESTDIR)$(MANDIR)/man1/pfisim.1
 	for f in $(SHARE_FILES); do \
 	  install -d $(DESTDIR)$(SHAREDIR)/$$(dirname $$f) && \
@@ -322,6 +323,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pfisim $(DESTDIR)$(LIBDIR)/libpfisim.a \
 	      $(DESTDIR)$(INCDIR)/pfisim.h $(DESTDIR)$(INCDIR)/pfisim/policy.h \
+	      $(DESTDIR)$(INCDIR)/pfisim/studies.h \
 	      $(DESTDIR)$(MANDIR)/man1/pfisim.1
 	-rmdir $(DESTDIR)$(INCDIR)/pfisim 2>/dev/null
 	rm -rf $(DESTDIR)$(SHAREDIR)
