@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/tools/layers.sh [BUILD] - the layering check of `make lint` (docs/simulator.md,
-# "Layers"): no file calls a function that a file of a higher layer defines.
+# "Layers"): no file calls a function that a file of a higher layer defines, and no file
+# includes another layer's private header.
 #
 # The layers, bottom up (../shared/STYLE.md): 1 diagnostics and I/O helpers, 2 models, 3 traces,
 # 4 policies, 5 the engine, 6 scenarios, 7 the store and studies, 8 plots, 9 the command line.
@@ -39,6 +40,24 @@ layer() {
     *) echo "layers.sh: no layer for $1 (add it)" >&2; echo 0 ;;
     esac
 }
+
+# The private headers of a layer are included by that layer's files alone: the engine's
+# (sim/engine.h) by the engine's, the command line's (sim/cli/cli.h) by the command line's.
+bad_inc=0
+for src in sim/*.c sim/cli/*.c models/*.c traces/*.c policies/*.c plots/*.c; do
+    l=$(layer "$src")
+    case $l in 5.*) ;; *)
+        if grep -q '^#include "engine.h"' "$src"; then
+            echo "$src (layer $l) includes sim/engine.h, the engine's private header"
+            bad_inc=1
+        fi ;;
+    esac
+    if [ "$l" != 9 ] && grep -q '^#include "cli.h"' "$src"; then
+        echo "$src (layer $l) includes sim/cli/cli.h, the command line's header"
+        bad_inc=1
+    fi
+done
+[ "$bad_inc" = 0 ] || { echo "layers.sh: a file includes another layer's private header"; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
