@@ -572,7 +572,8 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
                            "dr_worst_excess_w, dr_energy_over_j, deadline_misses, "
                            "tier_violations, jobs_submitted, jobs_started, jobs_finished, "
                            "events, gap_recovered, dr_events, dr_events_met, dr_events_missed, "
-                           "dr_events_uncappable FROM summary JOIN run ON run.id = run_id "
+                           "dr_events_uncappable, cap_w, peak_facility_w, p99_facility_w, "
+                           "cap_binding_h FROM summary JOIN run ON run.id = run_id "
                            "JOIN scenario ON scenario.id = run.scenario_id "
                            "WHERE hash = ? AND policy = ? AND seed = ?",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -582,9 +583,9 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
         sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
         sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
         if (sqlite3_step(q) == SQLITE_ROW) {
-            double v[18];
+            double v[22];
 
-            for (int i = 0; i < 18; i++)
+            for (int i = 0; i < 22; i++)
                 v[i] = sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN
                                                                 : sqlite3_column_double(q, i);
             pfs__strlcpy(out->policy, policy, sizeof out->policy);
@@ -606,6 +607,10 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
             out->dr_events_met = (size_t)v[15];
             out->dr_events_missed = (size_t)v[16];
             out->dr_events_uncappable = (size_t)v[17];
+            out->cap_w = v[18];
+            out->peak_facility_w = v[19];
+            out->p99_facility_w = v[20];
+            out->cap_binding_h = v[21];
             *found = true;
         }
     }

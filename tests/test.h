@@ -247,6 +247,9 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_harden_db_values)                                                                       \
     X(test_harden_caps_quoted)                                                                     \
     X(test_harden_small)                                                                           \
+    X(test_limits_check_says)                                                                      \
+    X(test_limits_run_warns)                                                                       \
+    X(test_limits_capacity_feed)                                                                   \
     X(test_json_reader)                                                                            \
     X(test_gpu_profile_ranges)                                                                     \
     X(test_gpu_draws)                                                                              \

@@ -9,10 +9,13 @@
  * their range), the share of event minutes over target (worst seed), the jobs whose tier
  * floor was broken, and the verdict. A size "meets DR" when under every seed the facility's
  * mean power was over its target in at most 1% of event minutes (an event's minutes from its
- * start to its end plus its ramp back up), the oversubscription study's criterion; the
- * answer per policy is the size with the most tokens a day among those that meet DR, and the
- * largest size that does. --plot FILE draws tokens a day against GPUs, one line per policy
- * and DR frequency (dashed: with DR), means over the seeds; the table gives their range.
+ * start to its end plus its ramp back up), the oversubscription study's criterion; and it
+ * "stays under the cap" when its peak minute never went above the standing cap (a size whose
+ * capping floor lies above the cap draws above it: the engine does not yet hold a cap by
+ * holding jobs back or pausing them, issue 56). The answer per policy is the size with the
+ * most tokens a day among those that do both, and the largest size that does. --plot FILE draws
+ * tokens a day against GPUs, one line per policy and DR frequency (dashed: with DR), means over the
+ * seeds; the table gives their range.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <getopt.h>
@@ -33,9 +36,10 @@ const char pfs_cli_capacity_help[] =
     "\n"
     "How many GPUs fit behind the scenario's cap: it runs the scenario at each GPU count\n"
     "(a sweep), with and without DR, and prints per size and policy the tokens a day,\n"
-    "the share of DR event minutes over target, the tier floors broken, and per policy the\n"
-    "size with the most tokens a day among those that meet every DR target (at most 1% of\n"
-    "event minutes over, under every seed) and the largest that does (docs/results.md).\n"
+    "the share of DR event minutes over target, the tier floors broken, the peak over the\n"
+    "cap, and per policy the size with the most tokens a day among those that stay under the\n"
+    "cap and meet every DR target (at most 1% of event minutes over, under every seed) and\n"
+    "the largest that does (docs/results.md).\n"
     "\n"
     "  --gpus LIST        GPU counts: A..B:STEP or A,B,C (at most 64, distinct)\n"
     "  --dr-per-year N    also with N events a year from the scenario's dr_generator (and\n"
@@ -73,6 +77,7 @@ cfg_float(double v, char buf[40])
 struct cell {
     double tokens_day_sum, tokens_day_min, tokens_day_max;
     double worst_over;  /* the largest share of event minutes over target, over the seeds */
+    double worst_peak;  /* the highest peak over the standing cap, as a share of it (0: held) */
     double floors_frac; /* tier floors broken / jobs started, summed over seeds */
     size_t n;           /* seeds found */
     size_t events;      /* DR events in the run (the first seed's) */
@@ -94,6 +99,22 @@ static bool
 meets_dr(const struct cell *c)
 {
     return c->n > 0 && (c->events == 0 || c->worst_over <= 0.01);
+}
+
+/* Whether the facility stayed under its standing cap under every seed: a feed it draws above
+ * is not met, whatever DR did (the breaker trips; issue 56). The engine does not yet hold a
+ * cap by holding jobs back or pausing them, so a size whose floor lies above the cap runs
+ * over it, and is not counted. */
+static bool
+meets_cap(const struct cell *c)
+{
+    return c->n > 0 && !(c->worst_peak > 1e-9);
+}
+
+static bool
+meets(const struct cell *c)
+{
+    return meets_dr(c) && meets_cap(c);
 }
 
 /* A sweep file's opening, named name, on the scenario at cfg (its quotes and backslashes
@@ -392,6 +413,8 @@ pfs_cli_capacity(int argc, char **argv)
             cl->tokens_day_min = fmin(cl->tokens_day_min, tpd);
             cl->tokens_day_max = fmax(cl->tokens_day_max, tpd);
             cl->worst_over = fmax(cl->worst_over, over);
+            if (r.cap_w > 0)
+                cl->worst_peak = fmax(cl->worst_peak, r.peak_facility_w / r.cap_w - 1);
             cl->floors_frac +=
                 r.jobs_started ? (double)r.tier_violations / (double)r.jobs_started : 0;
             cl->n++;
@@ -407,18 +430,19 @@ pfs_cli_capacity(int argc, char **argv)
             printf("no DR events drawn (dr_generator.per_year = 0)\n");
         else
             printf("\n%.4g DR events a year drawn by the scenario's dr_generator\n", per_year);
-        printf("%8s %-20s %16s %22s %10s %12s %s\n", "GPUs", "policy", "tokens/day",
-               "(seeds' range)", "DR events", "minutes over", "floors broken");
+        printf("%8s %-20s %16s %22s %10s %12s %14s %s\n", "GPUs", "policy", "tokens/day",
+               "(seeds' range)", "DR events", "minutes over", "floors broken", "peak over cap");
         for (size_t s = 0; s < n_sizes; s++)
             for (size_t k = 0; k < n_pol; k++) {
                 const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
 
                 if (!cl->n)
                     continue;
-                printf("%8ld %-20s %16.4g %10.4g..%-10.4g %10zu %11.2f%%%s %12.1f%%\n", sizes[s],
-                       pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
+                printf("%8ld %-20s %16.4g %10.4g..%-10.4g %10zu %11.2f%%%s %13.1f%% %13.1f%%%s\n",
+                       sizes[s], pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
                        cl->tokens_day_min, cl->tokens_day_max, cl->events, 100 * cl->worst_over,
-                       meets_dr(cl) ? " " : "*", 100 * cl->floors_frac / (double)cl->n);
+                       meets_dr(cl) ? " " : "*", 100 * cl->floors_frac / (double)cl->n,
+                       100 * fmax(cl->worst_peak, 0), meets_cap(cl) ? "" : "+");
             }
         for (size_t k = 0; k < n_pol; k++) {
             long best = -1, largest = -1;
@@ -427,7 +451,7 @@ pfs_cli_capacity(int argc, char **argv)
             for (size_t s = 0; s < n_sizes; s++) {
                 const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
 
-                if (!meets_dr(cl))
+                if (!meets(cl))
                     continue;
                 if (sizes[s] > largest)
                     largest = sizes[s];
@@ -437,14 +461,17 @@ pfs_cli_capacity(int argc, char **argv)
                 }
             }
             if (best < 0)
-                printf("%s: no size meets every DR target\n", pfs_sweep_policy(sw, k));
+                printf("%s: no size stays under the cap and meets every DR target\n",
+                       pfs_sweep_policy(sw, k));
             else
                 printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest size that "
-                       "meets every DR target: %ld\n",
+                       "stays under the cap and meets every DR target: %ld\n",
                        pfs_sweep_policy(sw, k), best, best_tpd, largest);
         }
     }
     printf("* more than 1%% of DR event minutes over target under some seed: does not meet DR\n");
+    printf("+ the facility drew above its cap under some seed (capping alone cannot hold it at "
+           "that size): does not meet it\n");
 
     if (plot) {
         struct pfs_series *series = calloc(n_freq * n_pol, sizeof *series);

@@ -52,6 +52,43 @@ lowest_target(const struct pfs_dr_event *e)
     return lo;
 }
 
+/* The most GPUs that can be busy at their lowest limit, every other GPU idle, with the
+ * facility under its standing cap: the cheapest busy GPUs first (the least over idle).
+ * idle_w: the facility's idle draw (nodes and PUE in it). */
+static long
+busy_under(const struct pfs_scenario *sc, const struct pfs_pool *pools, size_t n_pools,
+           double idle_w)
+{
+    double room = (sc->base_cap_w - idle_w) / sc->pue, step[PFS_MAX_POOLS];
+    bool used[PFS_MAX_POOLS] = {false};
+    long busy = 0;
+
+    for (size_t p = 0; p < n_pools; p++) {
+        struct pfs_gpu g;
+
+        step[p] =
+            pfs_scenario_gpu(sc, pools[p].gpu, &g, NULL) == 0 ? g.min_limit_w - g.idle_w : HUGE_VAL;
+    }
+    for (size_t round = 0; round < n_pools && room > 0; round++) {
+        size_t best = n_pools;
+
+        for (size_t p = 0; p < n_pools; p++)
+            if (!used[p] && (best == n_pools || step[p] < step[best]))
+                best = p;
+        if (best == n_pools || !(step[best] > 0) || !isfinite(step[best]))
+            break;
+        used[best] = true;
+        {
+            double fit = floor(room / step[best]);
+            long take = fit < pools[best].gpus ? (long)fit : pools[best].gpus;
+
+            busy += take;
+            room -= (double)take * step[best];
+        }
+    }
+    return busy;
+}
+
 int
 pfs_cli_check(int argc, char **argv)
 {
@@ -64,9 +101,10 @@ pfs_cli_check(int argc, char **argv)
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
-    struct warning warn[11] = {{""}}; /* (at most 6, then four more) */
+    struct warning warn[12] = {{""}}; /* (at most 7, then four more) */
     size_t n_pools, n_warn = 0, n_jobs, n_events = 0;
-    double days = NAN, idle_w = 0, peak_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
+    double days = NAN, idle_w = 0, peak_w = 0, floor_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
+    long busy_most = 0; /* GPUs that can run at their lowest limit under the cap, the rest idle */
     long total_gpus = 0;
     bool json = false;
     int c, rc;
@@ -112,7 +150,11 @@ pfs_cli_check(int argc, char **argv)
         total_gpus += pools[p].gpus;
         idle_w += sc->pue * (pools[p].gpus * g.idle_w + (double)nodes * pools[p].node_other_w);
         peak_w += sc->pue * (pools[p].gpus * g.max_limit_w + (double)nodes * pools[p].node_other_w);
+        floor_w +=
+            sc->pue * (pools[p].gpus * g.min_limit_w + (double)nodes * pools[p].node_other_w);
     }
+    if (sc->base_cap_w > 0 && sc->base_cap_w < floor_w)
+        busy_most = busy_under(sc, pools, n_pools, idle_w);
     gpu_h_have = (double)total_gpus * sc->days * 24;
     n_jobs = pfs_sim_inputs_n_jobs(in);
     for (size_t j = 0; j < n_jobs; j++) {
@@ -132,6 +174,13 @@ pfs_cli_check(int argc, char **argv)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "the cap of %.4g MW is below the idle draw of %.4g MW: no run can meet it",
                  sc->base_cap_w / 1e6, idle_w / 1e6);
+    else if (sc->base_cap_w > 0 && sc->base_cap_w < floor_w)
+        snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                 "the cap of %.4g MW is below the capping floor of %.4g MW (every GPU busy at its "
+                 "lowest limit): capping alone holds it with at most %ld of the %ld GPUs busy; "
+                 "pfisim does not yet hold a limit by holding jobs back or pausing them, so a run "
+                 "with more busy goes over it (run reports the peak)",
+                 sc->base_cap_w / 1e6, floor_w / 1e6, busy_most, total_gpus);
     for (size_t k = 0; k < sc->n_dr && n_warn < 6; k++) {
         const struct pfs_dr_event *e = &sc->dr[k];
         double level = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * peak_w;

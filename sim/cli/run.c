@@ -673,6 +673,32 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
     return 0;
 }
 
+/* A warning for each policy whose facility drew above its standing cap (the highest minute
+ * over the seeds): capping alone could not hold it, and the engine does not yet hold a limit
+ * by holding jobs back or pausing them (issue 56), so the cap was exceeded, not met. */
+static void
+over_cap_warning(const struct pfs_run_result *all, size_t n_seeds, size_t n_pol)
+{
+    for (size_t k = 0; k < n_pol; k++) {
+        double cap = NAN, peak = 0;
+
+        for (size_t i = 0; i < n_seeds; i++) {
+            const struct pfs_run_result *r = &all[i * n_pol + k];
+
+            if (r->cap_w > 0 && r->peak_facility_w > peak) {
+                cap = r->cap_w;
+                peak = r->peak_facility_w;
+            }
+        }
+        if (cap > 0 && peak > cap * (1 + 1e-9))
+            fprintf(stderr,
+                    "pfisim run: warning: %s: the facility drew up to %.4g MW, %.1f%% over its "
+                    "cap of %.4g MW: capping alone cannot hold it, and pfisim does not yet hold "
+                    "jobs back or pause them to (pfisim check says when)\n",
+                    all[k].policy, peak / 1e6, 100 * (peak / cap - 1), cap / 1e6);
+    }
+}
+
 /* --seeds A..B or A,B,C (pfs_cli_parse_list, stepping by one). */
 static bool
 parse_seeds(const char *s, unsigned long *seeds, size_t *n)
@@ -1287,6 +1313,8 @@ pfs_cli_run(int argc, char **argv)
         fprintf(stderr, "\r%*s\r", 100, ""); /* the progress line goes */
     if (rc == 0 && (isatty(2) || json))
         fprintf(stderr, "pfisim run: peak memory %.0f MiB\n", peak_rss_mb());
+    if (rc == 0)
+        over_cap_warning(all, n_seeds, n_pol);
     if (rc == 0 && n_seeds == 1) {
         if (ts_path)
             rc = pfs_cli_write_output(ts_path, write_ts, &o, &d);
