@@ -430,15 +430,16 @@ pfs_cli_capacity(int argc, char **argv)
             printf("no DR events drawn (dr_generator.per_year = 0)\n");
         else
             printf("\n%.4g DR events a year drawn by the scenario's dr_generator\n", per_year);
-        printf("%8s %-20s %16s %22s %10s %12s %14s %s\n", "GPUs", "policy", "tokens/day",
-               "(seeds' range)", "DR events", "minutes over", "floors broken", "peak over cap");
+        /* (under 100 columns: a planner reads it in a terminal) */
+        printf("%8s %-14s %11s %21s %6s %9s %7s %9s\n", "GPUs", "policy", "tokens/day",
+               "(seeds' range)", "events", "min over", "floors", "over cap");
         for (size_t s = 0; s < n_sizes; s++)
             for (size_t k = 0; k < n_pol; k++) {
                 const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
 
                 if (!cl->n)
                     continue;
-                printf("%8ld %-20s %16.4g %10.4g..%-10.4g %10zu %11.2f%%%s %13.1f%% %13.1f%%%s\n",
+                printf("%8ld %-14s %11.4g %9.4g..%-10.4g %6zu %7.2f%%%s %6.1f%% %8.2f%%%s\n",
                        sizes[s], pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
                        cl->tokens_day_min, cl->tokens_day_max, cl->events, 100 * cl->worst_over,
                        meets_dr(cl) ? " " : "*", 100 * cl->floors_frac / (double)cl->n,
@@ -461,17 +462,16 @@ pfs_cli_capacity(int argc, char **argv)
                 }
             }
             if (best < 0)
-                printf("%s: no size stays under the cap and meets every DR target\n",
-                       pfs_sweep_policy(sw, k));
+                printf("%s: no size holds the cap and every DR target\n", pfs_sweep_policy(sw, k));
             else
-                printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest size that "
-                       "stays under the cap and meets every DR target: %ld\n",
+                printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest holding the cap "
+                       "and DR: %ld\n",
                        pfs_sweep_policy(sw, k), best, best_tpd, largest);
         }
     }
     printf("* more than 1%% of DR event minutes over target under some seed: does not meet DR\n");
-    printf("+ the facility drew above its cap under some seed (capping alone cannot hold it at "
-           "that size): does not meet it\n");
+    printf("+ the facility drew above its cap in some minute under some seed: does not meet "
+           "it\n");
 
     if (plot) {
         struct pfs_series *series = calloc(n_freq * n_pol, sizeof *series);

@@ -674,8 +674,9 @@ write_ts(const void *obj, FILE *fp, struct pfs_diag *d)
 }
 
 /* A warning for each policy whose facility drew above its standing cap (the highest minute
- * over the seeds): capping alone could not hold it, and the engine does not yet hold a limit
- * by holding jobs back or pausing them (issue 56), so the cap was exceeded, not met. */
+ * over the seeds): where capping alone cannot hold it (check says when), or between two
+ * decisions; the engine does not yet hold a limit by holding jobs back or pausing them
+ * (issue 56), so the cap was exceeded, not met. */
 static void
 over_cap_warning(const struct pfs_run_result *all, size_t n_seeds, size_t n_pol)
 {
@@ -692,9 +693,10 @@ over_cap_warning(const struct pfs_run_result *all, size_t n_seeds, size_t n_pol)
         }
         if (cap > 0 && peak > cap * (1 + 1e-9))
             fprintf(stderr,
-                    "pfisim run: warning: %s: the facility drew up to %.4g MW, %.1f%% over its "
-                    "cap of %.4g MW: capping alone cannot hold it, and pfisim does not yet hold "
-                    "jobs back or pause them to (pfisim check says when)\n",
+                    "pfisim run: warning: %s: the facility drew up to %.5g MW in its highest "
+                    "minute, %.2f%% over its cap of %.4g MW: the cap was not held (pfisim does "
+                    "not yet hold jobs back or pause them; pfisim check says when capping alone "
+                    "cannot)\n",
                     all[k].policy, peak / 1e6, 100 * (peak / cap - 1), cap / 1e6);
     }
 }
