@@ -284,7 +284,7 @@ BANNED   := \b(atoi|atof|atol|sprintf|vsprintf|strcpy|strcat|strtok|gets)[[:spac
 
 # The layers (docs/simulator.md, "Layers"): no file calls a higher layer's function, read from
 # the objects the build made. In .ci/run as well as in lint.
-layers: $(LIB)
+layers: $(LIB) $(BIN)
 	$(Q)sh tests/tools/layers.sh $(BUILD)
 
 lint: layers
