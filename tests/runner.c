@@ -6,6 +6,8 @@
  * main(), so that a GSL failure is a return code the library must handle.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <signal.h>
@@ -121,10 +123,11 @@ test_run(struct test *t, const char *args, char **out, char **err)
 }
 
 int
-test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, char **err)
+test_run_as(struct test *t, int resource, long limit, int uid, const char *args, char **out,
+            char **err)
 {
     const char *bin = getenv("PFISIM_BIN");
-    char cmd[2048], o[512], e[512];
+    char cmd[8192], o[512], e[512];
     pid_t pid;
     int st = -1;
 
@@ -132,14 +135,27 @@ test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, cha
         bin = "build/pfisim";
     snprintf(o, sizeof o, "%s/stdout", t->tmpdir);
     snprintf(e, sizeof e, "%s/stderr", t->tmpdir);
-    snprintf(cmd, sizeof cmd, "exec %s %s >%s 2>%s </dev/null", bin, args, o, e);
-    if ((pid = fork()) == 0) {
-        struct rlimit lim = {(rlim_t)max_bytes, (rlim_t)max_bytes};
+    for (int k = 0; k < 2; k++) { /* (made here, writable by the user it runs as) */
+        int fd = open(k ? e : o, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 
-        /* A full disk, as a process sees one: writes past the limit fail with EFBIG
-         * (the signal that would kill it instead is ignored, and stays so across exec). */
-        signal(SIGXFSZ, SIG_IGN);
-        setrlimit(RLIMIT_FSIZE, &lim);
+        if (fd >= 0) {
+            fchmod(fd, 0666);
+            close(fd);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "exec %s %s >>%s 2>>%s </dev/null", bin, args, o, e);
+    if ((pid = fork()) == 0) {
+        if (resource >= 0) {
+            struct rlimit lim = {(rlim_t)limit, (rlim_t)limit};
+
+            /* A full disk, as a process sees one: writes past the limit fail with EFBIG
+             * (the signal that would kill it instead is ignored, and stays so across exec). */
+            if (resource == RLIMIT_FSIZE)
+                signal(SIGXFSZ, SIG_IGN);
+            setrlimit(resource, &lim);
+        }
+        if (uid >= 0 && (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0))
+            _exit(125);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -150,6 +166,23 @@ test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, cha
     if (st == -1 || !WIFEXITED(st))
         return -1;
     return WEXITSTATUS(st);
+}
+
+int
+test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, char **err)
+{
+    return test_run_as(t, RLIMIT_FSIZE, max_bytes, -1, args, out, err);
+}
+
+const char *
+test_plugin(const char *name, char *buf, size_t size)
+{
+    const char *bin = getenv("PFISIM_BIN");
+    char copy[512];
+
+    pfs__strlcpy(copy, bin && *bin ? bin : "build/pfisim", sizeof copy);
+    snprintf(buf, size, "%s/plugins/%s", dirname(copy), name);
+    return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
 bool

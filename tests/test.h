@@ -79,6 +79,13 @@ int test_run(struct test *t, const char *args, char **out, char **err);
 
 /* test_run with every file the process writes limited to max_bytes (a full disk). */
 int test_run_fsize(struct test *t, long max_bytes, const char *args, char **out, char **err);
+/* test_run with one resource limit set (resource < 0: none; RLIMIT_FSIZE also ignores
+ * SIGXFSZ, so that writes past it fail as on a full disk) and as user uid (uid < 0: this
+ * one; its output files are made writable to it). */
+int test_run_as(struct test *t, int resource, long limit, int uid, const char *args, char **out,
+                char **err);
+/* BIN_DIR/plugins/name into buf (BIN_DIR: $PFISIM_BIN's folder); NULL when it is not there. */
+const char *test_plugin(const char *name, char *buf, size_t size);
 /* Whether dir holds a file whose name ends in .tmp (an output's temporary file, left). */
 bool test_leftover_tmp(const char *dir);
 

@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -32,18 +31,6 @@ bin_path(char *buf)
     const char *bin = getenv("PFISIM_BIN");
 
     return realpath(bin && *bin ? bin : "build/pfisim", buf);
-}
-
-/* BIN_DIR/plugins/name into buf; NULL when it is not there. */
-static const char *
-plugin(const char *name, char *buf, size_t size)
-{
-    char bin[PATH_MAX];
-
-    if (!bin_path(bin))
-        return NULL;
-    snprintf(buf, size, "%s/plugins/%s", dirname(bin), name);
-    return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
 /* Runs `sql` on the database at path; returns whether it succeeded. */
@@ -82,47 +69,6 @@ rows_of(const char *path, const char *query)
     sqlite3_finalize(q);
     sqlite3_close(db);
     return out;
-}
-
-/* Runs pfisim with args (a shell fragment) as test_run does, with one resource limit set
- * (resource < 0: none), and as uid when uid >= 0. Returns the exit status, -1 on error. */
-static int
-run_as(struct test *t, int resource, rlim_t limit, int uid, const char *args, char **out,
-       char **err)
-{
-    char bin[PATH_MAX], cmd[PATH_MAX + 3200], o[512], e[512];
-    pid_t pid;
-    int st = -1;
-
-    if (!bin_path(bin))
-        return -1;
-    snprintf(o, sizeof o, "%s/stdout", t->tmpdir);
-    snprintf(e, sizeof e, "%s/stderr", t->tmpdir);
-    for (int k = 0; k < 2; k++) { /* (made here, writable by the user it runs as) */
-        int fd = open(k ? e : o, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-
-        if (fd >= 0) {
-            fchmod(fd, 0666);
-            close(fd);
-        }
-    }
-    snprintf(cmd, sizeof cmd, "exec %s %s >>%s 2>>%s </dev/null", bin, args, o, e);
-    if ((pid = fork()) == 0) {
-        if (resource >= 0) {
-            struct rlimit lim = {limit, limit};
-
-            setrlimit(resource, &lim);
-        }
-        if (uid >= 0 && (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0))
-            _exit(125);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &st, 0) != pid)
-        st = -1;
-    *out = test_slurp(o);
-    *err = test_slurp(e);
-    return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Finding 1: a job_result row of an unknown tier made price format its error from a row
@@ -169,7 +115,7 @@ test_harden_db_loads_no_code(struct test *t)
 {
     char so[600], evil[1400], db[400], args[1400], cfg[700], mark[400], *out, *err;
 
-    if (!plugin("test-constructor.so", so, sizeof so))
+    if (!test_plugin("test-constructor.so", so, sizeof so))
         SKIP("no test plugins beside the binary (make plugins)");
     mark_set(t, mark, sizeof mark);
     snprintf(evil, sizeof evil, "cp '%s' '%s/evil.so'", so, t->tmpdir);
@@ -240,7 +186,7 @@ test_harden_scenario_runs_no_code(struct test *t)
     };
     char so[600], cp[1400], args[1400], mark[400], *out, *err;
 
-    if (!plugin("test-constructor.so", so, sizeof so))
+    if (!test_plugin("test-constructor.so", so, sizeof so))
         SKIP("no test plugins beside the binary (make plugins)");
     mark_set(t, mark, sizeof mark);
     snprintf(cp, sizeof cp, "cp '%s' '%s/evil.so'", so, t->tmpdir);
@@ -534,7 +480,7 @@ test_harden_curves_memory(struct test *t)
     /* alloc under a 64 MB address space (20,000 jobs' tables need about 120 MB): refused up
      * front, the file named, not "out of memory" alone */
     snprintf(args, sizeof args, "alloc %s --cut 0.3 --given-pfi", path);
-    CHECK_INT(run_as(t, RLIMIT_AS, 64u << 20, -1, args, &out, &err), 1);
+    CHECK_INT(test_run_as(t, RLIMIT_AS, 64L << 20, -1, args, &out, &err), 1);
     CHECK(strstr(err, path) != NULL &&
           strstr(err, "20000 jobs: alloc's tables need about") != NULL);
     free(out);
@@ -660,7 +606,7 @@ test_harden_small(struct test *t)
     char so[600], args[1600], db[400], *out, *err, *a, *b;
 
     /* A plugin's error without a message: "invalid usage", exit 2, no policy named. */
-    if (plugin("test-silent.so", so, sizeof so)) {
+    if (test_plugin("test-silent.so", so, sizeof so)) {
         snprintf(args, sizeof args, "run --days 2 --policy-lib %s --policy quiet-usage", so);
         CHECK_INT(test_run(t, args, &out, &err), 1);
         CHECK(strstr(err, "policy 'quiet-usage' failed: it returned -7 and said nothing") != NULL);
@@ -685,7 +631,7 @@ test_harden_small(struct test *t)
         fresh_db(t, db);
         CHECK(chmod(db, 0444) == 0 && chmod(dir, 0555) == 0);
         snprintf(args, sizeof args, "run --days 0.3 --seed 2 --policy equal --db=%s", db);
-        CHECK_INT(run_as(&nb, -1, 0, 65534, args, &out, &err), 4);
+        CHECK_INT(test_run_as(&nb, -1, 0, 65534, args, &out, &err), 4);
         CHECK(strstr(err, "cannot write: Permission denied") != NULL);
         if (!strstr(err, "cannot write: Permission denied"))
             fprintf(stderr, "  it said: %s", err);
@@ -788,7 +734,7 @@ test_harden_small(struct test *t)
         memset(name, 'a', 2000);
         name[2000] = '\0';
         snprintf(cmd, sizeof cmd, "run --policy %s", name);
-        CHECK_INT(run_as(t, -1, 0, -1, cmd, &out, &err), 2);
+        CHECK_INT(test_run_as(t, -1, 0, -1, cmd, &out, &err), 2);
         CHECK(strstr(err, "unknown policy 'aaaa") != NULL && strlen(err) < 400);
         free(out);
         free(err);

@@ -10,7 +10,6 @@
  * (make plugins: BIN_DIR/plugins/).
  */
 #include <ctype.h>
-#include <libgen.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +17,6 @@
 #include <unistd.h>
 
 #include "test.h"
-
-/* BIN_DIR/plugins/name into buf; NULL (a skip) when it is not there. */
-static const char *
-plugin(const char *name, char *buf, size_t size)
-{
-    const char *bin = getenv("PFISIM_BIN");
-    char copy[512];
-
-    pfs__strlcpy(copy, bin && *bin ? bin : "build/pfisim", sizeof copy);
-    snprintf(buf, size, "%s/plugins/%s", dirname(copy), name);
-    return access(buf, R_OK) == 0 ? buf : NULL;
-}
 
 static bool
 have_python(void)
@@ -121,7 +108,7 @@ test_plugin_equal_bytes(struct test *t)
 {
     char so[600], opts[700], args[1500];
 
-    if (!plugin("equal-plugin.so", so, sizeof so))
+    if (!test_plugin("equal-plugin.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
     /* The built-in equal on the default scenario: a week on 1,024 GPUs, three DR events. */
     snprintf(args, sizeof args,
@@ -183,24 +170,24 @@ test_plugin_library_errors(struct test *t)
     char so[600], args[1400];
 
     cap_scenario(t);
-    if (!plugin("test-bad_abi.so", so, sizeof so))
+    if (!test_plugin("test-bad_abi.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
     snprintf(args, sizeof args, "--policy-lib %s", so);
     fails_cleanly(t, args, 3, "built for policy ABI 2; this pfisim speaks policy ABI 1");
-    plugin("test-no_entry.so", so, sizeof so);
+    test_plugin("test-no_entry.so", so, sizeof so);
     snprintf(args, sizeof args, "--policy-lib %s", so);
     fails_cleanly(t, args, 3, "not a pfisim policy library: it exports no pfisim_policy_plugin()");
     fails_cleanly(t, "--policy-lib /nonexistent/mine.so", 3,
                   "/nonexistent/mine.so: error: cannot load the policy library: no such file");
     /* A library that calls what pfisim does not export to plugins: refused at load, the
      * symbol named (RTLD_NOW), not at its first decision. */
-    plugin("test-undefined.so", so, sizeof so);
+    test_plugin("test-undefined.so", so, sizeof so);
     snprintf(args, sizeof args, "--policy-lib %s", so);
     fails_cleanly(t, args, 3, "undefined symbol: pfs__level");
     /* Not a shared library at all: dlopen's own reason. */
     fails_cleanly(t, "--policy-lib configs/default.cfg", 3, "cannot load the policy library: ");
     /* A plugin that breaks the budget: the run's own check stops it mid-run. */
-    plugin("test-broken.so", so, sizeof so);
+    test_plugin("test-broken.so", so, sizeof so);
     snprintf(args, sizeof args, "--policy-lib %s --policy over-budget", so);
     fails_cleanly(t, args, 1, "policy over-budget committed ");
     snprintf(args, sizeof args, "--policy-lib %s --policy sneaky-pause", so);
@@ -225,7 +212,7 @@ test_plugin_library_errors(struct test *t)
         free(err);
     }
     /* Names are checked: a plugin may not take a name twice (loading it twice adds nothing). */
-    plugin("equal-plugin.so", so, sizeof so);
+    test_plugin("equal-plugin.so", so, sizeof so);
     snprintf(args, sizeof args, "--policy-lib %s --policy-lib %s --policy nosuch", so, so);
     fails_cleanly(t, args, 2, "unknown policy 'nosuch'");
 }
@@ -290,14 +277,14 @@ test_plugin_policy_check(struct test *t)
 {
     char so[600], args[800], *out, *err;
 
-    if (!plugin("equal-plugin.so", so, sizeof so))
+    if (!test_plugin("equal-plugin.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
     snprintf(args, sizeof args, "policy-check --policy-lib %s --instances 100", so);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(out, "equal-plugin: conforms (100 instances") != NULL);
     free(out);
     free(err);
-    plugin("test-broken.so", so, sizeof so);
+    test_plugin("test-broken.so", so, sizeof so);
     snprintf(args, sizeof args, "policy-check --policy-lib %s --instances 50 --csv", so);
     CHECK_INT(test_run(t, args, &out, &err), 1);
     /* over-budget breaks the budget and answers the infeasible budgets; sneaky-pause pauses
@@ -337,7 +324,7 @@ test_plugin_scenario_libs(struct test *t)
 {
     char so[600], text[1200], args[1400], link[600], target[1200], cwd[512], *out, *err;
 
-    if (!plugin("equal-plugin.so", so, sizeof so))
+    if (!test_plugin("equal-plugin.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
     snprintf(link, sizeof link, "%s/mine.so", t->tmpdir);
     if (so[0] == '/' || !getcwd(cwd, sizeof cwd))
