@@ -149,10 +149,12 @@ memory_room(void)
     char line[128];
 
     while (fp && fgets(line, sizeof line, fp)) {
-        unsigned long long kb;
+        char *end;
+        double kb;
 
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            room = (double)kb * 1024;
+        if (strncmp(line, "MemAvailable:", 13) == 0 && (kb = strtod(line + 13, &end)) > 0 &&
+            end != line + 13)
+            room = kb * 1024;
     }
     if (fp)
         fclose(fp);
