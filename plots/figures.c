@@ -28,7 +28,7 @@ struct run_ts {
     double tokens, mean_tps, energy_j, tokens_per_j, dr_minutes_over, dr_worst_excess_w, gap;
     double deadline_misses, tier_violations;
     char gap_note[96]; /* why gap is NAN */
-    double plan[13];   /* the planner's summary, in the order of PLAN_COLS */
+    double plan[18];   /* the planner's summary, in the order of PLAN_COLS */
     /* over every seed of the scenario: mean, min and max (n_seeds of them) */
     double tps_mean, tps_lo, tps_hi, gap_mean, gap_lo, gap_hi;
     long n_seeds;
@@ -100,7 +100,8 @@ load_series(struct figs *f, sqlite3_int64 run_id, struct run_ts *r, struct pfs_d
 #define PLAN_COLS                                                                                  \
     "cap_w, peak_facility_w, p99_facility_w, cap_binding_h, dr_events, dr_events_met, "            \
     "dr_events_missed, dr_events_uncappable, dr_cost_frac, dr_cost_per_mwh, job_loss_mean, "       \
-    "job_loss_p95, job_loss_max"
+    "job_loss_p95, job_loss_max, cap_minutes_over, cap_worst_excess_w, jobs_held_back, "           \
+    "held_back_wait_h, jobs_paused_hold"
 
 static int
 load(struct figs *f, struct pfs_diag *diag)
@@ -136,7 +137,7 @@ load(struct figs *f, struct pfs_diag *diag)
         r->gap = pfs__sql_real(q, 10);
         r->deadline_misses = pfs__sql_real(q, 11);
         r->tier_violations = pfs__sql_real(q, 12);
-        for (int c = 0; c < 13; c++)
+        for (int c = 0; c < 18; c++)
             r->plan[c] = pfs__sql_real(q, 14 + c);
         pfs__strlcpy(r->gap_note,
                      sqlite3_column_text(q, 13) ? (const char *)sqlite3_column_text(q, 13) : "",
@@ -2076,7 +2077,7 @@ summary_page(struct figs *f)
             }
         }
         {
-            char note[768];
+            char note[1536];
             double unc = 0;
 
             for (size_t k = 0; k < f->n_runs; k++)
@@ -2091,6 +2092,24 @@ summary_page(struct figs *f)
                                "job at its minimum cap drew more than the target): "
                                "dr_events_uncappable in the database."
                              : "");
+            /* the limits' compliance: each policy's minutes over the cap and what holding
+             * the limits took (issue 56) */
+            for (size_t k = 0, used = 0; k < f->n_runs; k++) {
+                const double *pl = f->runs[k].plan;
+                int w;
+
+                if (!(pl[13] > 0 || pl[15] > 0 || pl[17] > 0))
+                    continue;
+                w = snprintf(note + strlen(note), sizeof note - strlen(note),
+                             "%s %s: %.0f min over the cap (worst %.3g kW); %.0f jobs held back "
+                             "(%.3g h waiting), %.0f paused to hold a limit.",
+                             used++ ? "" : " Limits:", f->runs[k].policy,
+                             isfinite(pl[13]) ? pl[13] : 0, isfinite(pl[14]) ? pl[14] / 1e3 : 0,
+                             isfinite(pl[15]) ? pl[15] : 0, isfinite(pl[16]) ? pl[16] : 0,
+                             isfinite(pl[17]) ? pl[17] : 0);
+                if (w < 0 || strlen(note) + 1 >= sizeof note)
+                    break;
+            }
             wrap_text(cr, note, 60, y + 30, 722, 14);
         }
     }

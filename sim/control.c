@@ -635,6 +635,68 @@ decide_by_class(struct sim *s, double gpu_budget, double *committed)
     return 0;
 }
 
+/* The policy's decision over the running jobs that are not held (pfs__pause_hold), under
+ * gpu_budget, into s->ad by slot, the held ones paused whole at their lowest limit: the
+ * policy sees a view of those jobs alone (no kept curves or classes: it makes its own), as
+ * if the held ones were not there. Returns what pfs__policy_decide returns. */
+static int
+hold_decide(struct sim *s, double gpu_budget, double *committed, struct pfs_diag *d)
+{
+    size_t m = 0, n = s->n_running;
+    struct pfs_alloc_view v;
+    int rc;
+
+    if (n > s->h_cap) {
+        void *a = realloc(s->h_aj, n * sizeof *s->h_aj), *b = realloc(s->h_at, n * sizeof *s->h_at),
+             *c = realloc(s->h_ad, n * sizeof *s->h_ad),
+             *e = realloc(s->h_slot, n * sizeof *s->h_slot);
+
+        s->h_aj = a ? a : s->h_aj;
+        s->h_at = b ? b : s->h_at;
+        s->h_ad = c ? c : s->h_ad;
+        s->h_slot = e ? e : s->h_slot;
+        if (!a || !b || !c || !e)
+            return PFS_ENOMEM;
+        if (s->needs_truth) {
+            a = realloc(s->h_hull, n * sizeof *s->h_hull);
+            s->h_hull = a ? a : s->h_hull;
+            b = realloc(s->h_power, n * sizeof *s->h_power);
+            s->h_power = b ? b : s->h_power;
+            if (!a || !b)
+                return PFS_ENOMEM;
+        }
+        s->h_cap = n;
+    }
+    for (size_t r = 0; r < n; r++) {
+        const struct job *jb = job_rec(s, s->running[r]);
+
+        if (jb->held) {
+            s->ad[r] = (struct pfs_alloc_decision){.cap_w = s->aj[r].min_w, .pause_frac = 1};
+            continue;
+        }
+        s->h_slot[m] = r;
+        s->h_aj[m] = s->aj[r];
+        s->h_at[m] = s->at[r];
+        if (s->needs_truth) {
+            s->h_hull[m] = s->truth.hull[r];
+            s->h_power[m] = s->truth.power[r];
+        }
+        m++;
+    }
+    *committed = 0;
+    if (m == 0)
+        return 0;
+    s->h_truth = (struct pfs_truth){m, s->h_hull, s->h_power, NULL, NULL, 0};
+    v = (struct pfs_alloc_view){
+        gpu_budget,   m,    s->h_aj, s->h_at, s->needs_truth ? &s->h_truth : NULL, NULL,
+        {NULL, NULL}, NULL, NULL,    0};
+    if ((rc = pfs__policy_decide(s->policy, &v, s->h_ad, committed, d)))
+        return rc;
+    for (size_t k = 0; k < m; k++)
+        s->ad[s->h_slot[k]] = s->h_ad[k];
+    return 0;
+}
+
 int
 pfs__control_step(struct sim *s)
 {
@@ -660,6 +722,17 @@ pfs__control_step(struct sim *s)
             s->dr_baseline_w[k] = pfs__dr_baseline(s, k, t);
     }
     fac = pfs__dr_budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
+    /* Holding a limit where capping cannot (the running jobs' floor above it): a pause takes
+     * effect after its checkpoint too, so the decision plans for the limit that far ahead
+     * (pfs__pause_hold pauses for it); where capping can, as without checkpoints. */
+    if (!s->sc->over_limit_report && s->sc->checkpoint_s > 0) {
+        double ahead = pfs__dr_budget_ahead(s, t, fmin(period, 3600),
+                                            s->sc->actuation_s + s->sc->checkpoint_s);
+
+        if (ahead < fac &&
+            s->sc->pue * (s->floor_gpu_w + pfs__power_free_idle_w(s) + s->in->other_w) > ahead)
+            fac = ahead;
+    }
     s->round++;
     /* A limit the facility meets with every running job at full power does not bind: as
      * without one, no policy is asked (a policy must not change a job's power when nothing
@@ -674,6 +747,7 @@ pfs__control_step(struct sim *s)
 
         s->track_k = 1;
         s->planned_w[0] = NAN;
+        pfs__pause_hold_off(s); /* (the loop below resumes them) */
         s->planned_round = s->round;
         s->memo_ok = false; /* the caps in effect are no longer the last decision's */
         if (s->views_any) { /* no policy until a limit binds again: stop moving views */
@@ -700,7 +774,11 @@ pfs__control_step(struct sim *s)
     } else {
         struct pfs_alloc_view v;
         struct pfs_diag d = {0};
+        double held_w = 0;
 
+        /* Holding the limit: where capping alone cannot, jobs held paused */
+        if (!s->sc->over_limit_report && (rc = pfs__pause_hold(s, fac, NULL, &held_w)))
+            return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "out of memory");
         gpu_budget = fac / s->sc->pue - s->in->other_w - pfs__power_free_idle_w(s);
         until = pfs__dr_limit_lifts(s, t);
         /* Tracking metered power: GPUs draw below their caps, so a budget of caps alone
@@ -724,10 +802,11 @@ pfs__control_step(struct sim *s)
             s->k_round = s->applied_round; /* once per decision that took effect */
             gpu_budget *= s->track_k;
         }
+        gpu_budget -= held_w; /* (the held jobs' GPUs draw idle) */
         s->planned_w[0] = fac;
         s->planned_round = s->round;
         ev_len = pfs__dr_event_length(s, t);
-        reuse = !s->reference && s->memo_ok && pfs_policy_memoryless(s->policy) &&
+        reuse = !s->reference && s->memo_ok && s->n_held == 0 && pfs_policy_memoryless(s->policy) &&
                 s->memo_epoch == s->epoch && !(s->memo_budget < gpu_budget) &&
                 !(s->memo_budget > gpu_budget) && !(s->memo_ev_len < ev_len) &&
                 !(s->memo_ev_len > ev_len);
@@ -736,7 +815,7 @@ pfs__control_step(struct sim *s)
         committed = s->memo_committed;
         stepped = false;
         by_class = false;
-        if (!reuse && s->by_class) {
+        if (!reuse && s->by_class && s->n_held == 0) {
             rc = decide_by_class(s, gpu_budget, &committed);
             if (rc < 0) {
                 s->memo_ok = false;
@@ -779,16 +858,18 @@ pfs__control_step(struct sim *s)
                 struct pfs__sla_kept *const kept[2] = {s->no_pred[0] ? NULL : s->sla_kept[0],
                                                        s->no_pred[1] ? NULL : s->sla_kept[1]};
 
-                rc = s->sla_kept[0] ? pfs__sla_decide_kept(&v, kept, s->ad, &committed, &d)
-                                    : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
+                rc = s->n_held > 0    ? hold_decide(s, gpu_budget, &committed, &d)
+                     : s->sla_kept[0] ? pfs__sla_decide_kept(&v, kept, s->ad, &committed, &d)
+                                      : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }
             if (rc == PFS_EINVAL) {
-                /* The budget cannot be met with this policy: everyone at the minimum cap;
-                 * the overrun shows in DR compliance. */
+                /* The budget cannot be met with this policy: everyone at the minimum cap
+                 * (the held jobs paused); the overrun shows in the limit's compliance. */
                 committed = 0;
                 for (size_t r = 0; r < s->n_running; r++) {
                     s->ad[r] = (struct pfs_alloc_decision){
-                        .cap_w = pfs__power_job_gpu(s, s->running[r])->min_limit_w};
+                        .cap_w = pfs__power_job_gpu(s, s->running[r])->min_limit_w,
+                        .pause_frac = job_rec(s, s->running[r])->held ? 1 : 0};
                     committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
                 }
                 rc = 0;
@@ -837,7 +918,7 @@ pfs__control_step(struct sim *s)
                 s->n_fresh = 0;
             }
         }
-        s->memo_ok = true;
+        s->memo_ok = s->n_held == 0; /* (a decision with jobs held is not reused) */
         s->memo_epoch = s->epoch;
         s->memo_budget = gpu_budget;
         s->memo_ev_len = ev_len;

@@ -164,6 +164,12 @@ struct job {
     double ord_key;
     uint32_t ord_late;
     double ord_in; /* its key in the order now (NaN: not in it) */
+    /* Holding a limit (control.over_limit = "hold"): paused by the engine now (held), ever
+     * (held_ever); and, started under a limit its floor did not fit at once, when its
+     * launch ends: until then it draws idle and makes no progress, while the decision that
+     * makes room for it takes effect (0: none). */
+    bool held, held_ever;
+    int64_t launch_until_us;
 };
 
 /* facility.variability: a running job's curve on the GPUs it holds (in the order taken). */
@@ -197,6 +203,8 @@ struct batch {
 };
 
 /* The progress hook (pfs_sim_set_progress): told every simulated hour of every run. */
+
+struct hcand;
 
 struct sim {
     unsigned progress_minutes; /* minutes since progress_fn was last told */
@@ -287,6 +295,21 @@ struct sim {
      * Poisson year on 10,000 GPUs). */
     size_t *dr_by_start, dr_live;
     double floor_gpu_w; /* what the running jobs' GPUs draw at their minimum caps */
+    /* Holding a limit (sim/pausing.c, pfs__pause_hold): the running jobs held paused, the
+     * hold's scratch, and per workload job a bit: admission by power held it back */
+    size_t n_held;
+    struct hcand *hc;
+    size_t hc_cap;
+    uint8_t *held_back;
+    double full_floor_w; /* the facility at full occupancy, every GPU at its lowest limit
+                          * (check's capping floor): a limit above it capping alone holds */
+    /* the policy's view of the jobs not held, while some are (control's, hold_view) */
+    struct pfs_alloc_job *h_aj;
+    struct pfs_telemetry *h_at;
+    struct pfs_alloc_decision *h_ad;
+    struct pfs_pwl *h_hull, *h_power;
+    size_t *h_slot, h_cap;
+    struct pfs_truth h_truth;
     /* the planner's summary */
     struct fin *fin;  /* reserve()'s scratch (the reference scheduler): every running job */
     double *minute_w; /* every minute's mean facility power */
@@ -470,7 +493,8 @@ void pfs__class_own_curve_end(struct sim *s, size_t j);
 
 /* sim/schedule.c */
 int pfs__sched_start_job(struct sim *s, size_t j, size_t p);
-int pfs__sched_fit_now(const struct sim *s, size_t j);
+int pfs__sched_fit_now(struct sim *s, size_t j);
+double pfs__sched_hold_limit(const struct sim *s);
 int pfs__sched_pass(struct sim *s);
 
 /* sim/pausing.c */
@@ -479,6 +503,8 @@ int pfs__pause_transition_rec(struct sim *s, size_t j, struct job *jb, double ca
                               int active);
 int pfs__pause_transition(struct sim *s, size_t j, double cap, double pause, int active);
 int pfs__pause_apply(struct sim *s, uint32_t round);
+int pfs__pause_hold(struct sim *s, double limit_w, const double *rank, double *held_w);
+void pfs__pause_hold_off(struct sim *s);
 
 /* sim/control.c */
 int pfs__control_actuate(struct sim *s, uint32_t round);

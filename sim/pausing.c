@@ -251,3 +251,119 @@ pfs__pause_apply(struct sim *s, uint32_t round)
     }
     return rc;
 }
+
+/* ----- holding a limit (control.over_limit = "hold") ----- */
+
+/* A running job the hold may pause or resume: its slot, what pausing it saves below its
+ * floor (its GPUs from their draw at the lowest limit to idle), and its place in the order. */
+struct hcand {
+    size_t r;
+    double save_w;
+    double rank;      /* the policy's (pause_rank), 0 without one: lowest first */
+    double tol;       /* its tier's tolerated loss: the most tolerant first */
+    int64_t start_us; /* then the latest started */
+    size_t j;
+};
+
+/* The order in which the hold pauses jobs (and the reverse, in which it resumes them): the
+ * policy's rank, lowest first; then the most tolerant tier (the lowest: Flex 3 before Firm);
+ * then the latest started (the least time it has held its GPUs); then the highest index. */
+static int
+cmp_hold(const void *a, const void *b)
+{
+    const struct hcand *x = a, *y = b;
+
+    if (x->rank < y->rank || x->rank > y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->tol > y->tol || x->tol < y->tol)
+        return x->tol > y->tol ? -1 : 1;
+    if (x->start_us != y->start_us)
+        return x->start_us > y->start_us ? -1 : 1;
+    return (x->j < y->j) - (x->j > y->j);
+}
+
+static void
+hold_set(struct sim *s, struct job *jb, bool held)
+{
+    if (held && !jb->held) {
+        s->n_held++;
+        s->res->hold_pauses++;
+        if (!jb->held_ever)
+            s->res->jobs_paused_hold++;
+        jb->held_ever = true;
+    } else if (!held && jb->held)
+        s->n_held--;
+    jb->held = held;
+}
+
+/* Capping alone cannot go below every running job at its floor (its draw at its lowest
+ * limit); where that floor is above limit_w (the facility's lowest limit until a pause
+ * decided now has taken effect, its checkpoint written), jobs are held paused, in the
+ * order of cmp_hold, until the floor of the rest and the idle draw of those held fit;
+ * where it fits with room, held jobs resume, in the reverse order, while each fits. rank:
+ * per slot, the policy's order (NULL: none). Sets *held_w to what the held jobs' GPUs draw
+ * (idle): the caller's policy budget plans them at their lowest limit instead. Returns 0
+ * or PFS_ENOMEM. */
+int
+pfs__pause_hold(struct sim *s, double limit_w, const double *rank, double *held_w)
+{
+    double room = limit_w / s->sc->pue - s->in->other_w - pfs__power_free_idle_w(s), floor_w = 0;
+    struct hcand *g;
+    size_t m = 0;
+
+    *held_w = 0;
+    if (s->n_held == 0 && s->floor_gpu_w <= room * (1 + 1e-12))
+        return 0; /* capping holds it: the common case, no pass over the jobs */
+    if (!(g = pfs__grow(s->hc, &s->hc_cap, s->n_running, sizeof *s->hc, 64)))
+        return PFS_ENOMEM;
+    s->hc = g;
+    for (size_t r = 0; r < s->n_running; r++) {
+        size_t j = s->running[r];
+        const struct job *jb = job_rec(s, j);
+        double idle = pfs__power_job_gpu(s, j)->idle_w * jb->n_gpus,
+               fl = pfs__power_floor_draw_w(s, j);
+
+        floor_w += jb->held ? idle : fl;
+        s->hc[m++] = (struct hcand){r,
+                                    fl - idle,
+                                    rank ? rank[r] : 0,
+                                    pfs_tier_max_loss(s->in->wl->jobs[j].tier),
+                                    jb->start_us,
+                                    j};
+    }
+    qsort(s->hc, m, sizeof *s->hc, cmp_hold);
+    if (floor_w > room * (1 + 1e-12)) { /* pause, in order, until the floor fits */
+        for (size_t q = 0; q < m && floor_w > room * (1 + 1e-12); q++) {
+            struct job *jb = job_rec(s, s->hc[q].j);
+
+            if (jb->held || !(s->hc[q].save_w > 0))
+                continue;
+            hold_set(s, jb, true);
+            floor_w -= s->hc[q].save_w;
+        }
+    } else { /* resume, in the reverse order, each that fits */
+        for (size_t q = m; q-- > 0 && s->n_held > 0;) {
+            struct job *jb = job_rec(s, s->hc[q].j);
+
+            if (jb->held && floor_w + s->hc[q].save_w <= room * (1 + 1e-12)) {
+                hold_set(s, jb, false);
+                floor_w += s->hc[q].save_w;
+            }
+        }
+    }
+    for (size_t r = 0; r < s->n_running && s->n_held > 0; r++) {
+        const struct job *jb = job_rec(s, s->running[r]);
+
+        if (jb->held)
+            *held_w += pfs__power_job_gpu(s, s->running[r])->idle_w * jb->n_gpus;
+    }
+    return 0;
+}
+
+/* No limit binds: every held job is free to run again (the caller decides them). */
+void
+pfs__pause_hold_off(struct sim *s)
+{
+    for (size_t r = 0; r < s->n_running && s->n_held > 0; r++)
+        hold_set(s, job_rec(s, s->running[r]), false);
+}

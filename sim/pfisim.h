@@ -1090,6 +1090,10 @@ struct pfs_scenario {
                              * allowance (docs/simulator.md); else a fluid duty cycle */
     bool edf;               /* control.queue = "deadline": the queue in deadline order (EASY
                              * backfill as before); "fifo" (default): arrival order */
+    bool over_limit_report; /* control.over_limit = "report": a limit capping cannot hold is
+                             * exceeded and every excess counted (a soft cap); "hold"
+                             * (default): the engine holds it by admission by power and by
+                             * pausing running jobs (docs/scenarios.md, "Limits that hold") */
     bool scan_backfill;     /* not a setting (no part of the scenario's text or hash): run EASY
                              * backfill by scanning the whole queue, the straightforward
                              * scheduler the indexed one must match (tests, and the
@@ -1214,6 +1218,16 @@ struct pfs_run_result {
                                   * (every running job at its minimum cap): only pausing
                                   * could meet it */
     double dr_floor_excess_w;    /* the most that floor exceeded a target, W */
+    /* Compliance with the standing cap (cap_w), minute by minute as for DR (0 without a
+     * cap): minutes whose mean exceeded it, the worst and the mean excess of those minutes
+     * (W), the energy above it (J); jobs admission by power kept waiting (control.over_limit
+     * = "hold") and their hours in the queue, submission to start (or the run's end); jobs
+     * the engine paused to hold a limit (cap or DR), and its pauses (one job may count
+     * several) */
+    double cap_minutes_over, cap_worst_excess_w, cap_mean_excess_w, cap_energy_over_j;
+    size_t jobs_held_back;
+    double held_back_wait_h;
+    size_t jobs_paused_hold, hold_pauses;
     double job_loss_mean, job_loss_p50, job_loss_p95,
         job_loss_max; /* over started jobs: 1 -
                        * tokens / (full-power rate on its pool x time in the run) */

@@ -147,15 +147,17 @@ pfs__power_set_rate_rec(struct sim *s, size_t j, struct job *jb)
     const struct corpus_curve *c = pfs__power_rec_curve(s, jb);
     const int64_t now = s->now_us;
     const double idle_w = pfs__power_rec_gpu(s, jb)->idle_w;
-    bool ckpt = now < jb->ckpt_until_us;
+    bool ckpt = now < jb->ckpt_until_us, launch = now < jb->launch_until_us;
     double env = 0, power = 0, rate, gw, pause = jb->pause;
 
     if (!ckpt) /* (checkpointing: no progress, the draw it had) */
         pfs__power_curve_at(s, jb, c, jb->cap_w, &env, &power);
-    rate = now < jb->resume_until_us || ckpt
+    rate = now < jb->resume_until_us || ckpt || launch
                ? 0
                : pfs__power_rate_of(c, env, pause, jb->active, jb->n_gpus);
-    gw = ckpt ? jb->ckpt_gpu_w : pfs__power_draw_of(power, idle_w, pause, jb->active, jb->n_gpus);
+    gw = ckpt     ? jb->ckpt_gpu_w
+         : launch ? idle_w * jb->n_gpus /* (launching: idle until its decision lands) */
+                  : pfs__power_draw_of(power, idle_w, pause, jb->active, jb->n_gpus);
     return pfs__power_rate_commit(s, j, jb, rate, gw);
 }
 

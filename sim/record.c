@@ -307,6 +307,12 @@ pfs__record_minute(struct sim *s)
             s->ev_over_min[ev] += len / 60;
         }
     }
+    /* the standing cap's compliance, as DR's (the mean excess made at the summary) */
+    if (len > 0 && s->sc->base_cap_w > 0 && p > s->sc->base_cap_w * (1 + 1e-9)) {
+        s->res->cap_minutes_over += len / 60;
+        s->res->cap_worst_excess_w = fmax(s->res->cap_worst_excess_w, p - s->sc->base_cap_w);
+        s->res->cap_energy_over_j += (p - s->sc->base_cap_w) * len;
+    }
     if (len > 0)
         s->minute_w[s->n_minutes++] = p;
     if (s->ts && len > 0) {
@@ -416,6 +422,9 @@ pfs__record_summarise(struct sim *s)
     size_t n = 0, zeros;
 
     out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
+    /* (over its minutes over: the energy over per second over) */
+    out->cap_mean_excess_w =
+        out->cap_minutes_over > 0 ? out->cap_energy_over_j / (out->cap_minutes_over * 60) : 0;
     pfs__sort_doubles(s->minute_w, s->n_minutes);
     out->peak_facility_w = s->n_minutes ? s->minute_w[s->n_minutes - 1] : (double)NAN;
     out->p99_facility_w = quantile(s->minute_w, 0, s->n_minutes, 0.99);

@@ -495,11 +495,12 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
 {
     static const char *const names[] = {"cadence_s",   "event_cadence_s", "actuation_s", "resume_s",
                                         "track_power", "checkpoint_s",    "admission",   "margin",
-                                        "pausing",     "queue",           NULL};
+                                        "pausing",     "queue",           "over_limit",  NULL};
     config_setting_t *tp = config_setting_get_member(c, "track_power");
     config_setting_t *ad = config_setting_get_member(c, "admission");
     config_setting_t *pz = config_setting_get_member(c, "pausing");
     config_setting_t *qu = config_setting_get_member(c, "queue");
+    config_setting_t *ol = config_setting_get_member(c, "over_limit");
     int rc;
 
     if (tp) {
@@ -527,6 +528,13 @@ read_control(const struct reader *r, const config_setting_t *c, struct pfs_scena
         if (!v || (strcmp(v, "fifo") != 0 && strcmp(v, "deadline") != 0))
             return bad(r, qu, "scenario.control.queue", "expected \"fifo\" or \"deadline\"");
         sc->edf = strcmp(v, "deadline") == 0;
+    }
+    if (ol) {
+        const char *v = config_setting_get_string(ol);
+
+        if (!v || (strcmp(v, "hold") != 0 && strcmp(v, "report") != 0))
+            return bad(r, ol, "scenario.control.over_limit", "expected \"hold\" or \"report\"");
+        sc->over_limit_report = strcmp(v, "report") == 0;
     }
 
     if ((rc = only(r, c, "scenario.control", names)) ||
@@ -1243,7 +1251,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             "    control = { cadence_s = %s; event_cadence_s = %s; actuation_s = %s; "
             "resume_s = %s; checkpoint_s = %s;\n"
             "                track_power = %s; admission = \"%s\"; margin = %s;\n"
-            "                pausing = \"%s\"; queue = \"%s\"; };\n"
+            "                pausing = \"%s\"; queue = \"%s\";%s };\n"
             "    predictor = \"%s\";\n"
             "    pricing = { gpu_hour_usd = %s; dr_capacity_usd_per_kw_year = %s;\n"
             "                dr_energy_usd_per_mwh = %s; };\n"
@@ -1253,6 +1261,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
             num(b[4], 40, sc->checkpoint_s), sc->track_power ? "true" : "false",
             sc->admit_deadlines ? "deadline" : "none", num(b[8], 40, sc->margin),
             sc->discrete_pauses ? "discrete" : "fluid", sc->edf ? "deadline" : "fifo",
+            sc->over_limit_report ? " over_limit = \"report\";" : "",
             str(q[0], sizeof q[0], sc->predictor), num(b[5], 40, sc->price.gpu_hour_usd),
             num(b[6], 40, sc->price.capacity_usd_kw_year), num(b[7], 40, sc->price.energy_usd_mwh));
     for (size_t k = 0; k < sc->n_dr; k++) {

@@ -13,6 +13,7 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
 {
     const struct pfs_gpu *g = &s->in->gpu[p];
     struct job *jb;
+    int rc;
 
     /* at most one running job per GPU, and s->live has a record for each: at its slot */
     assert(s->live_of[j] == 0);
@@ -23,9 +24,7 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
     jb->pool = (int)p;
     jb->curve = pfs__class_curve_on(s, j, p);
     if (s->in->fit) {
-        int rc = pfs__class_own_curve_start(s, j, p);
-
-        if (rc)
+        if ((rc = pfs__class_own_curve_start(s, j, p)))
             return rc;
         jb->dur_s = s->in->wl->jobs[j].tokens / pfs__power_job_curve(s, j)->top_rate[p];
     } else
@@ -41,15 +40,28 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
     jb->ord_in = NAN; /* (into the finish order at the next order_flush) */
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
-     * overrunning the limit for the actuation delay. */
+     * overrunning the limit for the actuation delay. Holding a limit that lies below the
+     * capping floor at full occupancy, one whose floor does not fit either (the others' caps
+     * use the room admission found for it) waits at idle for that decision: its launch.
+     * (Above that floor, where capping alone holds the limit, starts are as they were: the
+     * same bytes, and an overrun of the actuation delay at most, which the minute's mean
+     * absorbs or the compliance counts: docs/scenarios.md.) */
     {
-        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US);
+        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w;
 
-        if (isfinite(lim) && pfs__power_facility_w(s) + s->sc->pue * s->in->wl->jobs[j].n_gpus *
-                                                            (g->max_limit_w - g->idle_w) >
-                                 lim)
+        if (isfinite(lim) && (now_w = pfs__power_facility_w(s)) +
+                                     s->sc->pue * jb->n_gpus * (g->max_limit_w - g->idle_w) >
+                                 lim) {
             jb->cap_w = g->min_limit_w;
+            if (!s->sc->over_limit_report && s->sc->actuation_s > 0 && lim < s->full_floor_w &&
+                now_w + s->sc->pue * jb->n_gpus *
+                            (s->in->curves[jb->curve].floor_w[p] - g->idle_w) >
+                    lim * (1 + 1e-12))
+                jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
+        }
     }
+    if (s->held_back && (s->held_back[j / 8] >> (j % 8) & 1))
+        s->res->held_back_wait_h += ((double)s->now_us / US - s->in->wl->jobs[j].submit_s) / 3600;
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
     s->si[jb->slot] = (struct slot_info){
@@ -74,17 +86,60 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
     s->free_gpus[p] -= s->in->wl->jobs[j].n_gpus;
     s->res->jobs_started++;
     s->res->pool[p].jobs_started++;
+    if (jb->launch_until_us > 0 && (rc = pfs__heap_push(&s->heap, jb->launch_until_us,
+                                                        PFS__EV_ACTUATE, (uint32_t)j, UINT32_MAX)))
+        return rc;
     return pfs__power_set_rate(s, j);
 }
 
-/* The first pool, in the facility's order, where job j can start now; -1 if none. */
+/* The limit admission by power holds a start to (control.over_limit = "hold"): the lowest
+ * over the job's first control period, now until the next decision takes effect; HUGE_VAL
+ * where none binds or the limit is only reported. */
+double
+pfs__sched_hold_limit(const struct sim *s)
+{
+    double t = (double)s->now_us / US, period;
+
+    if (s->sc->over_limit_report || !s->held_back)
+        return HUGE_VAL;
+    period = pfs__dr_in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
+    return fmin(pfs__dr_facility_budget(s, t),
+                pfs__dr_budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s));
+}
+
+/* Admission by power: whether job j's GPUs at their floor (its curve's draw at the lowest
+ * limit) fit beside every running job's floor, held ones included (they resume first),
+ * under the limit over its first control period (pfs__sched_hold_limit). A job held back
+ * is marked, once, and counted. */
+static bool
+power_admits(struct sim *s, size_t j, size_t p)
+{
+    const struct pfs_gpu *g = &s->in->gpu[p];
+    int n = s->in->wl->jobs[j].n_gpus;
+    double lim = pfs__sched_hold_limit(s), floor_w;
+
+    if (!isfinite(lim))
+        return true;
+    floor_w = s->floor_gpu_w + pfs__power_free_idle_w(s) +
+              n * (s->in->curves[pfs__class_curve_on(s, j, p)].floor_w[p] - g->idle_w);
+    if (s->sc->pue * (floor_w + s->in->other_w) <= lim * (1 + 1e-12))
+        return true;
+    if (!(s->held_back[j / 8] >> (j % 8) & 1)) {
+        s->held_back[j / 8] |= (uint8_t)(1u << (j % 8));
+        s->res->jobs_held_back++;
+    }
+    return false;
+}
+
+/* The first pool, in the facility's order, where job j can start now: -1 if none has the
+ * GPUs, -2 where one has them and admission by power holds it back. */
 int
-pfs__sched_fit_now(const struct sim *s, size_t j)
+pfs__sched_fit_now(struct sim *s, size_t j)
 {
     for (size_t p = 0; p < s->in->n_pools; p++)
         if (pfs__class_curve_on(s, j, p) != SIZE_MAX &&
             s->in->wl->jobs[j].n_gpus <= s->free_gpus[p])
-            return (int)p;
+            return power_admits(s, j, p) ? (int)p : -2;
     return -1;
 }
 
@@ -242,7 +297,7 @@ refuse(struct sim *s, size_t j)
 static int
 schedule_indexed(struct sim *s)
 {
-    int rc = 0, p, res_pool, extra;
+    int rc = 0, p = -1, res_pool, extra;
     double shadow, now;
     size_t head, after, j;
 
@@ -255,6 +310,8 @@ schedule_indexed(struct sim *s)
         if ((rc = pfs__sched_start_job(s, head, (size_t)p)))
             return rc;
     }
+    if (p == -2)
+        return 0; /* the head waits for power: any job started before it would take some */
     if (pfs__queue_len(s->iq) < 2 || !pfs__queue_any_within(s->iq, s->free_gpus[0], head))
         return 0; /* nothing to backfill: no later job fits in the free GPUs now */
     if ((rc = reserve(s, head, &res_pool, &shadow, &extra)))
@@ -274,7 +331,7 @@ schedule_indexed(struct sim *s)
             now + pfs__class_duration_on(s, j, pfs__class_curve_on(s, j, 0), 0) <= shadow;
 
         after = pfs__queue_rank(s->iq, j);
-        if (!ends_before && w->n_gpus > extra)
+        if ((!ends_before && w->n_gpus > extra) || !power_admits(s, j, 0))
             continue;
         if (!ends_before)
             extra -= w->n_gpus;
@@ -306,8 +363,12 @@ pfs__sched_pass(struct sim *s)
             s->q_len--;
             continue;
         }
-        if ((p = pfs__sched_fit_now(s, head)) < 0)
+        if ((p = pfs__sched_fit_now(s, head)) < 0) {
+            if (p == -2)
+                return 0; /* the head waits for power: any job started before it would take
+                           * some */
             break;
+        }
         s->q_head++;
         s->q_len--;
         if ((rc = pfs__sched_start_job(s, head, (size_t)p)))
@@ -348,12 +409,15 @@ pfs__sched_pass(struct sim *s)
                 if (c == SIZE_MAX || w->n_gpus > s->free_gpus[pp])
                     continue;
                 if ((int)pp != res_pool) {
-                    on = (int)pp;
-                    break;
+                    if (power_admits(s, j, pp)) {
+                        on = (int)pp;
+                        break;
+                    }
+                    continue;
                 }
                 ends_before =
                     (double)s->now_us / US + pfs__class_duration_on(s, j, c, pp) <= shadow;
-                if (ends_before || w->n_gpus <= extra)
+                if ((ends_before || w->n_gpus <= extra) && power_admits(s, j, pp))
                     on = (int)pp;
             }
             if (on < 0)

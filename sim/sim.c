@@ -75,6 +75,10 @@ finish(struct sim *s, size_t j, size_t slot)
     s->pool_gpu_w[jb->pool] -= jb->gpu_w;
     s->full_gpu_w -= pfs__power_full_draw_w(s, j);
     s->floor_gpu_w -= pfs__power_floor_draw_w(s, j);
+    if (jb->held) { /* (a held job makes no progress: only as the run ends) */
+        jb->held = false;
+        s->n_held--;
+    }
     jb->rate = jb->gpu_w = 0;
     jb->state = DONE;
     pfs__power_mark(s, j);
@@ -371,6 +375,12 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_over_min = calloc(sc->n_dr + 1, sizeof *s.ev_over_min);
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
+    /* admission by power's marks: only where a limit could hold a job back */
+    if (!sc->over_limit_report && (sc->base_cap_w > 0 || sc->n_dr > 0) &&
+        !(s.held_back = pfs__lazy_calloc(n / 8 + 1, 1))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
     if (!s.live_of || !s.live || !s.running || !s.aj || !s.view_ok || !s.si || !s.at || !s.ad ||
         !s.fin || !s.pred[0] || !s.pred[1] ||
         (s.needs_truth && (!s.truth.hull || !s.truth.power)) || !s.minute_w || !s.ev_over_min ||
@@ -393,6 +403,9 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
+    for (size_t p = 0; p < in->n_pools; p++)
+        s.full_floor_w += in->pools[p].gpus * in->gpu[p].min_limit_w;
+    s.full_floor_w = sc->pue * (s.full_floor_w + in->other_w);
     s.end_us = (int64_t)(sc->days * 86400 * US);
     {
         const char *env = getenv("PFISIM_SCAN_BACKFILL");
@@ -571,6 +584,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 pfs__power_touch(&s, j);
             if (st != DONE && st != REFUSED && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
+            if (st == QUEUED && s.held_back && (s.held_back[j / 8] >> (j % 8) & 1))
+                out->held_back_wait_h += (secs - in->wl->jobs[j].submit_s) / 3600;
             if (jobs && st != DONE && st != REFUSED) /* (theirs went in then) */
                 pfs__record_put_result(&s, j);
         }
@@ -600,6 +615,14 @@ out:
     free(s.ev_over_min);
     free(s.ev_floor_over);
     free(s.dr_by_start);
+    pfs__lazy_free(s.held_back);
+    free(s.hc);
+    free(s.h_aj);
+    free(s.h_at);
+    free(s.h_ad);
+    free(s.h_hull);
+    free(s.h_power);
+    free(s.h_slot);
     pfs__heap_fini(&s.heap);
     pfs__fheap_fini(&s.fh);
     free(s.dq);

@@ -28,7 +28,7 @@
 /* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the planner's summary,
  * gap_note, deadlines_given_up, job_result.pool and given_up, pool_result; 6: scenario.inputs
  * (the files read and their hashes, part of the key). */
-#define SCHEMA_VERSION "6"
+#define SCHEMA_VERSION "7"
 
 /* The summary's columns after run_id, in table order: the schema, the insert and the merge
  * name them from here. */
@@ -39,8 +39,10 @@
     " cap_binding_h, dr_events, dr_events_met, dr_events_missed, dr_events_uncappable,"            \
     " dr_floor_excess_w, dr_energy_shed_j, nodr_tokens, dr_cost_tokens, dr_cost_frac,"             \
     " dr_cost_per_event, dr_cost_per_mwh, job_loss_mean, job_loss_p50, job_loss_p95,"              \
-    " job_loss_max, deadlines_given_up, nodr_deadline_misses, jobs_refused"
-#define N_SUMMARY_COLS 37
+    " job_loss_max, deadlines_given_up, nodr_deadline_misses, jobs_refused, cap_minutes_over,"     \
+    " cap_worst_excess_w, cap_mean_excess_w, cap_energy_over_j, jobs_held_back,"                   \
+    " held_back_wait_h, jobs_paused_hold, hold_pauses"
+#define N_SUMMARY_COLS 45
 
 struct pfs_store {
     sqlite3 *db;
@@ -77,7 +79,10 @@ static const char schema[] =
     "  dr_energy_shed_j REAL, nodr_tokens REAL, dr_cost_tokens REAL, dr_cost_frac REAL,\n"
     "  dr_cost_per_event REAL, dr_cost_per_mwh REAL, job_loss_mean REAL,\n"
     "  job_loss_p50 REAL, job_loss_p95 REAL, job_loss_max REAL, deadlines_given_up INTEGER,\n"
-    "  nodr_deadline_misses REAL, jobs_refused INTEGER);\n"
+    "  nodr_deadline_misses REAL, jobs_refused INTEGER, cap_minutes_over REAL,\n"
+    "  cap_worst_excess_w REAL, cap_mean_excess_w REAL, cap_energy_over_j REAL,\n"
+    "  jobs_held_back INTEGER, held_back_wait_h REAL, jobs_paused_hold INTEGER,\n"
+    "  hold_pauses INTEGER);\n"
     "CREATE TABLE IF NOT EXISTS job_result (\n"
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  job_id TEXT NOT NULL, curve_id TEXT NOT NULL, n_gpus INTEGER NOT NULL,\n"
@@ -896,7 +901,8 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
     STEP();
     run_id = sqlite3_last_insert_rowid(st->db);
     PREP("INSERT INTO summary (run_id, " SUMMARY_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+         "?, ?, ?, ?, ?, ?, ?, ?)");
     {
         /* In SUMMARY_COLS order; counts as integers, gap_note as text (NULL when empty). */
         const double v[N_SUMMARY_COLS] = {r->tokens,
@@ -935,10 +941,18 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
                                           r->job_loss_max,
                                           (double)r->deadlines_given_up,
                                           r->nodr_deadline_misses,
-                                          (double)r->jobs_refused};
+                                          (double)r->jobs_refused,
+                                          r->cap_minutes_over,
+                                          r->cap_worst_excess_w,
+                                          r->cap_mean_excess_w,
+                                          r->cap_energy_over_j,
+                                          (double)r->jobs_held_back,
+                                          r->held_back_wait_h,
+                                          (double)r->jobs_paused_hold,
+                                          (double)r->hold_pauses};
         static const unsigned char integer[N_SUMMARY_COLS] = {
-            [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1,
-            [12] = 1, [19] = 1, [20] = 1, [21] = 1, [22] = 1};
+            [7] = 1,  [8] = 1,  [9] = 1,  [10] = 1, [11] = 1, [12] = 1, [19] = 1,
+            [20] = 1, [21] = 1, [22] = 1, [41] = 1, [43] = 1, [44] = 1};
 
         sqlite3_bind_int64(q, 1, run_id);
         for (int i = 0; i < N_SUMMARY_COLS; i++) {

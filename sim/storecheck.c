@@ -75,7 +75,7 @@ static const struct table {
     const char *name;
     const char *parent; /* SQL true when the row's parent exists; NULL: none */
     const char *parent_words;
-    struct column cols[40];
+    struct column cols[48];
     const char *index;      /* its key's index (SQLite's name for it), NULL: none */
     struct column icols[3]; /* the columns of it that are not the parent's key */
 } tables[] = {
@@ -130,7 +130,15 @@ static const struct table {
       {"job_loss_max", FIN},
       {"deadlines_given_up", INT0},
       {"nodr_deadline_misses", FIN0},
-      {"jobs_refused", INT0}},
+      {"jobs_refused", INT0},
+      {"cap_minutes_over", FIN0},
+      {"cap_worst_excess_w", FIN0},
+      {"cap_mean_excess_w", FIN0},
+      {"cap_energy_over_j", FIN0},
+      {"jobs_held_back", INT0},
+      {"held_back_wait_h", FIN0},
+      {"jobs_paused_hold", INT0},
+      {"hold_pauses", INT0}},
      NULL,
      {{NULL, FIN}}},
     {"job_result",

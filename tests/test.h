@@ -219,6 +219,8 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_trust_gap_defined)                                                                      \
     X(test_trust_seeds)                                                                            \
     X(test_sim_dr_summary)                                                                         \
+    X(test_sim_hold_admission)                                                                     \
+    X(test_sim_hold_pause)                                                                         \
     X(test_trust_alloc_edges)                                                                      \
     X(test_trust_unread_settings)                                                                  \
     X(test_trust_options_ignored)                                                                  \
@@ -255,7 +257,8 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_harden_caps_quoted)                                                                     \
     X(test_harden_small)                                                                           \
     X(test_limits_check_says)                                                                      \
-    X(test_limits_run_warns)                                                                       \
+    X(test_limits_held)                                                                            \
+    X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \
     X(test_json_reader)                                                                            \
     X(test_gpu_profile_ranges)                                                                     \

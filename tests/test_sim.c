@@ -834,7 +834,8 @@ test_sim_engines_quiet(struct test *t)
         sc.margin = k % 5 == 3 ? 0.05 : 0;
         sc.checkpoint_s = k % 6 == 5 ? 120 : 0;
         sc.admit_deadlines = k % 7 == 6;
-        if (k % 9 == 4) /* every GPU its own efficiency: no decisions by class */
+        sc.over_limit_report = k % 2 == 0; /* (a cut of 40% lies below the floor at times) */
+        if (k % 9 == 4)                    /* every GPU its own efficiency: no decisions by class */
             sc.var.eta_sd = 0.05;
         if (k % 3 == 2) /* a base cap that binds now and then */
             sc.base_cap_w = (0.7 + 0.1 * gsl_rng_uniform(r)) * sc.gpus * 1100;
@@ -2103,11 +2104,21 @@ test_sim_dr_summary(struct test *t)
     CHECK_NEAR(r.cap_binding_h, 4100 / 3600.0, 1e-9);
     CHECK_NEAR(r.peak_facility_w, 1.5 * (690 + 7 * 75 + 1000), 1e-9);
     sc.dr[0].target_w = 2500;
+    sc.over_limit_report = true; /* a soft limit: exceeded, and said to be */
     if (run(t, &sc, "equal", &r, j))
         return;
     CHECK_INT(r.dr_events_missed, 1);
     CHECK_INT(r.dr_events_uncappable, 1);
     CHECK_NEAR(r.dr_floor_excess_w, 72.5, 1e-9);
+    CHECK_INT(r.jobs_paused_hold, 0);
+    /* held (the default): the job is paused for it, and the event met; still beyond capping */
+    sc.over_limit_report = false;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_INT(r.dr_events_missed, 0);
+    CHECK_INT(r.dr_events_met, 1);
+    CHECK_INT(r.dr_events_uncappable, 1);
+    CHECK_INT(r.jobs_paused_hold, 1);
     /* Without events nothing is compared: the cost is not defined. */
     sc.n_dr = 0;
     if (run(t, &sc, "equal", &r, j))
@@ -2536,4 +2547,96 @@ test_sim_variability_bad_curve(struct test *t)
     sc.var.eta_sd = 0; /* identical GPUs: the curve is fine */
     CHECK_INT(pfs_sim_inputs_new(&sc, &in, &d), 0);
     pfs_sim_inputs_free(in);
+}
+
+/* Admission by power (issue 56), by hand. Two 4-GPU jobs of 402,000 tokens arrive at 0
+ * under a standing cap of 3,500 W. One job's floor fits: 1.5 x (4 x 190 + 4 x 75 + 1,000)
+ * = 3,090 W; both do not: 1.5 x (8 x 190 + 1,000) = 3,780 W. So b waits while a runs at
+ * equal's cap, the caps' budget 3,500 / 1.5 - 1,000 - 4 x 75 = 1,033.3 W over 4 GPUs:
+ * 258.33 W a GPU, 4 x (100 + 0.2 x 58.33) = 446.67 tokens/s, 900 s; then b the same, to
+ * 1,800 s. The facility draws 1.5 x (4 x 248.33 + 4 x 75 + 1,000) = 3,440 W until then and
+ * 1.5 x (8 x 75 + 1,000) = 2,400 W after. Reported (control.over_limit = "report"), both
+ * start at once and the cap is exceeded. */
+void
+test_sim_hold_admission(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+    double rate = 4 * (100 + 0.2 * (1033.0 / 4 + 1.0 / 12 - 200)), t1 = 402000 / rate;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,402000,100000,firm\n"
+          "b,0,c1,4,402000,100000,firm\n",
+          &sc);
+    sc.base_cap_w = 3500;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(rate, 1340.0 / 3, 1e-9);
+    CHECK_NEAR(j[0].start_s, 0, 0);
+    CHECK_NEAR(j[0].finish_s, t1, 1e-5);
+    CHECK_NEAR(j[1].start_s, j[0].finish_s, 0);
+    CHECK_NEAR(j[1].finish_s, 2 * t1, 2e-5);
+    CHECK_NEAR(r.tokens, 804000, 1e-3);
+    CHECK_NEAR(r.energy_j, 3440 * 1800.0 + 2400 * 5400.0, 1);
+    CHECK_NEAR(r.peak_facility_w, 3440, 1e-6);
+    CHECK_INT(r.jobs_held_back, 1);
+    CHECK_NEAR(r.held_back_wait_h, t1 / 3600, 1e-8);
+    CHECK_NEAR(r.cap_minutes_over, 0, 0);
+    CHECK_INT(r.jobs_paused_hold, 0);
+    sc.over_limit_report = true;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[1].start_s, 0, 0);
+    CHECK_INT(r.jobs_held_back, 0);
+    CHECK_NEAR(r.peak_facility_w, 3780, 1e-6); /* both at their floors: 1.5 x (8 x 190 + 1,000) */
+    CHECK(r.cap_minutes_over > 0);
+    CHECK_NEAR(r.cap_worst_excess_w, 280, 1e-6);
+}
+
+/* Pausing to hold a limit that falls mid-run, with a checkpoint and a restart, by hand. Two
+ * 4-GPU jobs run at full power (800 tokens/s, 690 W a GPU) from 0; an event from 1,000 to
+ * 5,000 s asks for 3,500 W, below both floors (3,780 W). A pause takes effect after its
+ * 60 s checkpoint, so the decision at 900 s (its window reaching 1,060 s) pauses b (the
+ * ties' order: the highest index) and caps a at 258.33 W (446.67 tokens/s, as above: b's
+ * GPUs idle). b checkpoints from 900 to 960 s at its draw (no progress), then idles; when
+ * the event ends at 5,000 s it restarts (120 s, drawing at full power, no progress) and
+ * runs at 800 tokens/s to the end at 7,200 s. */
+void
+test_sim_hold_pause(struct test *t)
+{
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+    double rate = 1340.0 / 3;
+
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,10000000,100000,firm\n"
+          "b,0,c1,4,10000000,100000,firm\n",
+          &sc);
+    sc.checkpoint_s = 60;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3500, .notice_s = INFINITY};
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_NEAR(j[0].tokens_done, 800 * 900.0 + rate * 4100 + 800 * 2200.0, 1e-3);
+    CHECK_NEAR(j[1].tokens_done, 800 * 900.0 + 800 * (7200 - 5120.0), 1e-3);
+    CHECK_NEAR(r.energy_j,
+               9780 * 900.0 + 1.5 * (4 * (1033.0 / 4 + 1.0 / 12 - 10) + 4 * 690 + 1000) * 60 +
+                   3440 * 4040.0 + 9780 * 2200.0,
+               1);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+    CHECK_INT(r.dr_events_met, 1);
+    CHECK_INT(r.jobs_paused_hold, 1);
+    CHECK_INT(r.hold_pauses, 1);
+    /* reported instead: capping alone, both at their floors, 3,780 W through the event */
+    sc.over_limit_report = true;
+    if (run(t, &sc, "equal", &r, j))
+        return;
+    CHECK_INT(r.dr_events_missed, 1);
+    CHECK_NEAR(r.dr_worst_excess_w, 280, 1e-6);
+    CHECK_INT(r.jobs_paused_hold, 0);
 }

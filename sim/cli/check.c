@@ -32,7 +32,7 @@ const char pfs_cli_check_help[] =
     "             it such a scenario is refused, unloaded: checking runs no code)\n";
 
 struct warning {
-    char text[300];
+    char text[420];
 };
 
 /* Event e's lowest absolute target (facility W), or 0 where a level of it is a cut (a cut is
@@ -178,9 +178,14 @@ pfs_cli_check(int argc, char **argv)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "the cap of %.4g MW is below the capping floor of %.4g MW (every GPU busy at its "
                  "lowest limit): capping alone holds it with at most %ld of the %ld GPUs busy; "
-                 "pfisim does not yet hold a limit by holding jobs back or pausing them, so a run "
-                 "with more busy goes over it (run reports the peak)",
-                 sc->base_cap_w / 1e6, floor_w / 1e6, busy_most, total_gpus);
+                 "%s",
+                 sc->base_cap_w / 1e6, floor_w / 1e6, busy_most, total_gpus,
+                 sc->over_limit_report
+                     ? "control.over_limit = \"report\": a run with more busy goes over it, and "
+                       "run counts the minutes over (cap_minutes_over)"
+                     : "control.over_limit = \"hold\": jobs start only while their floors fit "
+                       "under it, and running ones are paused when a limit falls (run counts "
+                       "them: jobs_held_back, jobs_paused_hold)");
     for (size_t k = 0; k < sc->n_dr && n_warn < 6; k++) {
         const struct pfs_dr_event *e = &sc->dr[k];
         double level = e->target_w > 0 ? e->target_w : (1 - e->cut_frac) * peak_w;
@@ -191,6 +196,16 @@ pfs_cli_check(int argc, char **argv)
             snprintf(warn[n_warn++].text, sizeof warn[0].text,
                      "event %zu asks for %.4g MW, at or below the idle draw of %.4g MW", k + 1,
                      level / 1e6, idle_w / 1e6);
+        else if (lowest_target(e) < floor_w && lowest_target(e) > idle_w)
+            snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                     "event %zu asks for as little as %.4g MW, below the capping floor of %.4g MW "
+                     "(every GPU busy at its lowest limit): %s",
+                     k + 1, lowest_target(e) / 1e6, floor_w / 1e6,
+                     sc->over_limit_report
+                         ? "control.over_limit = \"report\": with more busy than capping can "
+                           "hold, its minutes over count as missed"
+                         : "control.over_limit = \"hold\": with more busy than capping can hold, "
+                           "jobs are paused and held back for it");
         else if (lowest_target(e) >= peak_w)
             snprintf(warn[n_warn++].text, sizeof warn[0].text,
                      "event %zu asks for no less than %.4g MW, at or above the most the facility "
