@@ -578,7 +578,9 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
                            "tier_violations, jobs_submitted, jobs_started, jobs_finished, "
                            "events, gap_recovered, dr_events, dr_events_met, dr_events_missed, "
                            "dr_events_uncappable, cap_w, peak_facility_w, p99_facility_w, "
-                           "cap_binding_h FROM summary JOIN run ON run.id = run_id "
+                           "cap_binding_h, cap_minutes_over, cap_worst_excess_w, "
+                           "jobs_held_back, held_back_wait_h, jobs_paused_hold FROM summary "
+                           "JOIN run ON run.id = run_id "
                            "JOIN scenario ON scenario.id = run.scenario_id "
                            "WHERE hash = ? AND policy = ? AND seed = ?",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -588,9 +590,9 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
         sqlite3_bind_text(q, 2, policy, -1, SQLITE_STATIC);
         sqlite3_bind_int64(q, 3, (sqlite3_int64)sc->seed);
         if (sqlite3_step(q) == SQLITE_ROW) {
-            double v[22];
+            double v[27];
 
-            for (int i = 0; i < 22; i++)
+            for (int i = 0; i < 27; i++)
                 v[i] = sqlite3_column_type(q, i) == SQLITE_NULL ? (double)NAN
                                                                 : sqlite3_column_double(q, i);
             pfs__strlcpy(out->policy, policy, sizeof out->policy);
@@ -616,6 +618,11 @@ pfs_store_get_summary(struct pfs_store *st, const struct pfs_scenario *sc, const
             out->peak_facility_w = v[19];
             out->p99_facility_w = v[20];
             out->cap_binding_h = v[21];
+            out->cap_minutes_over = v[22];
+            out->cap_worst_excess_w = v[23];
+            out->jobs_held_back = isnan(v[24]) ? 0 : (size_t)v[24];
+            out->held_back_wait_h = v[25];
+            out->jobs_paused_hold = isnan(v[26]) ? 0 : (size_t)v[26];
             *found = true;
         }
     }

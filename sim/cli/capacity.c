@@ -32,14 +32,16 @@
 const char pfs_cli_capacity_help[] =
     "usage: pfisim capacity SCENARIO.cfg --gpus LIST [--dr-per-year N] [--seeds LIST]\n"
     "                       [--policy NAME[,NAME...]] [--days D] [--db FILE] [-j N]\n"
-    "                       [--plot FILE.png|svg|pdf]\n"
+    "                       [--max-floors PCT] [--csv | --json] [--plot FILE.png|svg|pdf]\n"
     "\n"
     "How many GPUs fit behind the scenario's cap: it runs the scenario at each GPU count\n"
     "(a sweep), with and without DR, and prints per size and policy the tokens a day,\n"
-    "the share of DR event minutes over target, the tier floors broken, the peak over the\n"
-    "cap, and per policy the size with the most tokens a day among those that stay under the\n"
-    "cap and meet every DR target (at most 1% of event minutes over, under every seed) and\n"
-    "the largest that does (docs/results.md).\n"
+    "the share of DR event minutes over target, the share of jobs below their tier's floor,\n"
+    "the peak over the cap and why a size fails; and per policy the size with the most\n"
+    "tokens a day among those that hold the cap (no minute over it), meet every DR target\n"
+    "(at most 1% of event minutes over) and keep the floors (at most --max-floors of the\n"
+    "jobs started below their tier's floor), under every seed, and the largest that does\n"
+    "(docs/results.md). The scenario's control.over_limit rule applies: held by default.\n"
     "\n"
     "  --gpus LIST        GPU counts: A..B:STEP or A,B,C (at most 64, distinct)\n"
     "  --dr-per-year N    also with N events a year from the scenario's dr_generator (and\n"
@@ -49,6 +51,10 @@ const char pfs_cli_capacity_help[] =
     "  --days D           as pfisim run --days\n"
     "  --db FILE          keep the runs (and --resume them later with pfisim sweep)\n"
     "  -j, --jobs N       simulations at once (default: the CPUs online)\n"
+    "  --max-floors PCT   the most jobs (% of those started) below their tier's floor a size\n"
+    "                     may have (default 1)\n"
+    "  --csv              one row per DR frequency, size and policy, shares as fractions\n"
+    "  --json             those rows and each policy's answer\n"
     "  --plot FILE        the figure: tokens a day against GPUs\n"
     "  --allow-plugins    load the libraries the scenario's policy_libs names (their code\n"
     "                     runs); without it such a scenario is refused\n";
@@ -76,11 +82,14 @@ cfg_float(double v, char buf[40])
 /* One cell: a (DR frequency, size, policy) over the seeds. */
 struct cell {
     double tokens_day_sum, tokens_day_min, tokens_day_max;
-    double worst_over;  /* the largest share of event minutes over target, over the seeds */
-    double worst_peak;  /* the highest peak over the standing cap, as a share of it (0: held) */
-    double floors_frac; /* tier floors broken / jobs started, summed over seeds */
-    size_t n;           /* seeds found */
-    size_t events;      /* DR events in the run (the first seed's) */
+    double worst_over;   /* the largest share of event minutes over target, over the seeds */
+    double worst_peak;   /* the highest peak over the standing cap, as a share of it (0: held) */
+    double cap_minutes;  /* the most minutes over the standing cap, over the seeds */
+    double floors_frac;  /* tier floors broken / jobs started, summed over seeds */
+    double worst_floors; /* the largest share of jobs below their tier's floor, over the seeds */
+    double held_back;    /* jobs admission by power held back, summed over seeds */
+    size_t n;            /* seeds found */
+    size_t events;       /* DR events in the run (the first seed's) */
 };
 
 /* Event minutes of a scenario's DR events inside the run (start to end plus ramp up). */
@@ -102,19 +111,42 @@ meets_dr(const struct cell *c)
 }
 
 /* Whether the facility stayed under its standing cap under every seed: a feed it draws above
- * is not met, whatever DR did (the breaker trips; issue 56). The engine does not yet hold a
- * cap by holding jobs back or pausing them, so a size whose floor lies above the cap runs
- * over it, and is not counted. */
+ * is not met, whatever DR did (the breaker trips; issue 56): no minute over it, no peak above
+ * it. The engine holds a cap by holding jobs back and pausing them (control.over_limit =
+ * "hold"); under "report", or where the GPUs' idle draw alone is above it, it is exceeded. */
 static bool
 meets_cap(const struct cell *c)
 {
-    return c->n > 0 && !(c->worst_peak > 1e-9);
+    return c->n > 0 && !(c->worst_peak > 1e-9) && !(c->cap_minutes > 0);
+}
+
+/* Whether, under every seed, at most max_floors of the jobs started broke their tier's floor
+ * (--max-floors, 1% by default): a size whose power is so short that its jobs run below the
+ * slowdown their tier promises is not one a planner can sell. */
+static bool
+meets_floors(const struct cell *c, double max_floors)
+{
+    return c->n > 0 && c->worst_floors <= max_floors;
 }
 
 static bool
-meets(const struct cell *c)
+meets(const struct cell *c, double max_floors)
 {
-    return meets_dr(c) && meets_cap(c);
+    return meets_dr(c) && meets_cap(c) && meets_floors(c, max_floors);
+}
+
+/* Why a size fails, "cap", "DR", "floors" joined by '+', or "-" where it meets all. */
+static const char *
+fails(const struct cell *c, double max_floors, char buf[32])
+{
+    buf[0] = 0;
+    if (!meets_cap(c))
+        strcat(buf, "cap");
+    if (!meets_dr(c))
+        strcat(strcat(buf, buf[0] ? "+" : ""), "DR");
+    if (!meets_floors(c, max_floors))
+        strcat(strcat(buf, buf[0] ? "+" : ""), "floors");
+    return buf[0] ? buf : "-";
 }
 
 /* A sweep file's opening, named name, on the scenario at cfg (its quotes and backslashes
@@ -157,6 +189,107 @@ drawn_events(const char *dir, const char *cfg, double per_year, double days,
     return rc;
 }
 
+/* Policy k's answer over one DR frequency's cells (sizes x policies): the size with the
+ * most tokens a day among those that meet every criterion, and the largest such (-1: none). */
+static void
+answer(const struct cell *cells, size_t n_pol, size_t k, const long *sizes, size_t n_sizes,
+       double max_floors, long *best, double *best_tpd, long *largest)
+{
+    for (size_t s = 0; s < n_sizes; s++) {
+        const struct cell *cl = &cells[s * n_pol + k];
+
+        if (!meets(cl, max_floors))
+            continue;
+        if (sizes[s] > *largest)
+            *largest = sizes[s];
+        if (cl->tokens_day_sum / (double)cl->n > *best_tpd) {
+            *best_tpd = cl->tokens_day_sum / (double)cl->n;
+            *best = sizes[s];
+        }
+    }
+}
+
+/* --csv (format 'c'): one row per DR frequency, size and policy; --json ('j'): those rows and
+ * each policy's answer per DR frequency. Shares are fractions, not percentages; the DR
+ * frequency is empty (null) for the scenario's own events. */
+static void
+print_machine(int format, const struct cell *cells, size_t n_freq, double per_year,
+              const long *sizes, size_t n_sizes, const struct pfs_sweep *sw, double max_floors)
+{
+    size_t n_pol = pfs_sweep_n_policies(sw);
+    bool first = true;
+
+    if (format == 'c')
+        printf("dr_per_year,gpus,policy,seeds,tokens_day,tokens_day_min,tokens_day_max,events,"
+               "dr_minutes_over_share,floors_share,over_cap_share,cap_minutes_over,"
+               "jobs_held_back,meets,fails\n");
+    else
+        printf("{\n  \"max_floors\": %.17g,\n  \"sizes\": [", max_floors);
+    for (size_t f = 0; f < n_freq; f++)
+        for (size_t s = 0; s < n_sizes; s++)
+            for (size_t k = 0; k < n_pol; k++) {
+                const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+                char why[32], fq[40];
+                double n;
+
+                if (!cl->n)
+                    continue;
+                n = (double)cl->n;
+                if (n_freq == 1)
+                    snprintf(fq, sizeof fq, "%s", format == 'c' ? "" : "null");
+                else
+                    snprintf(fq, sizeof fq, "%.17g", f ? per_year : 0.0);
+                if (format == 'c')
+                    printf("%s,%ld,%s,%zu,%.6e,%.6e,%.6e,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s\n", fq,
+                           sizes[s], pfs_sweep_policy(sw, k), cl->n, cl->tokens_day_sum / n,
+                           cl->tokens_day_min, cl->tokens_day_max, cl->events, cl->worst_over,
+                           cl->worst_floors, fmax(cl->worst_peak, 0), cl->cap_minutes,
+                           cl->held_back / n, meets(cl, max_floors) ? "yes" : "no",
+                           fails(cl, max_floors, why));
+                else
+                    printf("%s\n    {\"dr_per_year\": %s, \"gpus\": %ld, \"policy\": \"%s\", "
+                           "\"seeds\": %zu, \"tokens_day\": %.17g, \"tokens_day_min\": %.17g, "
+                           "\"tokens_day_max\": %.17g, \"events\": %zu, "
+                           "\"dr_minutes_over_share\": %.17g, \"floors_share\": %.17g, "
+                           "\"over_cap_share\": %.17g, \"cap_minutes_over\": %.17g, "
+                           "\"jobs_held_back\": %.17g, \"meets\": %s, \"fails\": \"%s\"}",
+                           first ? "" : ",", fq, sizes[s], pfs_sweep_policy(sw, k), cl->n,
+                           cl->tokens_day_sum / n, cl->tokens_day_min, cl->tokens_day_max,
+                           cl->events, cl->worst_over, cl->worst_floors, fmax(cl->worst_peak, 0),
+                           cl->cap_minutes, cl->held_back / n,
+                           meets(cl, max_floors) ? "true" : "false", fails(cl, max_floors, why));
+                first = false;
+            }
+    if (format == 'c')
+        return;
+    printf("\n  ],\n  \"answers\": [");
+    first = true;
+    for (size_t f = 0; f < n_freq; f++)
+        for (size_t k = 0; k < n_pol; k++) {
+            long best = -1, largest = -1;
+            double best_tpd = -HUGE_VAL;
+            char fq[40];
+
+            answer(cells + f * n_sizes * n_pol, n_pol, k, sizes, n_sizes, max_floors, &best,
+                   &best_tpd, &largest);
+            if (n_freq == 1)
+                snprintf(fq, sizeof fq, "null");
+            else
+                snprintf(fq, sizeof fq, "%.17g", f ? per_year : 0.0);
+            printf("%s\n    {\"dr_per_year\": %s, \"policy\": \"%s\", ", first ? "" : ",", fq,
+                   pfs_sweep_policy(sw, k));
+            if (best < 0)
+                printf("\"most_tokens_gpus\": null, \"most_tokens_day\": null, "
+                       "\"largest_gpus\": null}");
+            else
+                printf("\"most_tokens_gpus\": %ld, \"most_tokens_day\": %.17g, "
+                       "\"largest_gpus\": %ld}",
+                       best, best_tpd, largest);
+            first = false;
+        }
+    printf("\n  ]\n}\n");
+}
+
 int
 pfs_cli_capacity(int argc, char **argv)
 {
@@ -168,13 +301,17 @@ pfs_cli_capacity(int argc, char **argv)
                                          {"db", required_argument, 0, 'D'},
                                          {"plot", required_argument, 0, 'P'},
                                          {"jobs", required_argument, 0, 'j'},
+                                         {"max-floors", required_argument, 0, 'F'},
+                                         {"csv", no_argument, 0, 'c'},
+                                         {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
                                          PFS_CLI_ALLOW_OPTION,
                                          {0, 0, 0, 0}};
     long sizes[MAX_SIZES], seeds[PFS_MAX_SEEDS];
     size_t n_sizes = 0, n_seeds = 0, n_freq = 1, n_pol;
     const char *policy_list = NULL, *db_path = NULL, *plot = NULL;
-    double per_year = NAN, days = NAN;
+    double per_year = NAN, days = NAN, max_floors = 0.01;
+    int format = 0; /* 'c' --csv, 'j' --json, 0 the table */
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     char tmp_dir[] = "/tmp/pfisim-capacity-XXXXXX", sweep_path[600], tmp_db[600], abs_cfg[4096];
     struct pfs_scenario *sc = malloc(sizeof *sc);
@@ -221,6 +358,25 @@ pfs_cli_capacity(int argc, char **argv)
             break;
         case 'D':
             db_path = optarg;
+            break;
+        case 'F':
+            if (!pfs__parse_double(optarg, &max_floors) ||
+                !(max_floors >= 0 && max_floors <= 100)) {
+                free(sc);
+                return pfs_cli_usage("capacity",
+                                     "--max-floors takes a percentage, 0 to 100, got "
+                                     "'%s'",
+                                     optarg);
+            }
+            max_floors /= 100;
+            break;
+        case 'c':
+        case 'J':
+            if (format) {
+                free(sc);
+                return pfs_cli_usage("capacity", "%s", "give --csv or --json, not both");
+            }
+            format = c == 'c' ? 'c' : 'j';
             break;
         case 0x1004:
             pfs_policy_allow_scenario_libs(true);
@@ -415,63 +571,68 @@ pfs_cli_capacity(int argc, char **argv)
             cl->worst_over = fmax(cl->worst_over, over);
             if (r.cap_w > 0)
                 cl->worst_peak = fmax(cl->worst_peak, r.peak_facility_w / r.cap_w - 1);
-            cl->floors_frac +=
-                r.jobs_started ? (double)r.tier_violations / (double)r.jobs_started : 0;
+            if (r.cap_w > 0 && r.cap_minutes_over > 0)
+                cl->cap_minutes = fmax(cl->cap_minutes, r.cap_minutes_over);
+            {
+                double fl = r.jobs_started ? (double)r.tier_violations / (double)r.jobs_started : 0;
+
+                cl->floors_frac += fl;
+                cl->worst_floors = fmax(cl->worst_floors, fl);
+            }
+            cl->held_back += (double)r.jobs_held_back;
             cl->n++;
         }
     }
     if (rc)
         goto out;
 
-    for (size_t f = 0; f < n_freq; f++) {
-        if (n_freq == 1)
-            printf("the scenario's own DR events\n");
-        else if (f == 0)
-            printf("no DR events drawn (dr_generator.per_year = 0)\n");
-        else
-            printf("\n%.4g DR events a year drawn by the scenario's dr_generator\n", per_year);
-        /* (under 100 columns: a planner reads it in a terminal) */
-        printf("%8s %-14s %11s %21s %6s %9s %7s %9s\n", "GPUs", "policy", "tokens/day",
-               "(seeds' range)", "events", "min over", "floors", "over cap");
-        for (size_t s = 0; s < n_sizes; s++)
-            for (size_t k = 0; k < n_pol; k++) {
-                const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
-
-                if (!cl->n)
-                    continue;
-                printf("%8ld %-14s %11.4g %9.4g..%-10.4g %6zu %7.2f%%%s %6.1f%% %8.2f%%%s\n",
-                       sizes[s], pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
-                       cl->tokens_day_min, cl->tokens_day_max, cl->events, 100 * cl->worst_over,
-                       meets_dr(cl) ? " " : "*", 100 * cl->floors_frac / (double)cl->n,
-                       100 * fmax(cl->worst_peak, 0), meets_cap(cl) ? "" : "+");
-            }
-        for (size_t k = 0; k < n_pol; k++) {
-            long best = -1, largest = -1;
-            double best_tpd = -HUGE_VAL;
-
-            for (size_t s = 0; s < n_sizes; s++) {
-                const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
-
-                if (!meets(cl))
-                    continue;
-                if (sizes[s] > largest)
-                    largest = sizes[s];
-                if (cl->tokens_day_sum / (double)cl->n > best_tpd) {
-                    best_tpd = cl->tokens_day_sum / (double)cl->n;
-                    best = sizes[s];
-                }
-            }
-            if (best < 0)
-                printf("%s: no size holds the cap and every DR target\n", pfs_sweep_policy(sw, k));
+    if (format == 'c' || format == 'j') {
+        print_machine(format, cells, n_freq, per_year, sizes, n_sizes, sw, max_floors);
+    } else {
+        for (size_t f = 0; f < n_freq; f++) {
+            if (n_freq == 1)
+                printf("the scenario's own DR events\n");
+            else if (f == 0)
+                printf("no DR events drawn (dr_generator.per_year = 0)\n");
             else
-                printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest holding the cap "
-                       "and DR: %ld\n",
-                       pfs_sweep_policy(sw, k), best, best_tpd, largest);
+                printf("\n%.4g DR events a year drawn by the scenario's dr_generator\n", per_year);
+            /* (under 100 columns: a planner reads it in a terminal) */
+            printf("%7s %-12s %10s %20s %6s %8s %7s %8s %-10s\n", "GPUs", "policy", "tokens/day",
+                   "(seeds' range)", "events", "min over", "floors", "over cap", "fails");
+            for (size_t s = 0; s < n_sizes; s++)
+                for (size_t k = 0; k < n_pol; k++) {
+                    const struct cell *cl = &cells[(f * n_sizes + s) * n_pol + k];
+                    char why[32];
+
+                    if (!cl->n)
+                        continue;
+                    printf("%7ld %-12s %10.4g %9.4g..%-9.4g %6zu %7.2f%% %6.1f%% %7.2f%% %-10s\n",
+                           sizes[s], pfs_sweep_policy(sw, k), cl->tokens_day_sum / (double)cl->n,
+                           cl->tokens_day_min, cl->tokens_day_max, cl->events, 100 * cl->worst_over,
+                           100 * cl->worst_floors, 100 * fmax(cl->worst_peak, 0),
+                           fails(cl, max_floors, why));
+                }
+            for (size_t k = 0; k < n_pol; k++) {
+                long best = -1, largest = -1;
+                double best_tpd = -HUGE_VAL;
+
+                answer(cells + f * n_sizes * n_pol, n_pol, k, sizes, n_sizes, max_floors, &best,
+                       &best_tpd, &largest);
+                if (best < 0)
+                    printf("%s: no size holds the cap, every DR target and the floors\n",
+                           pfs_sweep_policy(sw, k));
+                else
+                    printf("%s: the most tokens a day at %ld GPUs (%.4g); the largest holding "
+                           "the cap and DR: %ld\n",
+                           pfs_sweep_policy(sw, k), best, best_tpd, largest);
+            }
         }
+        printf("fails: cap: the facility drew above its cap in some minute under some seed; DR: "
+               "more\n  than 1%% of DR event minutes over target under some seed; floors: more "
+               "than %.3g%% of\n  the jobs started broke their tier's floor under some seed "
+               "(--max-floors)\n",
+               100 * max_floors);
     }
-    printf("* more than 1%% of DR event minutes over target under some seed: does not meet DR\n");
-    printf("+ the facility drew above its cap in some minute under some seed: does not meet "
-           "it\n");
 
     if (plot) {
         struct pfs_series *series = calloc(n_freq * n_pol, sizeof *series);
