@@ -535,9 +535,9 @@ test_capacity_command(struct test *t)
     CHECK_INT(test_run(t, args, &run, &err), 0);
     free(err);
     {
-        const char *row = strstr(run, "\npfi,"), *cell = strstr(out, "     384 pfi ");
+        const char *row = strstr(run, "\npfi,"), *cell = strstr(out, "    384 pfi ");
         double tokens = row ? strtod(row + 5, NULL) : (double)NAN;
-        double per_day = cell ? strtod(cell + 13, NULL) : (double)NAN;
+        double per_day = cell ? strtod(cell + 12, NULL) : (double)NAN;
 
         CHECK(row && cell);
         CHECK_NEAR(per_day / tokens, 1, 1e-3); /* one day: tokens a day are its tokens */
