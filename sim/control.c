@@ -697,6 +697,28 @@ hold_decide(struct sim *s, double gpu_budget, double *committed, struct pfs_diag
     return 0;
 }
 
+/* The policy's pause_rank of every running job, per slot (pfs__pause_hold asks for it only
+ * when it pauses or resumes): NULL where the policy gives none or without memory (the
+ * engine's order then). */
+static const double *
+hold_rank(struct sim *s)
+{
+    struct pfs_alloc_view v;
+    double *g;
+
+    if (!s->policy->pause_rank)
+        return NULL;
+    if (!(g = realloc(s->h_rank, (s->n_running + 1) * sizeof *g)))
+        return NULL;
+    s->h_rank = g;
+    for (size_t r = 0; r < s->n_running; r++)
+        g[r] = NAN;
+    views_fill(s);
+    v = alloc_view(s, 0);
+    s->policy->pause_rank(&v, g);
+    return g;
+}
+
 int
 pfs__control_step(struct sim *s)
 {
@@ -777,7 +799,7 @@ pfs__control_step(struct sim *s)
         double held_w = 0;
 
         /* Holding the limit: where capping alone cannot, jobs held paused */
-        if (!s->sc->over_limit_report && (rc = pfs__pause_hold(s, fac, NULL, &held_w)))
+        if (!s->sc->over_limit_report && (rc = pfs__pause_hold(s, fac, hold_rank, &held_w)))
             return pfs__diag_set(s->diag, rc, NULL, 0, 0, NULL, "out of memory");
         gpu_budget = fac / s->sc->pue - s->in->other_w - pfs__power_free_idle_w(s);
         until = pfs__dr_limit_lifts(s, t);

@@ -310,6 +310,7 @@ struct sim {
     struct pfs_pwl *h_hull, *h_power;
     size_t *h_slot, h_cap;
     struct pfs_truth h_truth;
+    double *h_rank; /* the policy's pause_rank per slot (hold_rank) */
     /* the planner's summary */
     struct fin *fin;  /* reserve()'s scratch (the reference scheduler): every running job */
     double *minute_w; /* every minute's mean facility power */
@@ -503,7 +504,8 @@ int pfs__pause_transition_rec(struct sim *s, size_t j, struct job *jb, double ca
                               int active);
 int pfs__pause_transition(struct sim *s, size_t j, double cap, double pause, int active);
 int pfs__pause_apply(struct sim *s, uint32_t round);
-int pfs__pause_hold(struct sim *s, double limit_w, const double *rank, double *held_w);
+int pfs__pause_hold(struct sim *s, double limit_w, const double *(*rank)(struct sim *s),
+                    double *held_w);
 void pfs__pause_hold_off(struct sim *s);
 
 /* sim/control.c */

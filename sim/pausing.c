@@ -301,13 +301,14 @@ hold_set(struct sim *s, struct job *jb, bool held)
  * decided now has taken effect, its checkpoint written), jobs are held paused, in the
  * order of cmp_hold, until the floor of the rest and the idle draw of those held fit;
  * where it fits with room, held jobs resume, in the reverse order, while each fits. rank:
- * per slot, the policy's order (NULL: none). Sets *held_w to what the held jobs' GPUs draw
- * (idle): the caller's policy budget plans them at their lowest limit instead. Returns 0
- * or PFS_ENOMEM. */
+ * asked only then, the policy's order per slot (it returns NULL: none, or no memory). Sets
+ * *held_w to what the held jobs' GPUs draw (idle). Returns 0 or PFS_ENOMEM. */
 int
-pfs__pause_hold(struct sim *s, double limit_w, const double *rank, double *held_w)
+pfs__pause_hold(struct sim *s, double limit_w, const double *(*rank_of)(struct sim *s),
+                double *held_w)
 {
     double room = limit_w / s->sc->pue - s->in->other_w - pfs__power_free_idle_w(s), floor_w = 0;
+    const double *rank;
     struct hcand *g;
     size_t m = 0;
 
@@ -317,6 +318,7 @@ pfs__pause_hold(struct sim *s, double limit_w, const double *rank, double *held_
     if (!(g = pfs__grow(s->hc, &s->hc_cap, s->n_running, sizeof *s->hc, 64)))
         return PFS_ENOMEM;
     s->hc = g;
+    rank = rank_of ? rank_of(s) : NULL;
     for (size_t r = 0; r < s->n_running; r++) {
         size_t j = s->running[r];
         const struct job *jb = job_rec(s, j);

@@ -8,6 +8,34 @@
  */
 #include "engine.h"
 
+/* The facility's draw until the decisions in flight have landed, at most: each running job
+ * at the larger of its draw now and its draw under its latest decision (now_w itself where
+ * no decision with entries is in flight). A start under the feed compares its own draw with
+ * the room this leaves, not with the room now: a decision made before it, landing, would
+ * lift the others into the room it took. O(running jobs), and only then. */
+static double
+pending_w(struct sim *s, double now_w)
+{
+    double w = 0;
+    bool any = false;
+
+    for (size_t b = s->bq_head; b < s->bq_head + s->bq_len && !any; b++)
+        any = s->bq[b].n > 0;
+    if (!any)
+        return now_w;
+    for (size_t r = 0; r < s->n_running; r++) {
+        struct job *jb = job_rec(s, s->running[r]);
+        const struct slot_info *si = &s->si[r];
+        double env, power, d;
+
+        pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), si->cap, &env, &power);
+        d = pfs__power_draw_of(power, pfs__power_rec_gpu(s, jb)->idle_w, si->pause, si->active,
+                               jb->n_gpus);
+        w += d > jb->gpu_w ? d : jb->gpu_w;
+    }
+    return s->sc->pue * (w + pfs__power_free_idle_w(s) + s->in->other_w);
+}
+
 int
 pfs__sched_start_job(struct sim *s, size_t j, size_t p)
 {
@@ -40,23 +68,31 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
     jb->ord_in = NAN; /* (into the finish order at the next order_flush) */
     /* Under a limit, a job whose GPUs at full draw would not fit starts at the floor cap
      * until the policy's decision on it takes effect (a launcher's safe start), rather than
-     * overrunning the limit for the actuation delay. Holding a limit that lies below the
-     * capping floor at full occupancy, one whose floor does not fit either (the others' caps
-     * use the room admission found for it) waits at idle for that decision: its launch.
-     * (Above that floor, where capping alone holds the limit, starts are as they were: the
-     * same bytes, and an overrun of the actuation delay at most, which the minute's mean
-     * absorbs or the compliance counts: docs/scenarios.md.) */
+     * overrunning the limit for the actuation delay. Holding a limit, the job waits at idle,
+     * with no progress, for the decision that makes room for it (its launch) where it does
+     * not fit: under the standing cap, the feed, where its draw at that cap does not fit
+     * beside the others' draw until the decisions in flight have landed (pending_w); under a
+     * DR target, settled in minute means, where the target lies below the capping floor at
+     * full occupancy and its floor does not fit now. Where nothing would go over, starts are
+     * as they were (docs/scenarios.md, "Limits that hold"). */
     {
-        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w;
+        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w = 0, start_w;
+        bool feed = s->sc->base_cap_w > 0 && lim >= s->sc->base_cap_w;
 
         if (isfinite(lim) && (now_w = pfs__power_facility_w(s)) +
                                      s->sc->pue * jb->n_gpus * (g->max_limit_w - g->idle_w) >
-                                 lim) {
+                                 lim)
             jb->cap_w = g->min_limit_w;
-            if (!s->sc->over_limit_report && s->sc->actuation_s > 0 && lim < s->full_floor_w &&
-                now_w + s->sc->pue * jb->n_gpus *
-                            (s->in->curves[jb->curve].floor_w[p] - g->idle_w) >
-                    lim * (1 + 1e-12))
+        if (isfinite(lim) && !s->sc->over_limit_report && s->sc->actuation_s > 0) {
+            double env, power;
+
+            pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), jb->cap_w, &env, &power);
+            start_w = s->sc->pue * jb->n_gpus * (power - g->idle_w);
+            if (feed ? pending_w(s, now_w) + start_w > lim * (1 + 1e-12)
+                     : lim < s->full_floor_w &&
+                           now_w + s->sc->pue * jb->n_gpus *
+                                       (s->in->curves[jb->curve].floor_w[p] - g->idle_w) >
+                               lim * (1 + 1e-12))
                 jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
         }
     }

@@ -623,6 +623,7 @@ out:
     free(s.h_hull);
     free(s.h_power);
     free(s.h_slot);
+    free(s.h_rank);
     pfs__heap_fini(&s.heap);
     pfs__fheap_fini(&s.fh);
     free(s.dq);

@@ -221,6 +221,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_sim_dr_summary)                                                                         \
     X(test_sim_hold_admission)                                                                     \
     X(test_sim_hold_pause)                                                                         \
+    X(test_sim_hold_pause_rank)                                                                    \
     X(test_trust_alloc_edges)                                                                      \
     X(test_trust_unread_settings)                                                                  \
     X(test_trust_options_ignored)                                                                  \

@@ -52,6 +52,29 @@ test_limits_check_says(struct test *t)
     CHECK(strstr(out, want) != NULL);
     if (!strstr(out, want))
         fprintf(stderr, "  wanted: %s\n  got: %s", want, out);
+    CHECK(strstr(out, "control.over_limit = \"hold\": jobs start only while their floors fit") !=
+          NULL);
+    free(out);
+    free(err);
+    /* the rule named is the scenario's */
+    cfg = test_write(t, 1, "h200r.cfg",
+                     "scenario = { name = \"h200-1.6MW\"; duration_days = 1.0;\n"
+                     "  facility = { gpu = \"h200-sxm\"; gpus = 4096; cap_w = \"1.6 MW\"; };\n"
+                     "  control = { over_limit = \"report\"; }; dr_events = (); };\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "control.over_limit = \"report\": a run with more busy goes over it") !=
+          NULL);
+    free(out);
+    free(err);
+    /* a rule it does not know: the file, its line and the setting named */
+    cfg = test_write(t, 2, "bad.cfg",
+                     "scenario = { name = \"x\"; duration_days = 1.0;\n"
+                     "  control = { over_limit = \"soft\"; }; dr_events = (); };\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK(test_run(t, args, &out, &err) != 0);
+    CHECK(strstr(err, "bad.cfg:2") != NULL && strstr(err, "scenario.control.over_limit") != NULL &&
+          strstr(err, "expected \"hold\" or \"report\"") != NULL);
     free(out);
     free(err);
     /* the default scenario's cap is held by capping: no such warning */
@@ -216,7 +239,7 @@ test_limits_capacity_feed(struct test *t)
     big = test_write(t, 0, "h100-5120.cfg", text);
     snprintf(args, sizeof args, "capacity %s --gpus 2560,5120 --policy equal", cfg);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "the largest holding the cap and DR: 5120") == NULL);
+    CHECK(strstr(out, "the largest meeting all three: 5120") == NULL);
     CHECK(strstr(out, "at 5120 GPUs") == NULL);
     {
         const char *row = strstr(out, "\n   5120 equal ");

@@ -2640,3 +2640,62 @@ test_sim_hold_pause(struct test *t)
     CHECK_NEAR(r.dr_worst_excess_w, 280, 1e-6);
     CHECK_INT(r.jobs_paused_hold, 0);
 }
+
+/* A policy's pause_rank orders the hold's pauses: test_sim_hold_pause with a policy (equal's
+ * level, allocated by pfs_policy_level) that ranks job a to be paused first. a is paused
+ * now, b capped: their tokens swap. */
+static int
+rank_a_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+                struct pfs_diag *diag)
+{
+    double lo[8], hi[8];
+
+    (void)state;
+    if (v->n_jobs > 8)
+        return pfs_policy_fail(diag, PFS_EINVAL, "at most 8 jobs");
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        lo[i] = v->jobs[i].min_w;
+        hi[i] = v->jobs[i].max_w;
+    }
+    return pfs_policy_level("pause-a-first", v->jobs, v->n_jobs, lo, hi, v->budget_w, out, diag);
+}
+
+static void
+rank_a(const struct pfs_alloc_view *v, double *rank)
+{
+    for (size_t i = 0; i < v->n_jobs; i++)
+        rank[i] = strcmp(v->jobs[i].job_id, "a") == 0 ? 0 : 1;
+}
+
+void
+test_sim_hold_pause_rank(struct test *t)
+{
+    static const struct pfs_policy_ops ops = {.name = "pause-a-first",
+                                              .summary = "equal's level; pauses job a first",
+                                              .allocate = rank_a_allocate,
+                                              .pause_rank = rank_a};
+    static const struct pfs_policy_ops *const list[] = {&ops};
+    struct pfs_scenario sc;
+    struct pfs_run_result r;
+    struct pfs_job_result j[2];
+    struct pfs_diag d = {0};
+    double rate = 1340.0 / 3;
+
+    if (!pfs_sim_policy_find("pause-a-first", NULL))
+        CHECK_INT(pfs__policy_add(list, 1, "test_sim.c", &d), 0);
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,10000000,100000,firm\n"
+          "b,0,c1,4,10000000,100000,firm\n",
+          &sc);
+    sc.checkpoint_s = 60;
+    sc.n_dr = 1;
+    sc.dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3500, .notice_s = INFINITY};
+    if (run(t, &sc, "pause-a-first", &r, j))
+        return;
+    CHECK_NEAR(j[1].tokens_done, 800 * 900.0 + rate * 4100 + 800 * 2200.0, 1e-3);
+    CHECK_NEAR(j[0].tokens_done, 800 * 900.0 + 800 * (7200 - 5120.0), 1e-3);
+    CHECK_INT(r.jobs_paused_hold, 1);
+    CHECK_NEAR(r.dr_minutes_over, 0, 0);
+}

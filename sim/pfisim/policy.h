@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 /* The policy ABI this header describes. */
-#define PFS_POLICY_ABI 1
+#define PFS_POLICY_ABI 2
 
 /* ---------------------------------------------------------------------------------------
  * Errors
@@ -210,6 +210,12 @@ typedef int (*pfs_policy_allocate_fn)(void *state, const struct pfs_alloc_view *
                                       struct pfs_alloc_decision *out, struct pfs_diag *diag);
 typedef void (*pfs_policy_observe_fn)(void *state, const struct pfs_telemetry *t);
 typedef void (*pfs_policy_fini_fn)(void *state);
+/* The order in which the engine pauses whole jobs to hold a limit capping cannot hold
+ * (control.over_limit = "hold", docs/scenarios.md): rank[i] for view->jobs[i], the lowest
+ * paused first and resumed last (ties, and NaN, in the engine's own order: the most
+ * tolerant tier, then the latest started, then the highest index). The view's budget is 0:
+ * it ranks, it does not allocate. */
+typedef void (*pfs_policy_pause_rank_fn)(const struct pfs_alloc_view *view, double *rank);
 
 /* For every decision the core zeroes state_size bytes of private state, calls init (when
  * given), allocate with out[i] preset to each job's top cap and no pause, then fini; the
@@ -224,9 +230,11 @@ struct pfs_policy_ops {
                               * on nothing it remembers: the simulator may reuse a decision when
                               * none of that changed (pfisim policy-check checks the claim) */
     pfs_policy_init_fn init; /* optional */
-    pfs_policy_allocate_fn allocate; /* required: decide caps */
-    pfs_policy_observe_fn observe;   /* optional */
-    pfs_policy_fini_fn fini;         /* optional */
+    pfs_policy_allocate_fn allocate;     /* required: decide caps */
+    pfs_policy_observe_fn observe;       /* optional */
+    pfs_policy_fini_fn fini;             /* optional */
+    pfs_policy_pause_rank_fn pause_rank; /* optional (ABI 2): the jobs to pause first to hold a
+                                          * limit; NULL: the engine's order */
 };
 
 /* What a plugin library's entry point returns. */
