@@ -646,26 +646,27 @@ hold_decide(struct sim *s, double gpu_budget, double *committed, struct pfs_diag
     struct pfs_alloc_view v;
     int rc;
 
-    if (n > s->h_cap) {
-        void *a = realloc(s->h_aj, n * sizeof *s->h_aj), *b = realloc(s->h_at, n * sizeof *s->h_at),
-             *c = realloc(s->h_ad, n * sizeof *s->h_ad),
-             *e = realloc(s->h_slot, n * sizeof *s->h_slot);
+    if (n >= s->h_cap) { /* (every array to the same capacity: each from h_cap, doubling) */
+        size_t cap = s->h_cap;
+        void *g;
 
-        s->h_aj = a ? a : s->h_aj;
-        s->h_at = b ? b : s->h_at;
-        s->h_ad = c ? c : s->h_ad;
-        s->h_slot = e ? e : s->h_slot;
-        if (!a || !b || !c || !e)
-            return PFS_ENOMEM;
+#define HOLD_GROW(a)                                                                               \
+    do {                                                                                           \
+        cap = s->h_cap;                                                                            \
+        if (!(g = pfs__grow(s->a, &cap, n, sizeof *s->a, 64)))                                     \
+            return PFS_ENOMEM;                                                                     \
+        s->a = g;                                                                                  \
+    } while (0)
+        HOLD_GROW(h_aj);
+        HOLD_GROW(h_at);
+        HOLD_GROW(h_ad);
+        HOLD_GROW(h_slot);
         if (s->needs_truth) {
-            a = realloc(s->h_hull, n * sizeof *s->h_hull);
-            s->h_hull = a ? a : s->h_hull;
-            b = realloc(s->h_power, n * sizeof *s->h_power);
-            s->h_power = b ? b : s->h_power;
-            if (!a || !b)
-                return PFS_ENOMEM;
+            HOLD_GROW(h_hull);
+            HOLD_GROW(h_power);
         }
-        s->h_cap = n;
+#undef HOLD_GROW
+        s->h_cap = cap;
     }
     for (size_t r = 0; r < n; r++) {
         const struct job *jb = job_rec(s, s->running[r]);

@@ -141,13 +141,10 @@ meets(const struct cell *c, double max_floors)
 static const char *
 fails(const struct cell *c, double max_floors, char buf[32])
 {
-    buf[0] = 0;
-    if (!meets_cap(c))
-        strcat(buf, "cap");
-    if (!meets_dr(c))
-        strcat(strcat(buf, buf[0] ? "+" : ""), "DR");
-    if (!meets_floors(c, max_floors))
-        strcat(strcat(buf, buf[0] ? "+" : ""), "floors");
+    snprintf(buf, 32, "%s%s%s%s%s", !meets_cap(c) ? "cap" : "",
+             !meets_cap(c) && !meets_dr(c) ? "+" : "", !meets_dr(c) ? "DR" : "",
+             (!meets_cap(c) || !meets_dr(c)) && !meets_floors(c, max_floors) ? "+" : "",
+             !meets_floors(c, max_floors) ? "floors" : "");
     return buf[0] ? buf : "-";
 }
 
