@@ -177,7 +177,7 @@ pfs__dr_facility_budget(const struct sim *s, double t)
 double
 pfs__dr_budget_ahead(const struct sim *s, double t, double period, double actuation)
 {
-    double next = t + period, lo, hi, b;
+    double next = t + period;
 
     for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
         const struct pfs_dr_event *e = &s->sc->dr[s->dr_by_start[i]];
@@ -193,12 +193,19 @@ pfs__dr_budget_ahead(const struct sim *s, double t, double period, double actuat
             if (kinks[q] > t && kinks[q] < next)
                 next = kinks[q];
     }
-    lo = t + actuation;
-    hi = next + actuation;
-    /* Each limit is piecewise linear in time between its kinks (steps included), so its lowest
-     * value on [lo, hi) is at lo, just before hi, or at a kink in between: exact, and
-     * O(events). */
-    b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+    return pfs__dr_lowest(s, t, t + actuation, next + actuation);
+}
+
+/* The lowest limit over [lo, hi) as known at t (the events announced by then; t = HUGE_VAL:
+ * every event, announced or not, a bound for later), each event's target control.margin
+ * below it. Each limit is piecewise linear in time between its kinks (steps included), so its
+ * lowest value on [lo, hi) is at lo, just before hi, or at a kink in between: exact, and
+ * O(events). */
+double
+pfs__dr_lowest(const struct sim *s, double t, double lo, double hi)
+{
+    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+
     for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
         size_t k = s->dr_by_start[i];
         const struct pfs_dr_event *e = &s->sc->dr[k];

@@ -301,6 +301,10 @@ struct sim {
     struct hcand *hc;
     size_t hc_cap;
     uint8_t *held_back;
+    double admit_lim; /* admission by power's limit (pfs__sched_hold_limit) at admit_us, the
+                       * instant it was worked out for (-1: none): a pass of the scheduler
+                       * tries many jobs at one instant */
+    int64_t admit_us;
     double full_floor_w; /* the facility at full occupancy, every GPU at its lowest limit
                           * (check's capping floor): a limit above it capping alone holds */
     /* the policy's view of the jobs not held, while some are (control's, hold_view) */
@@ -455,6 +459,7 @@ long pfs__dr_event_at(const struct sim *s, double t);
 double pfs__dr_limit_lifts(const struct sim *s, double t);
 double pfs__dr_facility_budget(const struct sim *s, double t);
 double pfs__dr_budget_ahead(const struct sim *s, double t, double period, double actuation);
+double pfs__dr_lowest(const struct sim *s, double t, double lo, double hi);
 
 /* sim/power.c */
 const struct corpus_curve *pfs__power_rec_curve(const struct sim *s, const struct job *jb);

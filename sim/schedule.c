@@ -152,13 +152,19 @@ power_admits(struct sim *s, size_t j, size_t p)
 {
     const struct pfs_gpu *g = &s->in->gpu[p];
     int n = s->in->wl->jobs[j].n_gpus;
-    double lim = pfs__sched_hold_limit(s), floor_w;
+    double need;
 
-    if (!isfinite(lim))
+    if (s->sc->over_limit_report || !s->held_back)
         return true;
-    floor_w = s->floor_gpu_w + pfs__power_free_idle_w(s) +
-              n * (s->in->curves[pfs__class_curve_on(s, j, p)].floor_w[p] - g->idle_w);
-    if (s->sc->pue * (floor_w + s->in->other_w) <= lim * (1 + 1e-12))
+    if (s->admit_us != s->now_us) { /* (once an instant: a pass tries many jobs) */
+        s->admit_lim = pfs__sched_hold_limit(s);
+        s->admit_us = s->now_us;
+    }
+    if (!isfinite(s->admit_lim)) /* (no limit: most of a run, and no floor to add up) */
+        return true;
+    need = s->sc->pue * (s->floor_gpu_w + pfs__power_free_idle_w(s) + s->in->other_w +
+                         n * (s->in->curves[pfs__class_curve_on(s, j, p)].floor_w[p] - g->idle_w));
+    if (need <= s->admit_lim * (1 + 1e-12))
         return true;
     if (!(s->held_back[j / 8] >> (j % 8) & 1)) {
         s->held_back[j / 8] |= (uint8_t)(1u << (j % 8));

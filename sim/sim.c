@@ -403,6 +403,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     }
     s.track_k = 1;
     s.planned_w[0] = s.planned_w[1] = NAN;
+    s.admit_us = -1;
     for (size_t p = 0; p < in->n_pools; p++)
         s.full_floor_w += in->pools[p].gpus * in->gpu[p].min_limit_w;
     s.full_floor_w = sc->pue * (s.full_floor_w + in->other_w);
