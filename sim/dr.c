@@ -169,6 +169,36 @@ pfs__dr_facility_budget(const struct sim *s, double t)
     return b;
 }
 
+/* The lowest limit over [lo, hi) as known at t (the events announced by then), each event's
+ * target control.margin below it. Each limit is piecewise linear in time between its kinks
+ * (steps included), so its lowest value on [lo, hi) is at lo, just before hi, or at a kink in
+ * between: exact, and O(events). */
+static double
+lowest(const struct sim *s, double t, double lo, double hi)
+{
+    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+
+    for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
+        size_t k = s->dr_by_start[i];
+        const struct pfs_dr_event *e = &s->sc->dr[k];
+        double kinks[4 + PFS_MAX_DR_STEPS];
+        size_t nk;
+
+        if (hi <= e->start_s)
+            break; /* it and every later one start after the window */
+        if (lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
+            continue; /* no overlap, or not announced yet */
+        nk = pfs__dr_kinks(e, kinks);
+        /* The controller aims control.margin below an event's target. */
+        b = fmin(b, dr_target(s, k, lo) * (1 - s->sc->margin));
+        b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)) * (1 - s->sc->margin));
+        for (size_t q = 0; q < nk; q++)
+            if (kinks[q] > lo && kinks[q] < hi)
+                b = fmin(b, dr_target(s, k, kinks[q]) * (1 - s->sc->margin));
+    }
+    return b;
+}
+
 /* The lowest limit while a decision made at t is in effect: from t + actuation until the
  * next decision takes effect, at the next control step (t + period, or the next kink of a DR
  * event, each of which has its own step) plus the actuation delay. The window is half-open:
@@ -193,36 +223,5 @@ pfs__dr_budget_ahead(const struct sim *s, double t, double period, double actuat
             if (kinks[q] > t && kinks[q] < next)
                 next = kinks[q];
     }
-    return pfs__dr_lowest(s, t, t + actuation, next + actuation);
-}
-
-/* The lowest limit over [lo, hi) as known at t (the events announced by then; t = HUGE_VAL:
- * every event, announced or not, a bound for later), each event's target control.margin
- * below it. Each limit is piecewise linear in time between its kinks (steps included), so its
- * lowest value on [lo, hi) is at lo, just before hi, or at a kink in between: exact, and
- * O(events). */
-double
-pfs__dr_lowest(const struct sim *s, double t, double lo, double hi)
-{
-    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
-
-    for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
-        size_t k = s->dr_by_start[i];
-        const struct pfs_dr_event *e = &s->sc->dr[k];
-        double kinks[4 + PFS_MAX_DR_STEPS];
-        size_t nk;
-
-        if (hi <= e->start_s)
-            break; /* it and every later one start after the window */
-        if (lo >= pfs_dr_over_s(e) || t < e->start_s - e->notice_s)
-            continue; /* no overlap, or not announced yet */
-        nk = pfs__dr_kinks(e, kinks);
-        /* The controller aims control.margin below an event's target. */
-        b = fmin(b, dr_target(s, k, lo) * (1 - s->sc->margin));
-        b = fmin(b, dr_target(s, k, fmax(lo, hi - 1e-6)) * (1 - s->sc->margin));
-        for (size_t q = 0; q < nk; q++)
-            if (kinks[q] > lo && kinks[q] < hi)
-                b = fmin(b, dr_target(s, k, kinks[q]) * (1 - s->sc->margin));
-    }
-    return b;
+    return lowest(s, t, t + actuation, next + actuation);
 }

@@ -459,7 +459,6 @@ long pfs__dr_event_at(const struct sim *s, double t);
 double pfs__dr_limit_lifts(const struct sim *s, double t);
 double pfs__dr_facility_budget(const struct sim *s, double t);
 double pfs__dr_budget_ahead(const struct sim *s, double t, double period, double actuation);
-double pfs__dr_lowest(const struct sim *s, double t, double lo, double hi);
 
 /* sim/power.c */
 const struct corpus_curve *pfs__power_rec_curve(const struct sim *s, const struct job *jb);
