@@ -17,13 +17,23 @@
 extern const struct pfs_policy_ops pfs_policy_equal, pfs_policy_proportional, pfs_policy_pfi,
     pfs_policy_oracle, pfs_policy_static_tag, pfs_policy_fair_headroom, pfs_policy_sla,
     pfs_policy_pause_greedy, pfs_policy_fair_headroom_pause, pfs_policy_deadline,
-    pfs_policy_resize_fair;
+    pfs_policy_resize_fair, pfs_policy_pfi_rank, pfs_policy_pfi_share;
 
 static const struct pfs_policy_ops *const registry[] = {
-    &pfs_policy_equal,        &pfs_policy_pfi,           &pfs_policy_oracle,
-    &pfs_policy_static_tag,   &pfs_policy_fair_headroom, &pfs_policy_sla,
-    &pfs_policy_proportional, &pfs_policy_pause_greedy,  &pfs_policy_fair_headroom_pause,
-    &pfs_policy_deadline,     &pfs_policy_resize_fair,   NULL,
+    &pfs_policy_equal,
+    &pfs_policy_pfi,
+    &pfs_policy_oracle,
+    &pfs_policy_static_tag,
+    &pfs_policy_fair_headroom,
+    &pfs_policy_sla,
+    &pfs_policy_proportional,
+    &pfs_policy_pause_greedy,
+    &pfs_policy_fair_headroom_pause,
+    &pfs_policy_deadline,
+    &pfs_policy_resize_fair,
+    &pfs_policy_pfi_rank,
+    &pfs_policy_pfi_share,
+    NULL,
 };
 
 #define N_BUILTIN (sizeof registry / sizeof registry[0] - 1)

@@ -1547,3 +1547,24 @@ pfs_policy_floor_cap(const struct pfs_pwl *c, double loss)
 {
     return pfs__floor_cap(c, loss);
 }
+
+double
+pfs_policy_pfi_at(const struct pfs_alloc_view *view, size_t i, double cut)
+{
+    double pfi[PFS_N_CUTS];
+    size_t lo = PFS_N_CUTS, hi = PFS_N_CUTS; /* the known cuts nearest at or below, at or above */
+
+    if (pfs__view_pfi(view, i, pfi) == 0)
+        return NAN;
+    for (size_t k = 0; k < PFS_N_CUTS; k++) { /* (pfs_cut rises with k) */
+        if (!isfinite(pfi[k]))
+            continue;
+        if (pfs_cut(k) <= cut)
+            lo = k;
+        if (pfs_cut(k) >= cut && hi == PFS_N_CUTS)
+            hi = k;
+    }
+    if (lo == PFS_N_CUTS || hi == PFS_N_CUTS || lo == hi) /* outside the known cuts, or on one */
+        return pfi[lo == PFS_N_CUTS ? hi : lo];
+    return pfi[lo] + (cut - pfs_cut(lo)) / (pfs_cut(hi) - pfs_cut(lo)) * (pfi[hi] - pfi[lo]);
+}

@@ -258,6 +258,9 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_harden_caps_quoted)                                                                     \
     X(test_harden_small)                                                                           \
     X(test_limits_check_says)                                                                      \
+    X(test_pfi_rank_closed)                                                                        \
+    X(test_pfi_share_closed)                                                                       \
+    X(test_pfi_at)                                                                                 \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

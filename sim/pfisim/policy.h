@@ -300,4 +300,10 @@ int pfs_policy_predicted_curve(const struct pfs_alloc_view *view, size_t i, bool
  * cap: a tier floor. */
 double pfs_policy_floor_cap(const struct pfs_pwl *c, double loss);
 
+/* Job i's PFI at cut (a share of its reference power, 0..1): from the view's predictor, else
+ * the PFI given in its telemetry, at the cuts known (pfs_cut), linear between them and the
+ * nearest outside them; NAN when no PFI is known for it. The one number per job the source
+ * study's scheduler reads (policies/pfi_number.c). */
+double pfs_policy_pfi_at(const struct pfs_alloc_view *view, size_t i, double cut);
+
 #endif
