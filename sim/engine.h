@@ -301,7 +301,7 @@ struct sim {
     struct hcand *hc;
     size_t hc_cap;
     uint8_t *held_back;
-    double admit_lim; /* admission by power's limit (pfs__sched_hold_limit) at admit_us, the
+    double admit_lim; /* admission by power's limit (sim/schedule.c, hold_limit) at admit_us, the
                        * instant it was worked out for (-1: none): a pass of the scheduler
                        * tries many jobs at one instant */
     int64_t admit_us;
@@ -420,6 +420,13 @@ job_rec(const struct sim *s, size_t j)
     return &s->live[s->live_of[j] - 1];
 }
 
+/* Whether admission by power has held job j back (its bit in sim.held_back). */
+static inline bool
+held_back(const struct sim *s, size_t j)
+{
+    return s->held_back && (s->held_back[j / 8] >> (j % 8) & 1);
+}
+
 static inline enum job_state
 job_state(const struct sim *s, size_t j)
 {
@@ -499,7 +506,6 @@ void pfs__class_own_curve_end(struct sim *s, size_t j);
 /* sim/schedule.c */
 int pfs__sched_start_job(struct sim *s, size_t j, size_t p);
 int pfs__sched_fit_now(struct sim *s, size_t j);
-double pfs__sched_hold_limit(const struct sim *s);
 int pfs__sched_pass(struct sim *s);
 
 /* sim/pausing.c */

@@ -254,11 +254,11 @@ pfs__pause_apply(struct sim *s, uint32_t round)
 
 /* ----- holding a limit (control.over_limit = "hold") ----- */
 
-/* A running job the hold may pause or resume: its slot, what pausing it saves below its
- * floor (its GPUs from their draw at the lowest limit to idle), and its place in the order. */
+/* A running job the hold may pause or resume: what its GPUs draw idle, what pausing it saves
+ * below its floor (its GPUs from their draw at the lowest limit to idle), and its place in
+ * the order. */
 struct hcand {
-    size_t r;
-    double save_w;
+    double idle_w, save_w;
     double rank;      /* the policy's (pause_rank), 0 without one: lowest first */
     double tol;       /* its tier's tolerated loss: the most tolerant first */
     int64_t start_us; /* then the latest started */
@@ -326,12 +326,10 @@ pfs__pause_hold(struct sim *s, double limit_w, const double *(*rank_of)(struct s
                fl = pfs__power_floor_draw_w(s, j);
 
         floor_w += jb->held ? idle : fl;
-        s->hc[m++] = (struct hcand){r,
-                                    fl - idle,
-                                    rank ? rank[r] : 0,
-                                    pfs_tier_max_loss(s->in->wl->jobs[j].tier),
-                                    jb->start_us,
-                                    j};
+        *held_w += jb->held ? idle : 0;
+        s->hc[m++] = (struct hcand){
+            idle,         fl - idle, rank ? rank[r] : 0, pfs_tier_max_loss(s->in->wl->jobs[j].tier),
+            jb->start_us, j};
     }
     qsort(s->hc, m, sizeof *s->hc, cmp_hold);
     if (floor_w > room * (1 + 1e-12)) { /* pause, in order, until the floor fits */
@@ -342,6 +340,7 @@ pfs__pause_hold(struct sim *s, double limit_w, const double *(*rank_of)(struct s
                 continue;
             hold_set(s, jb, true);
             floor_w -= s->hc[q].save_w;
+            *held_w += s->hc[q].idle_w;
         }
     } else { /* resume, in the reverse order, each that fits */
         for (size_t q = m; q-- > 0 && s->n_held > 0;) {
@@ -350,14 +349,9 @@ pfs__pause_hold(struct sim *s, double limit_w, const double *(*rank_of)(struct s
             if (jb->held && floor_w + s->hc[q].save_w <= room * (1 + 1e-12)) {
                 hold_set(s, jb, false);
                 floor_w += s->hc[q].save_w;
+                *held_w -= s->hc[q].idle_w;
             }
         }
-    }
-    for (size_t r = 0; r < s->n_running && s->n_held > 0; r++) {
-        const struct job *jb = job_rec(s, s->running[r]);
-
-        if (jb->held)
-            *held_w += pfs__power_job_gpu(s, s->running[r])->idle_w * jb->n_gpus;
     }
     return 0;
 }

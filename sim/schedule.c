@@ -76,7 +76,7 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
      * full occupancy and its floor does not fit now. Where nothing would go over, starts are
      * as they were (docs/scenarios.md, "Limits that hold"). */
     {
-        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w = 0, start_w;
+        double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w = 0;
         bool feed = s->sc->base_cap_w > 0 && lim >= s->sc->base_cap_w;
 
         if (isfinite(lim) && (now_w = pfs__power_facility_w(s)) +
@@ -85,18 +85,23 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
             jb->cap_w = g->min_limit_w;
         if (isfinite(lim) && !s->sc->over_limit_report && s->sc->actuation_s > 0) {
             double env, power;
+            bool over;
 
-            pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), jb->cap_w, &env, &power);
-            start_w = s->sc->pue * jb->n_gpus * (power - g->idle_w);
-            if (feed ? pending_w(s, now_w) + start_w > lim * (1 + 1e-12)
-                     : lim < s->full_floor_w &&
-                           now_w + s->sc->pue * jb->n_gpus *
-                                       (s->in->curves[jb->curve].floor_w[p] - g->idle_w) >
-                               lim * (1 + 1e-12))
+            if (feed) { /* its draw at the cap it starts at, beside the draw still to come */
+                pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), jb->cap_w, &env, &power);
+                over = pending_w(s, now_w) + s->sc->pue * jb->n_gpus * (power - g->idle_w) >
+                       lim * (1 + 1e-12);
+            } else {
+                over = lim < s->full_floor_w &&
+                       now_w + s->sc->pue * jb->n_gpus *
+                                   (s->in->curves[jb->curve].floor_w[p] - g->idle_w) >
+                           lim * (1 + 1e-12);
+            }
+            if (over)
                 jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
         }
     }
-    if (s->held_back && (s->held_back[j / 8] >> (j % 8) & 1))
+    if (held_back(s, j))
         s->res->held_back_wait_h += ((double)s->now_us / US - s->in->wl->jobs[j].submit_s) / 3600;
     jb->slot = s->n_running;
     s->running[s->n_running++] = j;
@@ -128,24 +133,21 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
     return pfs__power_set_rate(s, j);
 }
 
-/* The limit admission by power holds a start to (control.over_limit = "hold"): the lowest
- * over the job's first control period, now until the next decision takes effect; HUGE_VAL
- * where none binds or the limit is only reported. */
-double
-pfs__sched_hold_limit(const struct sim *s)
+/* The limit admission by power holds a start to: the lowest over the job's first control
+ * period, now until the next decision takes effect (HUGE_VAL where none binds). */
+static double
+hold_limit(const struct sim *s)
 {
-    double t = (double)s->now_us / US, period;
+    double t = (double)s->now_us / US,
+           period = pfs__dr_in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
 
-    if (s->sc->over_limit_report || !s->held_back)
-        return HUGE_VAL;
-    period = pfs__dr_in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
     return fmin(pfs__dr_facility_budget(s, t),
                 pfs__dr_budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s));
 }
 
 /* Admission by power: whether job j's GPUs at their floor (its curve's draw at the lowest
  * limit) fit beside every running job's floor, held ones included (they resume first),
- * under the limit over its first control period (pfs__sched_hold_limit). A job held back
+ * under the limit over its first control period (hold_limit). A job held back
  * is marked, once, and counted. */
 static bool
 power_admits(struct sim *s, size_t j, size_t p)
@@ -157,7 +159,7 @@ power_admits(struct sim *s, size_t j, size_t p)
     if (s->sc->over_limit_report || !s->held_back)
         return true;
     if (s->admit_us != s->now_us) { /* (once an instant: a pass tries many jobs) */
-        s->admit_lim = pfs__sched_hold_limit(s);
+        s->admit_lim = hold_limit(s);
         s->admit_us = s->now_us;
     }
     if (!isfinite(s->admit_lim)) /* (no limit: most of a run, and no floor to add up) */
@@ -166,11 +168,22 @@ power_admits(struct sim *s, size_t j, size_t p)
                          n * (s->in->curves[pfs__class_curve_on(s, j, p)].floor_w[p] - g->idle_w));
     if (need <= s->admit_lim * (1 + 1e-12))
         return true;
-    if (!(s->held_back[j / 8] >> (j % 8) & 1)) {
+    if (!held_back(s, j)) {
         s->held_back[j / 8] |= (uint8_t)(1u << (j % 8));
         s->res->jobs_held_back++;
     }
     return false;
+}
+
+/* The first pool, in the facility's order, with the GPUs job j needs free now; -1 if none. */
+static int
+gpus_free(const struct sim *s, size_t j)
+{
+    for (size_t p = 0; p < s->in->n_pools; p++)
+        if (pfs__class_curve_on(s, j, p) != SIZE_MAX &&
+            s->in->wl->jobs[j].n_gpus <= s->free_gpus[p])
+            return (int)p;
+    return -1;
 }
 
 /* The first pool, in the facility's order, where job j can start now: -1 if none has the
@@ -178,11 +191,9 @@ power_admits(struct sim *s, size_t j, size_t p)
 int
 pfs__sched_fit_now(struct sim *s, size_t j)
 {
-    for (size_t p = 0; p < s->in->n_pools; p++)
-        if (pfs__class_curve_on(s, j, p) != SIZE_MAX &&
-            s->in->wl->jobs[j].n_gpus <= s->free_gpus[p])
-            return power_admits(s, j, p) ? (int)p : -2;
-    return -1;
+    int p = gpus_free(s, j);
+
+    return p < 0 ? -1 : power_admits(s, j, (size_t)p) ? p : -2;
 }
 
 static int
@@ -421,7 +432,7 @@ pfs__sched_pass(struct sim *s)
 
         /* Nothing to backfill unless some later job fits in the free GPUs now. */
         for (size_t q = 1; q < s->q_len && !fits; q++)
-            fits = pfs__sched_fit_now(s, s->queue[s->q_head + q]) >= 0;
+            fits = gpus_free(s, s->queue[s->q_head + q]) >= 0; /* (as the index's test) */
         if (!fits)
             return 0;
     }

@@ -585,7 +585,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 pfs__power_touch(&s, j);
             if (st != DONE && st != REFUSED && in->wl->jobs[j].deadline_s < secs)
                 out->deadline_misses++;
-            if (st == QUEUED && s.held_back && (s.held_back[j / 8] >> (j % 8) & 1))
+            if (st == QUEUED && held_back(&s, j))
                 out->held_back_wait_h += (secs - in->wl->jobs[j].submit_s) / 3600;
             if (jobs && st != DONE && st != REFUSED) /* (theirs went in then) */
                 pfs__record_put_result(&s, j);
