@@ -298,19 +298,27 @@ table(const struct pfs_run_result *res, size_t n, const struct column *cols, siz
                 w[i] = (int)strlen(buf);
         }
     }
-    printf("%-*s", width, "policy");
-    for (size_t i = 0; i < n_cols; i++)
-        printf(" %*s", w[i], cols[i].name);
-    putchar('\n');
-    for (size_t k = 0; k < n; k++) {
-        if (isnan(res[k].tokens)) /* skipped by --resume */
-            continue;
-        printf("%-*s", width, res[k].policy);
-        for (size_t i = 0; i < n_cols; i++) {
-            cell(buf, sizeof buf, &res[k], &cols[i]);
-            printf(" %*s", w[i], buf);
-        }
+    /* In blocks of as many columns as fit in 100 characters beside the policy (a terminal's
+     * width: a planner reads it there), each with its header. */
+    for (size_t from = 0, to; from < n_cols; from = to) {
+        int used = width + 1 + w[from];
+
+        for (to = from + 1; to < n_cols && used + 1 + w[to] <= 100; to++)
+            used += 1 + w[to];
+        printf("%-*s", width, "policy");
+        for (size_t i = from; i < to; i++)
+            printf(" %*s", w[i], cols[i].name);
         putchar('\n');
+        for (size_t k = 0; k < n; k++) {
+            if (isnan(res[k].tokens)) /* skipped by --resume */
+                continue;
+            printf("%-*s", width, res[k].policy);
+            for (size_t i = from; i < to; i++) {
+                cell(buf, sizeof buf, &res[k], &cols[i]);
+                printf(" %*s", w[i], buf);
+            }
+            putchar('\n');
+        }
     }
 }
 
@@ -706,8 +714,8 @@ over_cap_warning(const struct pfs_run_result *all, size_t n_seeds, size_t n_pol,
                     "cap_minutes_over counts the minutes)\n",
                     all[k].policy, peak / 1e6, 100 * (peak / cap - 1), cap / 1e6,
                     report ? "control.over_limit = \"report\""
-                           : "held by admission and pausing, it was still exceeded: the idle "
-                             "draw, a start or a checkpoint in the minute");
+                           : "held, it was still exceeded: docs/scenarios.md, \"Limits that "
+                             "hold\", says where holding stops");
     }
 }
 
@@ -1394,8 +1402,7 @@ pfs_cli_run(int argc, char **argv)
             if (isnan(all[0].gap_recovered) && all[0].gap_note[0])
                 printf("gap_recovered: not defined: %s\n", all[0].gap_note);
             printf("\nthe planner's summary (docs/results.md):\n");
-            table(all, n_pol, planner_cols, 8, width);
-            table(all, n_pol, planner_cols + 8, N_COLS(planner_cols) - 8, width);
+            table(all, n_pol, planner_cols, N_COLS(planner_cols), width);
             for (size_t k = 0; k < n_pol; k++)
                 if (!isnan(all[k].tokens) && all[k].dr_events_uncappable > 0)
                     printf("%s: %zu of %zu DR events could not be met by capping alone: every "
