@@ -2603,6 +2603,22 @@ test_sim_hold_admission(struct test *t)
  * GPUs idle). b checkpoints from 900 to 960 s at its draw (no progress), then idles; when
  * the event ends at 5,000 s it restarts (120 s, drawing at full power, no progress) and
  * runs at 800 tokens/s to the end at 7,200 s. */
+/* test_sim_hold_pause's facility: jobs a and b, 4 GPUs each, firm, never finishing; pauses
+ * checkpoint for 60 s; an event from 1,000 to 5,000 s asks for 3,500 W. */
+static void
+falling_limit(struct test *t, struct pfs_scenario *sc)
+{
+    setup(t,
+          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+          "a,0,c1,4,10000000,100000,firm\n"
+          "b,0,c1,4,10000000,100000,firm\n",
+          sc);
+    sc->checkpoint_s = 60;
+    sc->n_dr = 1;
+    sc->dr[0] = (struct pfs_dr_event){
+        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3500, .notice_s = INFINITY};
+}
+
 void
 test_sim_hold_pause(struct test *t)
 {
@@ -2611,15 +2627,7 @@ test_sim_hold_pause(struct test *t)
     struct pfs_job_result j[2];
     double rate = 1340.0 / 3;
 
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,4,10000000,100000,firm\n"
-          "b,0,c1,4,10000000,100000,firm\n",
-          &sc);
-    sc.checkpoint_s = 60;
-    sc.n_dr = 1;
-    sc.dr[0] = (struct pfs_dr_event){
-        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3500, .notice_s = INFINITY};
+    falling_limit(t, &sc);
     if (run(t, &sc, "equal", &r, j))
         return;
     CHECK_NEAR(j[0].tokens_done, 800 * 900.0 + rate * 4100 + 800 * 2200.0, 1e-3);
@@ -2683,15 +2691,7 @@ test_sim_hold_pause_rank(struct test *t)
 
     if (!pfs_sim_policy_find("pause-a-first", NULL))
         CHECK_INT(pfs__policy_add(list, 1, "test_sim.c", &d), 0);
-    setup(t,
-          "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
-          "a,0,c1,4,10000000,100000,firm\n"
-          "b,0,c1,4,10000000,100000,firm\n",
-          &sc);
-    sc.checkpoint_s = 60;
-    sc.n_dr = 1;
-    sc.dr[0] = (struct pfs_dr_event){
-        .start_s = 1000, .end_s = 5000, .ramp_s = 0, .target_w = 3500, .notice_s = INFINITY};
+    falling_limit(t, &sc);
     if (run(t, &sc, "pause-a-first", &r, j))
         return;
     CHECK_NEAR(j[1].tokens_done, 800 * 900.0 + rate * 4100 + 800 * 2200.0, 1e-3);
