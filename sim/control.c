@@ -720,14 +720,6 @@ hold_rank(struct sim *s)
     return g;
 }
 
-/* Admission by power's limit, kept for the instant it was worked out at (sim.admit_us), is
- * worked out again: the step may take its events' baselines. */
-static void
-admit_forget(struct sim *s)
-{
-    s->admit_us = -1;
-}
-
 int
 pfs__control_step(struct sim *s)
 {
@@ -736,7 +728,7 @@ pfs__control_step(struct sim *s)
     size_t from;
     int rc;
 
-    admit_forget(s);
+    s->admit_us = -1; /* (admission's limit worked out anew: sim/schedule.c, power_admits) */
     if ((rc = pfs__sched_pass(s)))
         return rc;
     if (s->n_running == 0)
@@ -754,7 +746,7 @@ pfs__control_step(struct sim *s)
             s->dr_baseline_w[k] = pfs__dr_baseline(s, k, t);
     }
     fac = pfs__dr_budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s);
-    admit_forget(s); /* (the baselines may have moved) */
+    s->admit_us = -1; /* (and again: the baselines may have moved) */
     /* Holding a limit where capping cannot (the running jobs' floor above it): a pause takes
      * effect after its checkpoint too, so the decision plans for the limit that far ahead
      * (pfs__pause_hold pauses for it); where capping can, as without checkpoints. */
