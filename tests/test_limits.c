@@ -268,6 +268,40 @@ test_limits_capacity_feed(struct test *t)
     }
     free(out);
     free(err);
+    /* --json: a document, its 5,120 row the CSV's, and no answer (every size fails) */
+    snprintf(args, sizeof args, "capacity %s --gpus 2560,5120 --policy equal --json", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    {
+        struct pfs__json_doc doc = {0};
+        const char *why;
+        size_t at;
+        int rc = pfs__json_parse(out, strlen(out), &doc, &at, &why);
+
+        CHECK_INT(rc, 0);
+        if (rc == 0) {
+            const struct pfs__json *sz = pfs__json_get(&doc, doc.root, "sizes"), *r, *v;
+            const struct pfs__json *ans = pfs__json_get(&doc, doc.root, "answers");
+            bool seen = false;
+
+            for (r = sz ? pfs__json_first(&doc, sz) : NULL; r; r = pfs__json_next(&doc, r)) {
+                v = pfs__json_get(&doc, r, "gpus");
+                if (!v || !(v->num >= 5120 && v->num <= 5120))
+                    continue;
+                seen = true;
+                v = pfs__json_get(&doc, r, "floors_share");
+                CHECK(v && fabs(v->num - share) <= 1e-5 * share);
+                v = pfs__json_get(&doc, r, "fails");
+                CHECK(v && strstr(pfs__json_str(&doc, v), "floors") != NULL);
+            }
+            CHECK(seen);
+            r = ans ? pfs__json_first(&doc, ans) : NULL;
+            v = r ? pfs__json_get(&doc, r, "largest_gpus") : NULL;
+            CHECK(v && v->type == PFS__JSON_NULL);
+            pfs__json_free(&doc);
+        }
+    }
+    free(out);
+    free(err);
     {
         char jobs[600], line[512];
         double v;

@@ -223,7 +223,7 @@ print_machine(int format, const struct cell *cells, size_t n_freq, double per_ye
                "dr_minutes_over_share,floors_share,over_cap_share,cap_minutes_over,"
                "jobs_held_back,meets,fails\n");
     else
-        printf("{\n  \"max_floors\": %.17g,\n  \"sizes\": [", max_floors);
+        printf("{\n  \"max_floors\": %.17g,\n  \"sizes\": [", max_floors); /* (finite: an option) */
     for (size_t f = 0; f < n_freq; f++)
         for (size_t s = 0; s < n_sizes; s++)
             for (size_t k = 0; k < n_pol; k++) {
@@ -234,29 +234,44 @@ print_machine(int format, const struct cell *cells, size_t n_freq, double per_ye
                 if (!cl->n)
                     continue;
                 n = (double)cl->n;
-                if (n_freq == 1)
-                    snprintf(fq, sizeof fq, "%s", format == 'c' ? "" : "null");
-                else
+                if (format == 'c') { /* (the DR frequency empty for the scenario's own events) */
                     snprintf(fq, sizeof fq, "%.17g", f ? per_year : 0.0);
-                if (format == 'c')
+                    if (n_freq == 1)
+                        fq[0] = 0;
                     printf("%s,%ld,%s,%zu,%.6e,%.6e,%.6e,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s\n", fq,
                            sizes[s], pfs_sweep_policy(sw, k), cl->n, cl->tokens_day_sum / n,
                            cl->tokens_day_min, cl->tokens_day_max, cl->events, cl->worst_over,
                            cl->worst_floors, fmax(cl->worst_peak, 0), cl->cap_minutes,
                            cl->held_back / n, meets(cl, max_floors) ? "yes" : "no",
                            fails(cl, max_floors, why));
-                else
-                    printf("%s\n    {\"dr_per_year\": %s, \"gpus\": %ld, \"policy\": \"%s\", "
-                           "\"seeds\": %zu, \"tokens_day\": %.17g, \"tokens_day_min\": %.17g, "
-                           "\"tokens_day_max\": %.17g, \"events\": %zu, "
-                           "\"dr_minutes_over_share\": %.17g, \"floors_share\": %.17g, "
-                           "\"over_cap_share\": %.17g, \"cap_minutes_over\": %.17g, "
-                           "\"jobs_held_back\": %.17g, \"meets\": %s, \"fails\": \"%s\"}",
-                           first ? "" : ",", fq, sizes[s], pfs_sweep_policy(sw, k), cl->n,
-                           cl->tokens_day_sum / n, cl->tokens_day_min, cl->tokens_day_max,
-                           cl->events, cl->worst_over, cl->worst_floors, fmax(cl->worst_peak, 0),
-                           cl->cap_minutes, cl->held_back / n,
+                } else {
+                    const struct {
+                        const char *name;
+                        double v;
+                    } col[] = {{"dr_per_year", n_freq == 1 ? (double)NAN
+                                               : f         ? per_year
+                                                           : 0},
+                               {"gpus", (double)sizes[s]},
+                               {"seeds", n},
+                               {"tokens_day", cl->tokens_day_sum / n},
+                               {"tokens_day_min", cl->tokens_day_min},
+                               {"tokens_day_max", cl->tokens_day_max},
+                               {"events", (double)cl->events},
+                               {"dr_minutes_over_share", cl->worst_over},
+                               {"floors_share", cl->worst_floors},
+                               {"over_cap_share", fmax(cl->worst_peak, 0)},
+                               {"cap_minutes_over", cl->cap_minutes},
+                               {"jobs_held_back", cl->held_back / n}};
+
+                    printf("%s\n    {\"policy\": ", first ? "" : ",");
+                    pfs_cli_json_string(pfs_sweep_policy(sw, k));
+                    for (size_t q = 0; q < sizeof col / sizeof col[0]; q++) {
+                        printf(", \"%s\": ", col[q].name);
+                        pfs_cli_json_number(col[q].v);
+                    }
+                    printf(", \"meets\": %s, \"fails\": \"%s\"}",
                            meets(cl, max_floors) ? "true" : "false", fails(cl, max_floors, why));
+                }
                 first = false;
             }
     if (format == 'c')
@@ -267,23 +282,20 @@ print_machine(int format, const struct cell *cells, size_t n_freq, double per_ye
         for (size_t k = 0; k < n_pol; k++) {
             long best = -1, largest = -1;
             double best_tpd = -HUGE_VAL;
-            char fq[40];
 
             answer(cells + f * n_sizes * n_pol, n_pol, k, sizes, n_sizes, max_floors, &best,
                    &best_tpd, &largest);
-            if (n_freq == 1)
-                snprintf(fq, sizeof fq, "null");
-            else
-                snprintf(fq, sizeof fq, "%.17g", f ? per_year : 0.0);
-            printf("%s\n    {\"dr_per_year\": %s, \"policy\": \"%s\", ", first ? "" : ",", fq,
-                   pfs_sweep_policy(sw, k));
-            if (best < 0)
-                printf("\"most_tokens_gpus\": null, \"most_tokens_day\": null, "
-                       "\"largest_gpus\": null}");
-            else
-                printf("\"most_tokens_gpus\": %ld, \"most_tokens_day\": %.17g, "
-                       "\"largest_gpus\": %ld}",
-                       best, best_tpd, largest);
+            printf("%s\n    {\"policy\": ", first ? "" : ",");
+            pfs_cli_json_string(pfs_sweep_policy(sw, k));
+            printf(", \"dr_per_year\": ");
+            pfs_cli_json_number(n_freq == 1 ? (double)NAN : f ? per_year : 0);
+            printf(", \"most_tokens_gpus\": ");
+            pfs_cli_json_number(best < 0 ? (double)NAN : (double)best);
+            printf(", \"most_tokens_day\": ");
+            pfs_cli_json_number(best < 0 ? (double)NAN : best_tpd);
+            printf(", \"largest_gpus\": ");
+            pfs_cli_json_number(best < 0 ? (double)NAN : (double)largest);
+            putchar('}');
             first = false;
         }
     printf("\n  ]\n}\n");
