@@ -67,6 +67,20 @@ test_limits_check_says(struct test *t)
           NULL);
     free(out);
     free(err);
+    /* an event's absolute target below the floor at full occupancy is said too, with the
+     * rule (the floor worked out above: 2.063 MW) */
+    cfg = test_write(t, 3, "event.cfg",
+                     "scenario = { name = \"h200-event\"; duration_days = 1.0;\n"
+                     "  facility = { gpu = \"h200-sxm\"; gpus = 4096; };\n"
+                     "  dr_events = ( { start_h = 2.0; end_h = 3.0; target_w = 1.6e6; } ); };\n");
+    snprintf(args, sizeof args, "check %s", cfg);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "event 1 asks for as little as 1.6 MW, below the capping floor of ") !=
+              NULL &&
+          strstr(out, "control.over_limit = \"hold\": with more busy than capping can hold") !=
+              NULL);
+    free(out);
+    free(err);
     /* a rule it does not know: the file, its line and the setting named */
     cfg = test_write(t, 2, "bad.cfg",
                      "scenario = { name = \"x\"; duration_days = 1.0;\n"
