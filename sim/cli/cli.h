@@ -130,6 +130,49 @@ void pfs_cli_draws_report(const char *const *pol, size_t n_pol, size_t n_draws,
 void pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws,
                           unsigned long seed);
 
+/* One allocation problem (problem.c): all the jobs of a curves file, or of a synthetic
+ * corpus, at once; what the policies may know of them; the truth they are scored on. */
+struct pfs_cli_problem {
+    struct pfs_curveset *cs;
+    struct pfs_jobset *js;
+    struct pfs_predictor *predictor;
+    size_t n;
+    struct pfs_alloc_job *jobs;
+    struct pfs_telemetry *tel;
+    struct pfs_curve **curves;
+    struct pfs_truth *truth;
+    double ref_total_w, min_total_w;
+    double full_total_w; /* what the jobs draw uncapped, at their reference limits */
+    long n_gpus;
+    const char *unit;
+};
+
+/* One policy's answer to a problem, scored on the true curves. */
+struct pfs_cli_outcome {
+    const struct pfs_policy_ops *ops;
+    int rc;
+    struct pfs_diag diag;
+    double total, min_rel, power_w;
+    struct pfs_alloc_decision *d;
+};
+
+/* Reads CURVES (a file, with JOBS or the jobs.csv beside it, or synth:GPU[:SEED] made with
+ * so's options, NULL the defaults; a profile named as drawn is taken as drawn) into p: the
+ * jobs' limits at tier, their telemetry, the predictor (model_path, else the shipped one
+ * where there is telemetry; none with given_pfi, which gives each job its measured PFI), the
+ * truth. Returns 0 or an error naming file, line and field; p is pfs_cli_problem_free's
+ * either way. */
+int pfs_cli_problem_build(struct pfs_cli_problem *p, const char *curves_path, const char *jobs_path,
+                          const char *model_path, bool given_pfi, int tier,
+                          const struct pfs_gpu *drawn, const struct pfs_synth_options *so,
+                          struct pfs_diag *d);
+void pfs_cli_problem_free(struct pfs_cli_problem *p);
+/* o->ops's answer to v on p: total true throughput, the power it draws, the worst job's
+ * share of its uncapped throughput; o->rc and o->diag when it gave none. o->d is the
+ * caller's to free. A budget covering every job's uncapped draw asks no policy. */
+void pfs_cli_outcome_run(const struct pfs_cli_problem *p, const struct pfs_alloc_view *v,
+                         struct pfs_cli_outcome *o);
+
 /* A figure's format from its file name: .png, .svg or .pdf (any case); -1 for another
  * name, which the commands refuse (a .jpg or .txt got PNG bytes without a word). */
 int pfs_cli_plot_format(const char *path);
