@@ -450,6 +450,16 @@ pfs_gpu_source(const char *name, size_t k, char *buf, size_t size, struct pfs_di
     }
 }
 
+double
+pfs__lhs_next(gsl_rng *r, size_t *perm, size_t n, size_t d)
+{
+    /* Each parameter's strata in their own order: the stratum of draw d. */
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    gsl_ran_shuffle(r, perm, n, sizeof *perm);
+    return ((double)perm[d] + 0.5) / (double)n;
+}
+
 int
 pfs_gpu_draw(const struct pfs_gpu *g, size_t n, size_t d, unsigned long seed, struct pfs_gpu *out,
              struct pfs_diag *diag)
@@ -478,11 +488,7 @@ pfs_gpu_draw(const struct pfs_gpu *g, size_t n, size_t d, unsigned long seed, st
 
         if (!(out->hi[k] > out->lo[k]))
             continue;
-        /* Each ranged parameter's strata in their own order: the stratum of draw d. */
-        for (size_t i = 0; i < n; i++)
-            perm[i] = i;
-        gsl_ran_shuffle(r, perm, n, sizeof *perm);
-        v = out->lo[k] + ((double)perm[d] + 0.5) / (double)n * (out->hi[k] - out->lo[k]);
+        v = out->lo[k] + pfs__lhs_next(r, perm, n, d) * (out->hi[k] - out->lo[k]);
         if (n == 1) /* the point profile, to the bit */
             v = 0.5 * (out->lo[k] + out->hi[k]);
         out->lo[k] = out->hi[k] = v;

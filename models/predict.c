@@ -103,7 +103,10 @@ f_lora(const struct pfs_telemetry *j)
 static double
 f_tensor_per_sm(const struct pfs_telemetry *j)
 {
-    return j->sm_active > 0 ? j->tensor_active / j->sm_active : (double)NAN;
+    /* An SM counter reading 0 saw no busy time, so no tensor work in it either. */
+    if (isnan(j->sm_active))
+        return NAN;
+    return j->sm_active > 0 ? j->tensor_active / j->sm_active : 0.0;
 }
 static double
 f_tensor_x_power(const struct pfs_telemetry *j)
@@ -557,6 +560,71 @@ pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_telemetry *j,
         pfs_curve_free(c);
         return 0;
     }
+}
+
+int
+pfs_predictor_crossfit(const struct pfs_jobset *js, const struct pfs_curveset *cs,
+                       const struct pfs_predict_options *o, int folds, double (*pred)[PFS_N_CUTS],
+                       struct pfs_diag *diag)
+{
+    struct pfs_jobset mine = *js;
+    size_t *order = NULL, n = 0;
+    int *fold = NULL, rc = 0;
+    gsl_rng *r = NULL;
+
+    mine.index = NULL; /* the copy is searched, not indexed */
+    mine.jobs = malloc((js->n_jobs + 1) * sizeof *mine.jobs);
+    order = malloc((js->n_jobs + 1) * sizeof *order);
+    fold = malloc((js->n_jobs + 1) * sizeof *fold);
+    r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!mine.jobs || !order || !fold || !r) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    if (folds < 2)
+        folds = 2;
+    /* The outer folds: a seeded shuffle of the training jobs dealt round-robin (a stream
+     * apart from the inner folds' that choose each model's regularisation). */
+    for (size_t i = 0; i < js->n_jobs; i++) {
+        fold[i] = -1;
+        for (size_t k = 0; k < PFS_N_CUTS; k++)
+            pred[i][k] = NAN;
+        if (strcmp(js->jobs[i].split, "train") == 0)
+            order[n++] = i;
+    }
+    gsl_rng_set(r, pfs__fnv1a_str(o->seed, "outer folds"));
+    gsl_ran_shuffle(r, order, n, sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        fold[order[i]] = (int)(i % (size_t)folds);
+    for (int f = 0; f < folds && rc == 0; f++) {
+        struct pfs_predictor *p = NULL;
+
+        /* Fold f held out: its jobs out of split train, the other training jobs in. */
+        for (size_t i = 0; i < js->n_jobs; i++) {
+            mine.jobs[i] = js->jobs[i];
+            if (fold[i] >= 0)
+                pfs__strlcpy(mine.jobs[i].split, fold[i] == f ? "heldout" : "train",
+                             sizeof mine.jobs[i].split);
+        }
+        if ((rc = pfs_predictor_train(&mine, cs, o, &p, diag)) != 0)
+            break;
+        for (size_t i = 0; i < js->n_jobs && rc == 0; i++) {
+            struct pfs_telemetry tel;
+
+            if (fold[i] != f)
+                continue;
+            pfs_telemetry_of(&js->jobs[i], &tel);
+            rc = pfs_predictor_pfi(p, &tel, pred[i], diag);
+        }
+        pfs_predictor_free(p);
+    }
+out:
+    if (r)
+        gsl_rng_free(r);
+    free(mine.jobs);
+    free(order);
+    free(fold);
+    return rc;
 }
 
 /* ----- statistics ----- */

@@ -507,6 +507,11 @@ size_t pfs__view_pfi(const struct pfs_alloc_view *view, size_t i, double pfi[PFS
  * telemetry a PFI-aware policy goes by (its PFI measured). *curve is the caller's to free.
  * Returns 0 or what making the curve returned. Declared where <gsl/gsl_rng.h> is included. */
 #ifdef __GSL_RNG_H__
+/* models/gpu.c: the centred Latin hypercube's coordinate of draw d of n for the next
+ * parameter, in (0, 1): stratum perm[d] of n, perm a shuffle by r of 0..n-1 (perm has room
+ * for n), so that over the n draws each stratum is used once. 0.5 when n is 1. */
+double pfs__lhs_next(gsl_rng *r, size_t *perm, size_t n, size_t d);
+
 int pfs__policy_instance_job(gsl_rng *r, const struct pfs_gpu *const *gpus, size_t i,
                              bool single_gpu, bool sampled, double idle_w, struct pfs_alloc_job *j,
                              struct pfs_telemetry *tl, struct pfs_curve **curve,

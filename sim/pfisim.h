@@ -597,6 +597,24 @@ void pfs_jobset_free(struct pfs_jobset *js);
 
 #define PFS_SYNTH_VERSION "1"
 
+/* The generator's uncertain inputs (docs/corpus.md, "The corpus's own uncertainty"): what
+ * the source study says only in words (dense and MoE, pre-training and fine-tuning, up to 32
+ * GPUs) and the spread of curve shapes the real curves allow. pfs_synth_defaults sets the
+ * shipped corpus's values; pfs_synth_draw one draw of their ranges. */
+enum {
+    PFS_MIX_P_MOE,      /* share of MoE configurations (0.30) */
+    PFS_MIX_P_PRETRAIN, /* share of pre-training; fine-tuning and LoRA share the rest 6:5 */
+    PFS_MIX_SIZE_TILT,  /* job sizes: each doubling beyond the fewest GPUs weighted e^(t k) */
+    PFS_MIX_P_WIDE,     /* P(TP 4 over 2 for 10-30B models; PP 4 over 2), 0.5 */
+    PFS_MIX_Z_BASE,     /* intensity logit of a reference job (2.2, calibrated) */
+    PFS_MIX_Z_SD,       /* sd of its per-configuration variation (0.40) */
+    PFS_MIX_N
+};
+
+/* Mix parameter i: its name (as in --csv and the docs), default, and the range draws span;
+ * NULL past the last. */
+const char *pfs_synth_mix_param(size_t i, double *def, double *lo, double *hi);
+
 struct pfs_synth_options {
     unsigned long seed;
     size_t n_train;      /* H200 jobs in split train (131 in the source study) */
@@ -604,6 +622,17 @@ struct pfs_synth_options {
     size_t n_transfer;   /* H100 twins of H200 configurations, split transfer (34) */
     double unseen_scale; /* multiplies the variation telemetry cannot see (1; 0 removes it,
                           * keeping its mean): for measuring the predictor's ceiling */
+    /* Multiplies every error of the telemetry columns (1, the shipped corpus; 0 reads the
+     * counters exactly): the per-reading sensor noise and the window's phase error below.
+     * The curves and labels do not depend on it. */
+    double telemetry_noise;
+    /* The averaging window of one telemetry reading, s: 0 (the shipped corpus) a whole run's
+     * mean; 1 an nvidia-smi reading, 30 a dcgm-exporter interval: a window of a few steps
+     * catches their communication phases unevenly (docs/corpus.md). */
+    double telemetry_window_s;
+    double mix[PFS_MIX_N];   /* the uncertain inputs (pfs_synth_mix_param) */
+    size_t draw, n_draws;    /* this corpus is draw `draw` of n_draws (n_draws 0: not drawn) */
+    unsigned long draw_seed; /* and their seed */
     /* NULL: the H200 corpus and its H100 twins. Else the same configurations (train and
      * validation, the same draws) measured on this GPU alone, no twins: a corpus on a GPU
      * the data has never seen (Blackwell: EXTRAPOLATED as its profile is, docs/corpus.md). */
@@ -617,6 +646,16 @@ bool pfs_synth_spec(const char *src, char *gpu, size_t size, unsigned long *seed
 
 /* The source study's sizes: 131 / 24 / 34. */
 void pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed);
+
+/* Sets o's mix to draw d of n of the ranges: a centred Latin hypercube (each parameter's
+ * range in n equal strata, each stratum used by exactly one draw, the pairing a seeded
+ * shuffle per parameter), reproducible from seed. Returns 0 or PFS_EINVAL (d >= n). */
+int pfs_synth_draw(struct pfs_synth_options *o, size_t n, size_t d, unsigned long seed,
+                   struct pfs_diag *diag);
+
+/* The options that differ from the shipped corpus's, as synth's flags (" --telemetry-noise
+ * 2 --draw 3/20 --draw-seed 1"), into buf; "" for the defaults. */
+void pfs_synth_flags(const struct pfs_synth_options *o, char *buf, size_t size);
 
 /* Generates the corpus: jobs (with telemetry and true PFI) and their measured curves (caps
  * 200-700 W in 50 W steps, about 1% noise, non-decreasing). The same options give the same
@@ -821,6 +860,14 @@ int pfs_predictor_train(const struct pfs_jobset *js, const struct pfs_curveset *
  * when j lacks a feature the model uses (diag names the job and the feature). */
 int pfs_predictor_pfi(const struct pfs_predictor *p, const struct pfs_telemetry *j,
                       double pfi[PFS_N_CUTS], struct pfs_diag *diag);
+
+/* Out-of-fold predictions: the jobs of split "train" dealt into `folds` folds (a seeded
+ * shuffle, o->seed), each predicted by a model trained as pfs_predictor_train does on the
+ * other folds' jobs, so that every prediction is of a job its model never saw. pred[i] for
+ * job i of js (NAN for the jobs of other splits). Returns 0 or what training returned. */
+int pfs_predictor_crossfit(const struct pfs_jobset *js, const struct pfs_curveset *cs,
+                           const struct pfs_predict_options *o, int folds,
+                           double (*pred)[PFS_N_CUTS], struct pfs_diag *diag);
 
 /* Saves as libconfig (features, scaling, coefficients, regularisation, training metrics);
  * loads one back, checking it whole. Return 0, PFS_EIO, PFS_EINVAL. */

@@ -261,6 +261,10 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_pfi_rank_closed)                                                                        \
     X(test_pfi_share_closed)                                                                       \
     X(test_pfi_at)                                                                                 \
+    X(test_noise_spearman)                                                                         \
+    X(test_noise_window)                                                                           \
+    X(test_corpus_draws)                                                                           \
+    X(test_crossfit)                                                                               \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

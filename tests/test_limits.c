@@ -75,10 +75,9 @@ test_limits_check_says(struct test *t)
                      "  dr_events = ( { start_h = 2.0; end_h = 3.0; target_w = 1.6e6; } ); };\n");
     snprintf(args, sizeof args, "check %s", cfg);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "event 1 asks for as little as 1.6 MW, below the capping floor of ") !=
-              NULL &&
-          strstr(out, "control.over_limit = \"hold\": with more busy than capping can hold") !=
-              NULL);
+    CHECK(
+        strstr(out, "event 1 asks for as little as 1.6 MW, below the capping floor of ") != NULL &&
+        strstr(out, "control.over_limit = \"hold\": with more busy than capping can hold") != NULL);
     free(out);
     free(err);
     /* a rule it does not know: the file, its line and the setting named */

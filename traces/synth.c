@@ -69,20 +69,36 @@ static const char *const phase_names[] = {"pretrain", "finetune", "lora"};
 #define BYTES_LORA 2.4  /* frozen bf16 weights + adapters and their optimizer */
 #define MEM_USABLE 0.75 /* of an H100's 80 GB, for training state */
 #define TENSOR_EFF                                                                                 \
-    0.50                   /* tensor throughput while in compute phases, of peak: puts dense       \
-                            * H100 pre-training MFU near Llama 3's 38-43% */
-#define HBM_W_H100   55.0  /* HBM3 draw at full DRAM activity, W (assumption) */
-#define HBM_W_H200   80.0  /* HBM3e, more stacks at 4.8 TB/s (assumption) */
-#define H100_TFLOPS  989.0 /* the reference GPU of the step split: dense BF16, TFLOP/s */
-#define H100_BW_TBS  3.35  /* and its memory bandwidth, TB/s */
-#define Z_BASE       2.2   /* intensity logit of a reference job (calibrated, docs/validation.md) */
-#define ACT_COMPUTE  1.05  /* activity while in compute phases (calibrated) */
-#define N_CAPS       11
-#define NOISE_TPUT   0.01  /* relative noise of a measured throughput point */
-#define NOISE_POWER  0.005 /* relative noise of a measured mean draw */
-#define BETA_MAX     0.30  /* memory phases scaling with the SM clock: U(0, this) */
-#define UNIT_V_SD    0.04  /* unit-to-unit sd of v_min */
-#define UNIT_KNEE_SD 0.04  /* unit-to-unit sd of the knee, as a fraction of f_max */
+    0.50                    /* tensor throughput while in compute phases, of peak: puts dense      \
+                             * H100 pre-training MFU near Llama 3's 38-43% */
+#define HBM_W_H100    55.0  /* HBM3 draw at full DRAM activity, W (assumption) */
+#define HBM_W_H200    80.0  /* HBM3e, more stacks at 4.8 TB/s (assumption) */
+#define H100_TFLOPS   989.0 /* the reference GPU of the step split: dense BF16, TFLOP/s */
+#define H100_BW_TBS   3.35  /* and its memory bandwidth, TB/s */
+#define Z_BASE        2.2  /* intensity logit of a reference job (calibrated, docs/validation.md) */
+#define ACT_COMPUTE   1.05 /* activity while in compute phases (calibrated) */
+#define N_CAPS        11
+#define NOISE_TPUT    0.01  /* relative noise of a measured throughput point */
+#define NOISE_POWER   0.005 /* relative noise of a measured mean draw */
+#define NOISE_COUNTER 0.02  /* sd of an activity counter's reading (telemetry_noise 1) */
+#define NOISE_LINK    0.05  /* relative sd of an NVLink throughput reading */
+#define BETA_MAX      0.30  /* memory phases scaling with the SM clock: U(0, this) */
+#define UNIT_V_SD     0.04  /* unit-to-unit sd of v_min */
+#define UNIT_KNEE_SD  0.04  /* unit-to-unit sd of the knee, as a fraction of f_max */
+
+/* The uncertain inputs' defaults (the shipped corpus) and the ranges a draw spans
+ * (docs/corpus.md gives each range's reason). */
+static const struct mix_param {
+    const char *name;
+    double def, lo, hi;
+} mix_params[PFS_MIX_N] = {
+    [PFS_MIX_P_MOE] = {"p_moe", P_MOE, 0.15, 0.45},
+    [PFS_MIX_P_PRETRAIN] = {"p_pretrain", P_PRETRAIN, 0.25, 0.65},
+    [PFS_MIX_SIZE_TILT] = {"size_tilt", 0.0, -2.0, 1.0},
+    [PFS_MIX_P_WIDE] = {"p_wide", 0.5, 0.2, 0.8},
+    [PFS_MIX_Z_BASE] = {"z_base", Z_BASE, 1.8, 3.0},
+    [PFS_MIX_Z_SD] = {"z_sd", 0.40, 0.25, 0.55},
+};
 
 /* What is drawn once per configuration and shared by its H200 and H100 runs. */
 struct config {
@@ -91,7 +107,8 @@ struct config {
     int n_gpus, seq_len, micro_batch, tp, pp, dp, ep;
     /* hidden variation, unseen by telemetry */
     double z_noise, comm_noise, act_noise, hbm_noise, fill_noise, eff_noise;
-    double beta; /* share of the memory phases that still scales with the SM clock */
+    double beta;   /* share of the memory phases that still scales with the SM clock */
+    double z_base; /* the mix's intensity base */
 };
 
 /* The hidden physics of one configuration on one GPU type. */
@@ -128,10 +145,15 @@ pick(gsl_rng *r, const double *p, int n)
 }
 
 static void
-draw_config(gsl_rng *r, double unseen, struct config *cf)
+draw_config(gsl_rng *r, const struct pfs_synth_options *o, struct config *cf)
 {
     static const double grow_pre[] = {0.3, 0.4, 0.3}, grow_ft[] = {0.5, 0.35, 0.15},
                         grow_lora[] = {0.6, 0.3, 0.1};
+    const double *mix = o->mix, unseen = o->unseen_scale;
+    /* The phase mix: fine-tuning and LoRA keep their 6:5 ratio (exactly 0.30 at the default). */
+    const double p_pre = mix[PFS_MIX_P_PRETRAIN],
+                 p_ft = P_FINETUNE * ((1 - p_pre) / (1 - P_PRETRAIN));
+    const double tilt = mix[PFS_MIX_SIZE_TILT], wide = mix[PFS_MIX_P_WIDE];
     static const int seq_pre[] = {2048, 4096, 8192}, seq_ft[] = {1024, 2048, 4096},
                      seq_lora[] = {512, 1024, 2048, 4096};
     double u, need_gb;
@@ -139,12 +161,12 @@ draw_config(gsl_rng *r, double unseen, struct config *cf)
 
     memset(cf, 0, sizeof *cf);
     for (;;) {
-        bool moe = gsl_rng_uniform(r) < P_MOE;
+        bool moe = gsl_rng_uniform(r) < mix[PFS_MIX_P_MOE];
 
         cf->arch = moe ? &moe_models[gsl_rng_uniform_int(r, N_MOE)]
                        : &dense_models[gsl_rng_uniform_int(r, N_DENSE)];
         u = gsl_rng_uniform(r);
-        cf->phase = u < P_PRETRAIN ? PRETRAIN : u < P_PRETRAIN + P_FINETUNE ? FINETUNE : LORA;
+        cf->phase = u < p_pre ? PRETRAIN : u < p_pre + p_ft ? FINETUNE : LORA;
         /* The fewest GPUs (a power of two) whose memory holds the training state; sized on
          * the H100's 80 GB so that every configuration also runs on an H100 (the twins). */
         need_gb = cf->arch->params_b * (cf->phase == LORA ? BYTES_LORA : BYTES_FULL);
@@ -157,7 +179,15 @@ draw_config(gsl_rng *r, double unseen, struct config *cf)
         const double *grow = cf->phase == PRETRAIN   ? grow_pre
                              : cf->phase == FINETUNE ? grow_ft
                                                      : grow_lora;
-        int k = pick(r, grow, 3);
+        double tilted[3], sum = 0;
+        int k;
+
+        /* Tilted towards fewer (t < 0) or more doublings; the weights as they are at t = 0. */
+        for (int i = 0; fabs(tilt) > 0 && i < 3; i++)
+            sum += tilted[i] = grow[i] * exp(tilt * i);
+        for (int i = 0; fabs(tilt) > 0 && i < 3; i++)
+            tilted[i] /= sum;
+        k = pick(r, fabs(tilt) > 0 ? tilted : grow, 3);
 
         cf->n_gpus = n_min << k;
         if (cf->n_gpus > 32)
@@ -177,12 +207,12 @@ draw_config(gsl_rng *r, double unseen, struct config *cf)
     if (cf->n_gpus >= 2 && cf->arch->params_b >= 30)
         cf->tp = cf->n_gpus >= 8 ? 8 : cf->n_gpus;
     else if (cf->n_gpus >= 2 && cf->arch->params_b >= 10)
-        cf->tp = gsl_rng_uniform(r) < 0.5 ? 2 : (cf->n_gpus >= 4 ? 4 : 2);
+        cf->tp = gsl_rng_uniform(r) < 1 - wide ? 2 : (cf->n_gpus >= 4 ? 4 : 2);
     cf->pp = 1;
     if (cf->n_gpus >= 16 && cf->arch->params_b >= 30 && cf->phase != LORA) {
         int max_pp = cf->n_gpus / cf->tp; /* at least 2 here */
 
-        cf->pp = gsl_rng_uniform(r) < 0.5 || max_pp < 4 ? 2 : 4;
+        cf->pp = gsl_rng_uniform(r) < 1 - wide || max_pp < 4 ? 2 : 4;
     }
     cf->dp = cf->n_gpus / (cf->tp * cf->pp);
     cf->ep = 1;
@@ -194,13 +224,18 @@ draw_config(gsl_rng *r, double unseen, struct config *cf)
     /* The hidden variation (docs/corpus.md, "what telemetry cannot see"). */
     /* Scaled by `unseen` (1 normally; 0 removes the variation, keeping its mean), so that
      * the predictor's ceiling can be measured (docs/predictor.md). */
-    cf->z_noise = unseen * gsl_ran_gaussian(r, 0.40);
+    cf->z_base = mix[PFS_MIX_Z_BASE];
+    cf->z_noise = unseen * gsl_ran_gaussian(r, mix[PFS_MIX_Z_SD]);
     cf->comm_noise = unseen * gsl_ran_gaussian(r, 0.30);
     cf->act_noise = unseen * gsl_ran_gaussian(r, 0.05);
     cf->hbm_noise = unseen * gsl_ran_gaussian(r, 0.10);
     cf->fill_noise = unseen * gsl_ran_gaussian(r, 0.010);
     cf->eff_noise = unseen * gsl_ran_gaussian(r, 0.05);
-    cf->beta = BETA_MAX / 2 + unseen * (gsl_ran_flat(r, 0, BETA_MAX) - BETA_MAX / 2);
+    /* The share that no counter sees grows with the telemetry's error too (clamped to the
+     * physical [0, 1]; at telemetry_noise 1 the clamp never acts). */
+    cf->beta = clampd(BETA_MAX / 2 + unseen * o->telemetry_noise *
+                                         (gsl_ran_flat(r, 0, BETA_MAX) - BETA_MAX / 2),
+                      0, 1);
 }
 
 /* The HBM's draw at full DRAM activity on g, W: the constants of Hopper, and for another GPU
@@ -232,7 +267,7 @@ physics_of(const struct config *cf, const struct pfs_gpu *g, struct physics *ph)
      * tokens per micro-batch and wider models raise it; MoE (expert dispatch, small expert
      * GEMMs) lowers it, and so does fine-tuning (short, padded samples, data loading,
      * evaluation), LoRA most (no weight-gradient GEMMs, the same weight reads). */
-    z = Z_BASE + 0.55 * log2((double)cf->micro_batch * cf->seq_len / 4096.0) +
+    z = cf->z_base + 0.55 * log2((double)cf->micro_batch * cf->seq_len / 4096.0) +
         0.40 * log2(cf->arch->active_b / 7.0) - 1.3 * (cf->arch->moe ? 1 : 0) -
         0.8 * (cf->phase == FINETUNE ? 1 : 0) - 1.2 * (cf->phase == LORA ? 1 : 0) + cf->z_noise;
     s = sigmoid(z);
@@ -310,12 +345,89 @@ make_monotone(double *v, size_t n)
             v[k++] = val[i];
 }
 
+/* Communication time in the first x steps, each step's communication being its last k. */
+static double
+comm_upto(double x, double k)
+{
+    double whole = floor(x);
+
+    return whole * k + fmax(0, x - whole - (1 - k));
+}
+
+/* The step's time, s, at throughput tokens/s: a global batch of 4M tokens in pre-training
+ * (Llama 2 and 3 train on 4M), 512k in fine-tuning, 256k with LoRA (an assumption: common
+ * recipes), never less than one micro-batch on every data-parallel rank. */
+static double
+step_s(const struct config *cf, double throughput)
+{
+    double batch = cf->phase == PRETRAIN ? 4194304.0 : cf->phase == FINETUNE ? 524288.0 : 262144.0;
+
+    batch = fmax(batch, (double)cf->micro_batch * cf->seq_len * cf->dp);
+    return throughput > 0 ? batch / throughput : 1.0;
+}
+
+/* Activity of a step split into compute, memory and communication shares (rule 6). */
+static double
+activity_of(double comp, double mem, double comm)
+{
+    return ACT_COMPUTE * comp + 0.45 * mem + 0.15 * comm;
+}
+
+/* The telemetry of one run at the default limit (op): the step at clock x splits into compute
+ * comp, memory mem and communication comm. A reading averages a window of the run: with a
+ * window of a few steps it sees communication's share of its own window, not the run's
+ * (o->telemetry_window_s, the start a draw of rw); every counter then carries per-reading
+ * noise. Both errors are multiplied by o->telemetry_noise; r's draws are the same whatever
+ * it is, so the curves after them are too. */
+static void
+telemetry(gsl_rng *r, gsl_rng *rw, const struct pfs_synth_options *o, const struct config *cf,
+          const struct pfs_gpu *g, const struct pfs_dvfs_point *op, double comp, double mem,
+          double comm, struct pfs_corpus_job *out)
+{
+    const double L = o->telemetry_noise;
+    double draw = op->power_w;
+
+    if (o->telemetry_window_s > 0) {
+        double w = o->telemetry_window_s / step_s(cf, op->throughput), u = gsl_rng_uniform(rw);
+        double seen = comm + L * ((comm_upto(u + w, comm) - comm_upto(u, comm)) / w - comm);
+        double busy = comp + mem, a_run = activity_of(comp, mem, comm);
+
+        seen = clampd(seen, 0, 1);
+        if (busy > 0) {
+            comp *= (1 - seen) / busy;
+            mem *= (1 - seen) / busy;
+        }
+        comm = seen;
+        /* What is above idle goes with activity. */
+        draw = g->idle_w + (op->power_w - g->idle_w) * activity_of(comp, mem, comm) / a_run;
+    }
+    out->power_w = fmin(draw * (1 + gsl_ran_gaussian(r, NOISE_POWER * L)), g->default_limit_w);
+    out->power_frac = out->power_w / g->default_limit_w;
+    out->sm_clock_mhz = round(op->f_mhz + gsl_ran_gaussian(r, 5.0 * L));
+    out->sm_clock_mhz = fmin(out->sm_clock_mhz, g->f_max_mhz);
+    out->sm_active =
+        clampd(comp + 0.85 * mem + 0.10 * comm + gsl_ran_gaussian(r, NOISE_COUNTER * L), 0, 1);
+    out->tensor_active =
+        clampd(0.75 * comp * (cf->arch->moe ? 0.8 : 1.0) * (cf->phase == LORA ? 0.9 : 1.0) +
+                   gsl_ran_gaussian(r, NOISE_COUNTER * L),
+               0, 1);
+    out->dram_active =
+        clampd((0.9 * mem + 0.2 * comp) + gsl_ran_gaussian(r, NOISE_COUNTER * L), 0, 1);
+    out->nvlink_gbps = fmax(0, ((cf->tp > 1 ? 40.0 + 25.0 * cf->tp : 2.0) +
+                                (cf->arch->moe && cf->ep > 1 ? 40.0 * log2((double)cf->ep) : 0)) *
+                                   (comp + mem) * (1 + gsl_ran_gaussian(r, NOISE_LINK * L)));
+    out->net_gbps = fmax(0, (cf->n_gpus > 8 ? 400.0 * comm * (0.6 + 0.4 * gsl_rng_uniform(r))
+                                            : 0.5 + 0.5 * gsl_rng_uniform(r)));
+}
+
 /* Measures one configuration on one GPU: fills the job row and adds its curve. */
 static int
-measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu *type,
-        struct pfs_corpus_job *out, struct pfs_curveset *cs, struct pfs_dvfs_job *truth,
-        struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
+measure(gsl_rng *r, gsl_rng *rw, const struct pfs_synth_options *o, const struct config *cf,
+        const struct pfs_gpu *type, struct pfs_corpus_job *out, struct pfs_curveset *cs,
+        struct pfs_dvfs_job *truth, struct pfs_gpu *truth_gpu, struct pfs_diag *diag)
 {
+    /* The units' own voltage curves: hidden, so scaled with the telemetry's error too. */
+    const double unseen = o->unseen_scale * o->telemetry_noise;
     struct physics ph;
     struct pfs_dvfs_point op;
     struct pfs_curve *model = NULL;
@@ -348,28 +460,14 @@ measure(gsl_rng *r, double unseen, const struct config *cf, const struct pfs_gpu
     out->ep = cf->ep;
 
     /* Telemetry at the default limit: the step at clock x splits into compute c / x, memory
-     * m and communication k. DCGM-like noise of a few percent. */
+     * m and communication k. */
     pfs_dvfs_eval(g, &ph.job, g->default_limit_w, &op);
     x = op.f_mhz / g->f_max_mhz;
     step = (ph.c + cf->beta * ph.m) / x + (1 - cf->beta) * ph.m + ph.k;
     comp = ph.c / x / step;
     mem = (cf->beta * ph.m / x + (1 - cf->beta) * ph.m) / step;
     comm = ph.k / step;
-    out->power_w = fmin(op.power_w * (1 + gsl_ran_gaussian(r, NOISE_POWER)), g->default_limit_w);
-    out->power_frac = out->power_w / g->default_limit_w;
-    out->sm_clock_mhz = round(op.f_mhz + gsl_ran_gaussian(r, 5.0));
-    out->sm_clock_mhz = fmin(out->sm_clock_mhz, g->f_max_mhz);
-    out->sm_active = clampd(comp + 0.85 * mem + 0.10 * comm + gsl_ran_gaussian(r, 0.02), 0, 1);
-    out->tensor_active =
-        clampd(0.75 * comp * (cf->arch->moe ? 0.8 : 1.0) * (cf->phase == LORA ? 0.9 : 1.0) +
-                   gsl_ran_gaussian(r, 0.02),
-               0, 1);
-    out->dram_active = clampd((0.9 * mem + 0.2 * comp) + gsl_ran_gaussian(r, 0.02), 0, 1);
-    out->nvlink_gbps = fmax(0, ((cf->tp > 1 ? 40.0 + 25.0 * cf->tp : 2.0) +
-                                (cf->arch->moe && cf->ep > 1 ? 40.0 * log2((double)cf->ep) : 0)) *
-                                   (comp + mem) * (1 + gsl_ran_gaussian(r, 0.05)));
-    out->net_gbps = fmax(0, (cf->n_gpus > 8 ? 400.0 * comm * (0.6 + 0.4 * gsl_rng_uniform(r))
-                                            : 0.5 + 0.5 * gsl_rng_uniform(r)));
+    telemetry(r, rw, o, cf, g, &op, comp, mem, comm, out);
     out->tokens_per_s = op.throughput * (1 + gsl_ran_gaussian(r, NOISE_TPUT));
 
     /* The cap sweep. */
@@ -429,7 +527,72 @@ pfs_synth_defaults(struct pfs_synth_options *o, unsigned long seed)
     o->n_validation = 24;
     o->n_transfer = 34;
     o->unseen_scale = 1.0;
+    o->telemetry_noise = 1.0;
+    o->telemetry_window_s = 0;
+    for (size_t i = 0; i < PFS_MIX_N; i++)
+        o->mix[i] = mix_params[i].def;
+    o->draw = o->n_draws = 0;
+    o->draw_seed = 1;
     o->gpu = NULL;
+}
+
+const char *
+pfs_synth_mix_param(size_t i, double *def, double *lo, double *hi)
+{
+    if (i >= PFS_MIX_N)
+        return NULL;
+    *def = mix_params[i].def;
+    *lo = mix_params[i].lo;
+    *hi = mix_params[i].hi;
+    return mix_params[i].name;
+}
+
+int
+pfs_synth_draw(struct pfs_synth_options *o, size_t n, size_t d, unsigned long seed,
+               struct pfs_diag *diag)
+{
+    gsl_rng *r;
+    size_t *perm;
+
+    if (n == 0 || d >= n)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "draw",
+                             "corpus draw %zu of %zu: no such draw", d + 1, n);
+    r = gsl_rng_alloc(gsl_rng_mt19937);
+    perm = malloc(n * sizeof *perm);
+    if (!r || !perm) {
+        if (r)
+            gsl_rng_free(r);
+        free(perm);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    gsl_rng_set(r, pfs__fnv1a_str(seed, "corpus mix"));
+    for (size_t i = 0; i < PFS_MIX_N; i++)
+        o->mix[i] =
+            mix_params[i].lo + pfs__lhs_next(r, perm, n, d) * (mix_params[i].hi - mix_params[i].lo);
+    gsl_rng_free(r);
+    free(perm);
+    o->draw = d;
+    o->n_draws = n;
+    o->draw_seed = seed;
+    return 0;
+}
+
+void
+pfs_synth_flags(const struct pfs_synth_options *o, char *buf, size_t size)
+{
+    size_t at = 0;
+
+    buf[0] = '\0';
+    if (fabs(o->unseen_scale - 1) > 0)
+        at += (size_t)snprintf(buf + at, size - at, " --unseen-scale %g", o->unseen_scale);
+    if (at < size && fabs(o->telemetry_noise - 1) > 0)
+        at += (size_t)snprintf(buf + at, size - at, " --telemetry-noise %g", o->telemetry_noise);
+    if (at < size && o->telemetry_window_s > 0)
+        at +=
+            (size_t)snprintf(buf + at, size - at, " --telemetry-window %g", o->telemetry_window_s);
+    if (at < size && o->n_draws > 0)
+        snprintf(buf + at, size - at, " --draw %zu/%zu --draw-seed %lu", o->draw + 1, o->n_draws,
+                 o->draw_seed);
 }
 
 int
@@ -444,7 +607,7 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
     struct pfs_jobset *js = NULL;
     struct pfs_curveset *cs = NULL;
     struct pfs_gpu g_h100, g_h200;
-    gsl_rng *r = NULL;
+    gsl_rng *r = NULL, *rw = NULL;
     int rc;
 
     *jobs_out = NULL;
@@ -452,6 +615,17 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
     if (!(o->unseen_scale >= 0 && o->unseen_scale <= 10))
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "unseen_scale",
                              "synth: the unseen-variation scale must be in [0, 10]");
+    if (!(o->telemetry_noise >= 0 && o->telemetry_noise <= 100))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "telemetry_noise",
+                             "synth: the telemetry noise must be in [0, 100]");
+    if (!(o->telemetry_window_s >= 0 && o->telemetry_window_s <= 86400))
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "telemetry_window",
+                             "synth: the telemetry window must be 0 (the run) to 86400 s");
+    for (size_t i = 0; i < PFS_MIX_N; i++)
+        if (!(o->mix[i] >= mix_params[i].lo && o->mix[i] <= mix_params[i].hi))
+            return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, mix_params[i].name,
+                                 "synth: %s %g is outside its range [%g, %g]", mix_params[i].name,
+                                 o->mix[i], mix_params[i].lo, mix_params[i].hi);
     if (n_h200 == 0 || (!o->gpu && o->n_transfer > n_h200) || n > 100000)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
                              "synth: need 1 to 100000 H200 jobs and no more H100 twins than "
@@ -463,15 +637,18 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
     order = calloc(n_h200, sizeof *order);
     js = calloc(1, sizeof *js);
     r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!cfg || !order || !js || !r || (js->jobs = calloc(n, sizeof *js->jobs)) == NULL ||
+    rw = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!cfg || !order || !js || !r || !rw || (js->jobs = calloc(n, sizeof *js->jobs)) == NULL ||
         pfs_curveset_new(&cs) != 0) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     gsl_rng_set(r, o->seed);
+    /* The readings' windows from a stream of their own: the corpus is the same but for them. */
+    gsl_rng_set(rw, pfs__fnv1a_str(o->seed, "telemetry window"));
     js->n_jobs = n;
     for (size_t i = 0; i < n_h200; i++)
-        draw_config(r, o->unseen_scale, &cfg[i]);
+        draw_config(r, o, &cfg[i]);
     /* The twins: a seeded choice of distinct H200 configurations. */
     for (size_t i = 0; i < n_h200; i++)
         order[i] = i;
@@ -496,7 +673,7 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
             pfs__strlcpy(j->split, "transfer", sizeof j->split);
             snprintf(j->twin_id, sizeof j->twin_id, "h200-%03zu", ci + 1);
         }
-        rc = measure(r, o->unseen_scale, &cfg[ci],
+        rc = measure(r, rw, o, &cfg[ci],
                      o->gpu ? o->gpu
                      : h200 ? &g_h200
                             : &g_h100,
@@ -512,6 +689,8 @@ pfs__synth_truth(const struct pfs_synth_options *o, struct pfs_jobset **jobs_out
 out:
     if (r)
         gsl_rng_free(r);
+    if (rw)
+        gsl_rng_free(rw);
     free(cfg);
     free(order);
     pfs_jobset_free(js);

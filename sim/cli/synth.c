@@ -31,6 +31,13 @@ const char pfs_cli_synth_help[] =
     "  --transfer N     H100 twins of H200 configurations (default 34)\n"
     "  --unseen-scale X scale the variation telemetry cannot see (default 1; 0 removes it):\n"
     "                   for measuring how well any predictor could do (docs/predictor.md)\n"
+    "  --telemetry-noise L  multiply every error of the telemetry columns (default 1;\n"
+    "                   0 reads the counters exactly); curves and labels stay the same\n"
+    "  --telemetry-window S  one reading averages S seconds of the run (default 0: the\n"
+    "                   whole run; 1 an nvidia-smi reading, 30 a dcgm-exporter interval)\n"
+    "  --draw D/N       the generator's uncertain inputs (job sizes, model and phase mix,\n"
+    "                   parallelism, curve shapes) at draw D of N of their ranges, a\n"
+    "                   centred Latin hypercube (--draw-seed S, default 1)\n"
     "  --gpu NAME       the same configurations measured on that GPU profile alone (no\n"
     "                   twins), caps in ten steps over its limits: a corpus on a GPU no data\n"
     "                   covers (b200, gb200, b100: EXTRAPOLATED, labelled so)\n";
@@ -45,6 +52,10 @@ pfs_cli_synth(int argc, char **argv)
                                          {"transfer", required_argument, 0, 'x'},
                                          {"unseen-scale", required_argument, 0, 'u'},
                                          {"gpu", required_argument, 0, 'g'},
+                                         {"telemetry-noise", required_argument, 0, 'N'},
+                                         {"telemetry-window", required_argument, 0, 'W'},
+                                         {"draw", required_argument, 0, 'D'},
+                                         {"draw-seed", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct pfs_synth_options o;
@@ -53,7 +64,9 @@ pfs_cli_synth(int argc, char **argv)
     struct pfs_curveset *cs = NULL;
     struct pfs_diag d = {0};
     const char *dir = NULL;
-    unsigned long v;
+    unsigned long v, draw_seed = 1;
+    size_t draw = 0, n_draws = 0;
+    char extra;
     bool transfer_given = false;
     int c, rc;
 
@@ -69,8 +82,22 @@ pfs_cli_synth(int argc, char **argv)
             o.gpu = &gpu;
             break;
         case 'u':
-            if (!pfs__parse_double(optarg, &o.unseen_scale))
+        case 'N':
+        case 'W':
+            if (!pfs__parse_double(optarg, c == 'u'   ? &o.unseen_scale
+                                           : c == 'N' ? &o.telemetry_noise
+                                                      : &o.telemetry_window_s))
                 return pfs_cli_usage("synth", "expected a number, got '%s'", optarg);
+            break;
+        case 'D':
+            if (sscanf(optarg, "%zu/%zu%c", &draw, &n_draws, &extra) != 2 || draw < 1 ||
+                draw > n_draws || n_draws > 10000)
+                return pfs_cli_usage("synth", "--draw takes D/N, 1 <= D <= N <= 10000, got '%s'",
+                                     optarg);
+            break;
+        case 'S':
+            if (!pfs_cli_parse_count(optarg, &draw_seed))
+                return pfs_cli_usage("synth", "expected a non-negative integer, got '%s'", optarg);
             break;
         case 's':
         case 't':
@@ -101,6 +128,8 @@ pfs_cli_synth(int argc, char **argv)
         return pfs_cli_usage("synth", "%s",
                              "--transfer makes H100 twins; --gpu makes its configurations on "
                              "that GPU alone: not both");
+    if (n_draws > 0 && (rc = pfs_synth_draw(&o, n_draws, draw - 1, draw_seed, &d)) != 0)
+        return pfs_cli_report(&d, rc);
     if ((rc = pfs_synth(&o, &js, &cs, &d)) != 0 || (rc = pfs_corpus_write(dir, &o, js, cs, &d)))
         rc = pfs_cli_report(&d, rc);
     else
