@@ -11,6 +11,7 @@
 #                    make bench-events: what one DR event costs each policy, in instructions
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
+#   make study-source the source study reproduced (docs/results.md; under a minute)
 #   make lint        clang-format check, cppcheck, the banned-function list, the layers
 #   make layers      no file calls a higher layer (tests/tools/layers.sh; docs/simulator.md)
 #   make format      apply clang-format
@@ -91,7 +92,7 @@ PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
             $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
 .PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events lint layers format install uninstall clean deps \
-        study-oversub study-pricing study-deadlines fuzz fuzz-ci fuzz-build
+        study-oversub study-pricing study-deadlines study-source fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) $(PLUGINS)
@@ -180,6 +181,13 @@ study-deadlines: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(BIN) sweep configs/sweeps/deadlines.cfg -j $$(nproc) --resume --db results/deadlines.db
 	$(Q)$(BIN) plot results/deadlines.db -o results/plots --only deadlines
+
+# The source study (docs/results.md, "The source study, reproduced"): no sweep file, one
+# command; results/study-source.csv and results/plots/study-source.png, the same bytes
+# every time.
+study-source: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BIN) study source -o results
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN) plugins $(BUILD)/fnv-collide

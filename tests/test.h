@@ -265,6 +265,8 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_noise_window)                                                                           \
     X(test_corpus_draws)                                                                           \
     X(test_crossfit)                                                                               \
+    X(test_study_source_cli)                                                                       \
+    X(test_alloc_corpus_draws)                                                                     \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

@@ -239,3 +239,115 @@ test_crossfit(struct test *t)
     free(b);
     pfs_jobset_free(js);
 }
+
+/* pfisim study source: the same arguments the same bytes; every corpus's equal at 0 and
+ * oracle at 1; the predictions' R^2 and Spearman the same for every allocator of a corpus
+ * and cut, and falling with the noise; bad arguments refused with the option named. */
+void
+test_study_source_cli(struct test *t)
+{
+    char args[600], *out = NULL, *err = NULL, path[600], *a, *b;
+    size_t n_rows = 0;
+
+    for (int run = 0; run < 2; run++) {
+        snprintf(args, sizeof args,
+                 "study source --draws 1 --noise 0,4 --windows 30 --cuts 30%% -o %s/r%d", t->tmpdir,
+                 run);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        CHECK(strstr(out, "the source measured a gap recovered of 0.63") != NULL);
+        free(out);
+        free(err);
+    }
+    snprintf(path, sizeof path, "%s/r0/study-source.csv", t->tmpdir);
+    a = test_slurp(path);
+    snprintf(path, sizeof path, "%s/r1/study-source.csv", t->tmpdir);
+    b = test_slurp(path);
+    CHECK(strlen(a) > 100 && strcmp(a, b) == 0);
+    CHECK(strncmp(a, "# SYNTHETIC", 11) == 0);
+    {
+        /* allocator,objective,noise,window_s,r2,spearman,draw,<6 mix>,mean_gpus,cut,gap,... */
+        char *save = NULL, *line = strtok_r(a, "\n", &save);
+        double rho_at[2] = {NAN, NAN};
+
+        line = strtok_r(NULL, "\n", &save); /* the header */
+        CHECK(line &&
+              strncmp(line, "allocator,objective,noise,window_s,r2,spearman,draw,", 52) == 0);
+        while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+            char alloc[32], obj[16];
+            double noise, window, r2, rho, gap, mix[7], cut;
+            int draw;
+
+            if (sscanf(line,
+                       "%31[^,],%15[^,],%lf,%lf,%lf,%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+                       alloc, obj, &noise, &window, &r2, &rho, &draw, &mix[0], &mix[1], &mix[2],
+                       &mix[3], &mix[4], &mix[5], &mix[6], &cut, &gap) != 16) {
+                test_fail(t, __FILE__, __LINE__, "a row that does not read: %s", line);
+                break;
+            }
+            n_rows++;
+            CHECK_NEAR(cut, 0.3, 0);
+            if (strcmp(alloc, "equal") == 0)
+                CHECK_NEAR(gap, 0, 1e-12);
+            if (strcmp(alloc, "oracle") == 0)
+                CHECK_NEAR(gap, 1, 1e-12);
+            if (window <= 0 && draw == 0) { /* noise 0 or 4 */
+                double *r = &rho_at[noise > 0];
+
+                CHECK(isnan(*r) || fabs(*r - rho) < 1e-12); /* one corpus, one prediction */
+                *r = rho;
+            }
+        }
+        CHECK(rho_at[0] > rho_at[1] + 0.1);
+    }
+    /* 2 corpora (the shipped mix, one draw) x 3 (noise 0, 4, a 30 s window) x 2 objectives
+     * x 6 allocators */
+    CHECK_INT(n_rows, 2 * 3 * 2 * 6);
+    free(a);
+    free(b);
+    snprintf(path, sizeof path, "%s/r0/plots/study-source.png", t->tmpdir);
+    CHECK(test_count_lines(path) > 0);
+    CHECK(test_run(t, "study source --cuts 25% -o /nonexistent/x", &out, &err) == 2);
+    CHECK(strstr(err, "--cuts") != NULL);
+    free(out);
+    free(err);
+    CHECK(test_run(t, "study source --noise -1", &out, &err) == 2);
+    CHECK(strstr(err, "--noise") != NULL);
+    free(out);
+    free(err);
+    CHECK(test_run(t, "study nothing", &out, &err) == 2);
+    CHECK(strstr(err, "source") != NULL);
+    free(out);
+    free(err);
+}
+
+/* alloc --corpus-draws: each policy's median and range over the corpus's draws, the same
+ * from the same seed; refused beside --uncertainty and on a curves file. */
+void
+test_alloc_corpus_draws(struct test *t)
+{
+    char *a = NULL, *b = NULL, *err = NULL;
+
+    CHECK_INT(test_run(t, "alloc synth:h200-sxm --cut 30% --corpus-draws 3 --csv", &a, &err), 0);
+    free(err);
+    CHECK_INT(test_run(t, "alloc synth:h200-sxm --cut 30% --corpus-draws 3 --csv", &b, &err), 0);
+    free(err);
+    CHECK(strcmp(a, b) == 0);
+    CHECK(strstr(a, "pfi,gap_recovered,3,") != NULL);
+    CHECK(strstr(a, "oracle,gap_recovered,3,1,1,1") != NULL);
+    free(a);
+    free(b);
+    CHECK_INT(test_run(t, "alloc synth:h200-sxm --cut 30% --corpus-draws 3", &a, &err), 0);
+    CHECK(strstr(a, "of the SYNTHETIC corpus's inputs: p_moe [0.15, 0.45]") != NULL);
+    free(a);
+    free(err);
+    CHECK(test_run(t, "alloc synth:b200 --cut 30% --corpus-draws 3 --uncertainty 3", &a, &err) ==
+          2);
+    CHECK(strstr(err, "one at a time") != NULL);
+    free(a);
+    free(err);
+    CHECK(test_run(t, "alloc traces/h200-h100/curves.csv --cut 30% --corpus-draws 3", &a, &err) ==
+          2);
+    CHECK(strstr(err, "--corpus-draws takes synth:GPU") != NULL);
+    free(a);
+    free(err);
+}

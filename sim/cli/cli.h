@@ -166,12 +166,23 @@ int pfs_cli_problem_build(struct pfs_cli_problem *p, const char *curves_path, co
                           const char *model_path, bool given_pfi, int tier,
                           const struct pfs_gpu *drawn, const struct pfs_synth_options *so,
                           struct pfs_diag *d);
+/* pfs_cli_problem_build in two: the curves and jobs read (or made) into p->cs and p->js;
+ * then the rest from them, curves_path naming them in errors. */
+int pfs_cli_problem_read(struct pfs_cli_problem *p, const char *curves_path, const char *jobs_path,
+                         const struct pfs_gpu *drawn, const struct pfs_synth_options *so,
+                         struct pfs_diag *d);
+int pfs_cli_problem_setup(struct pfs_cli_problem *p, const char *curves_path,
+                          const char *model_path, bool given_pfi, int tier,
+                          const struct pfs_gpu *drawn, struct pfs_diag *d);
 void pfs_cli_problem_free(struct pfs_cli_problem *p);
 /* o->ops's answer to v on p: total true throughput, the power it draws, the worst job's
  * share of its uncapped throughput; o->rc and o->diag when it gave none. o->d is the
  * caller's to free. A budget covering every job's uncapped draw asks no policy. */
 void pfs_cli_outcome_run(const struct pfs_cli_problem *p, const struct pfs_alloc_view *v,
                          struct pfs_cli_outcome *o);
+
+/* "uncertainty: N draws ... of the SYNTHETIC corpus's inputs: p_moe [0.15, 0.45] ..." */
+void pfs_cli_corpus_draws_header(size_t n_draws, unsigned long seed);
 
 /* A figure's format from its file name: .png, .svg or .pdf (any case); -1 for another
  * name, which the commands refuse (a .jpg or .txt got PNG bytes without a word). */
@@ -197,6 +208,7 @@ PFS_CLI_COMMAND(model);
 PFS_CLI_COMMAND(fit);
 PFS_CLI_COMMAND(import);     /* import.c */
 PFS_CLI_COMMAND(synth);      /* synth.c */
+PFS_CLI_COMMAND(study);      /* study.c */
 PFS_CLI_COMMAND(workload);   /* workload.c */
 PFS_CLI_COMMAND(predict);    /* predict.c */
 PFS_CLI_COMMAND(plot);       /* plot.c: plot, report */

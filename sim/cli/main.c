@@ -47,6 +47,8 @@ static const struct command commands[] = {
      pfs_cli_model},
     {"gpus", "list the GPU profiles", pfs_cli_gpus_help, pfs_cli_gpus},
     {"synth", "generate the synthetic H100/H200 corpus", pfs_cli_synth_help, pfs_cli_synth},
+    {"study", "the source study's headline reproduced over prediction quality and corpus",
+     pfs_cli_study_help, pfs_cli_study},
     {"predict", "train, evaluate and explain the telemetry-to-PFI predictor", pfs_cli_predict_help,
      pfs_cli_predict},
     {"plot", "figures from a results database", pfs_cli_plot_help, pfs_cli_plot},

@@ -128,25 +128,41 @@ room_for(const char *path, size_t n, struct pfs_diag *d)
 }
 
 int
-pfs_cli_problem_build(struct pfs_cli_problem *p, const char *curves_path, const char *jobs_path,
-                      const char *model_path, bool given_pfi, int tier, const struct pfs_gpu *drawn,
-                      const struct pfs_synth_options *so, struct pfs_diag *d)
+pfs_cli_problem_read(struct pfs_cli_problem *p, const char *curves_path, const char *jobs_path,
+                     const struct pfs_gpu *drawn, const struct pfs_synth_options *so,
+                     struct pfs_diag *d)
 {
     char guess[600];
     int rc;
 
-    if (strncmp(curves_path, "synth:", 6) == 0) {
-        if ((rc = synth_source(p, curves_path, drawn, so, d)) != 0)
-            return rc;
-    } else {
-        if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0 ||
-            (rc = room_for(curves_path, p->cs->n_jobs, d)) != 0)
-            return rc;
-        if (!jobs_path)
-            jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
-        if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
-            return rc;
-    }
+    if (strncmp(curves_path, "synth:", 6) == 0)
+        return synth_source(p, curves_path, drawn, so, d);
+    if ((rc = pfs_curveset_read(curves_path, &p->cs, d)) != 0 ||
+        (rc = room_for(curves_path, p->cs->n_jobs, d)) != 0)
+        return rc;
+    if (!jobs_path)
+        jobs_path = pfs_cli_jobs_beside(curves_path, guess, sizeof guess);
+    if (jobs_path && (rc = pfs_jobset_read(jobs_path, &p->js, d)) != 0)
+        return rc;
+    return 0;
+}
+
+int
+pfs_cli_problem_build(struct pfs_cli_problem *p, const char *curves_path, const char *jobs_path,
+                      const char *model_path, bool given_pfi, int tier, const struct pfs_gpu *drawn,
+                      const struct pfs_synth_options *so, struct pfs_diag *d)
+{
+    int rc = pfs_cli_problem_read(p, curves_path, jobs_path, drawn, so, d);
+
+    return rc ? rc : pfs_cli_problem_setup(p, curves_path, model_path, given_pfi, tier, drawn, d);
+}
+
+int
+pfs_cli_problem_setup(struct pfs_cli_problem *p, const char *curves_path, const char *model_path,
+                      bool given_pfi, int tier, const struct pfs_gpu *drawn, struct pfs_diag *d)
+{
+    int rc;
+
     p->n = p->cs->n_jobs;
     p->jobs = calloc(p->n + 1, sizeof *p->jobs);
     p->tel = calloc(p->n + 1, sizeof *p->tel);
