@@ -26,7 +26,8 @@ const char pfs_cli_alloc_help[] =
     "                   [--policy NAME [--caps] [--nvidia-smi MAP.csv]] [--tier TIER]\n"
     "                   [--model MODEL.cfg | --given-pfi] [--csv | --json]\n"
     "                   [--policy-lib FILE]... [--policy-exec CMD]... [--policy-timeout SEC]\n"
-    "                   [--uncertainty N [--uncertainty-seed S] [--plot FILE]]\n"
+    "                   [--uncertainty N | --corpus-draws N [--uncertainty-seed S]\n"
+    "                   [--plot FILE]]\n"
     "\n"
     "Divides a power budget among all the jobs of CURVES running at once (CURVES may be\n"
     "synth:GPU[:SEED]: the synthetic corpus made on that GPU's profile). Without --policy:\n"
@@ -47,7 +48,11 @@ const char pfs_cli_alloc_help[] =
     "                  synth:b200): every policy on each of N draws of the profile's ranges\n"
     "                  (pfisim gpus GPU); each metric's median and range, the rankings, and\n"
     "                  the corpus's PFI over the draws (--uncertainty-seed S, default 1)\n"
-    "  --plot FILE     with --uncertainty: the gap recovered and throughput per watt per\n"
+    "  --corpus-draws N  with CURVES synth:GPU: every policy on the corpus made at each of N\n"
+    "                  draws of its generator's uncertain inputs (job sizes, model and phase\n"
+    "                  mix, parallelism, curve shapes: docs/corpus.md), the profile at its\n"
+    "                  point; the same report as --uncertainty\n"
+    "  --plot FILE     with either: the gap recovered and throughput per watt per\n"
     "                  policy, medians with the draws' range (.png, .svg or "
     ".pdf)\n" PFS_CLI_PLUGIN_HELP "\n"
     "A budget below the jobs' minimum caps is infeasible: policies that may pause pause by\n"
@@ -152,10 +157,11 @@ spread3(const double *v, size_t n, size_t stride, double *med, double *lo, doubl
  * job's share over the draws, the rankings, and the corpus's own PFI and draw. */
 static int
 alloc_draws(const char *src, const char *jobs, const char *model, bool given, int tier, double cut,
-            double budget_w, size_t n_draws, unsigned long useed, bool csv, const char *plot)
+            double budget_w, size_t n_draws, unsigned long useed, bool corpus, bool csv,
+            const char *plot)
 {
     static const char *const names[] = {"throughput", "gap_recovered", "throughput_per_w",
-                                        "min_rel_throughput"};
+                                        "min_rel_throughput", "gain_per_job"};
     static const char *const corpus_names[] = {"pfi30_p10",
                                                "pfi30_p50",
                                                "pfi30_p90",
@@ -163,7 +169,7 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
                                                "energy_saved_at_97pct_p50",
                                                "energy_saved_at_97pct_max"};
     const size_t n_cm = sizeof corpus_names / sizeof corpus_names[0];
-    const size_t n_m = 4;
+    const size_t n_m = 5;
     struct pfs_gpu prof, drawn;
     struct pfs_diag d = {0};
     const char *pol[64];
@@ -179,11 +185,13 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
 
     if (!pfs_synth_spec(src, name, sizeof name, &seed))
         return pfs_cli_usage("alloc", "%s",
-                             "--uncertainty takes synth:GPU (the corpus made on a profile with "
-                             "ranges: synth:b200)");
+                             corpus ? "--corpus-draws takes synth:GPU (the corpus made on that "
+                                      "GPU's profile: synth:h200-sxm)"
+                                    : "--uncertainty takes synth:GPU (the corpus made on a "
+                                      "profile with ranges: synth:b200)");
     if ((rc = pfs_gpu_find(name, &prof, &d)) != 0)
         return pfs_cli_report(&d, rc);
-    if (!pfs_gpu_uncertain(&prof))
+    if (!corpus && !pfs_gpu_uncertain(&prof))
         return pfs_cli_usage(
             "alloc", "--uncertainty: the profile %s has no ranges (pfisim gpus %s)", name, name);
     while (pfs_policy_at(n_pol) && n_pol < 64) {
@@ -206,10 +214,15 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
         struct pfs_cli_outcome *out = calloc(n_pol, sizeof *out);
         double eq = NAN, orc = NAN, *pfi = NULL, *frac = NULL, *sav = NULL;
         size_t n_pfi = 0, n_sav = 0;
+        struct pfs_synth_options so;
 
-        if (!out || (rc = pfs_gpu_draw(&prof, n_draws, dd, useed, &drawn, &d)) != 0 ||
-            (rc = pfs_cli_problem_build(&p, src, jobs, model, given, tier, &drawn, NULL, &d)) !=
-                0) {
+        /* One draw of the profile's ranges, or of the corpus generator's inputs. */
+        pfs_synth_defaults(&so, seed);
+        drawn = prof;
+        if (!out ||
+            (rc = corpus ? pfs_synth_draw(&so, n_draws, dd, useed, &d)
+                         : pfs_gpu_draw(&prof, n_draws, dd, useed, &drawn, &d)) != 0 ||
+            (rc = pfs_cli_problem_build(&p, src, jobs, model, given, tier, &drawn, &so, &d)) != 0) {
             rc = rc ? rc : pfs__diag_set(&d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
             free(out);
             pfs_cli_problem_free(&p);
@@ -249,6 +262,8 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
                 ok && orc - eq > 1e-3 * fabs(eq) ? (o->total - eq) / (orc - eq) : (double)NAN;
             row[2 * n_draws * n_pol] = ok && o->power_w > 0 ? o->total / o->power_w : (double)NAN;
             row[3 * n_draws * n_pol] = ok ? o->min_rel : (double)NAN;
+            row[4 * n_draws * n_pol] =
+                ok && isfinite(eq) ? (o->total - eq) / (double)p.n : (double)NAN;
             free(o->d);
         }
         /* the corpus itself on this draw: its jobs' true PFI at 30%, and uncapped draw */
@@ -285,20 +300,22 @@ alloc_draws(const char *src, const char *jobs, const char *model, bool given, in
     if (rc) {
         code = pfs_cli_report(&d, rc);
     } else {
-        struct pfs_cli_draw_metric m[4], cm[8];
-        const char *corpus = "corpus";
+        struct pfs_cli_draw_metric m[5], cm[8];
+        const char *corpus_row = "corpus";
 
         for (size_t i = 0; i < n_m; i++)
             m[i] = (struct pfs_cli_draw_metric){names[i], v + i * n_draws * n_pol};
         for (size_t i = 0; i < n_cm; i++)
             cm[i] = (struct pfs_cli_draw_metric){corpus_names[i], cv + i * n_draws};
-        if (!csv)
+        if (!csv && corpus)
+            pfs_cli_corpus_draws_header(n_draws, useed);
+        else if (!csv)
             pfs_cli_draws_header(&prof, 1, n_draws, useed);
         pfs_cli_draws_report(pol, n_pol, n_draws, m, n_m, 0, csv);
         if (!csv)
             printf("\nthe corpus on each draw (true PFI at a 30%% cut, uncapped draw / limit, "
                    "energy per token saved keeping 97%% of throughput):\n");
-        pfs_cli_draws_report(&corpus, 1, n_draws, cm, n_cm, 0, csv);
+        pfs_cli_draws_report(&corpus_row, 1, n_draws, cm, n_cm, 0, csv);
         if (plot) {
             /* Per policy the gap recovered and throughput per watt: the median over the
              * draws, whiskers from their min to their max. */
@@ -376,6 +393,7 @@ pfs_cli_alloc(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {"uncertainty", required_argument, 0, 'U'},
                                          {"uncertainty-seed", required_argument, 0, 'V'},
+                                         {"corpus-draws", required_argument, 0, 'D'},
                                          {"plot", required_argument, 0, 'P'},
                                          PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -385,6 +403,7 @@ pfs_cli_alloc(int argc, char **argv)
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
     bool caps = false, given = false, csv = false, json = false, useed_given = false;
+    bool corpus = false, profile = false;
     int c, tier = PFS_TIER_FLEX2, rc, code = EXIT_OK;
     struct pfs_cli_problem p = {0};
     struct pfs_diag d = {0};
@@ -445,9 +464,14 @@ pfs_cli_alloc(int argc, char **argv)
             csv = true;
             break;
         case 'U':
+        case 'D':
             if (!pfs_cli_parse_count(optarg, &n_draws) || n_draws < 1 || n_draws > 10000)
-                return pfs_cli_usage("alloc", "--uncertainty takes 1 to 10000 draws, got '%s'",
-                                     optarg);
+                return pfs_cli_usage("alloc", "%s takes 1 to 10000 draws, got '%s'",
+                                     c == 'D' ? "--corpus-draws" : "--uncertainty", optarg);
+            if (c == 'D')
+                corpus = true;
+            else
+                profile = true;
             break;
         case 'P':
             if (pfs_cli_plot_format(optarg) < 0)
@@ -479,8 +503,12 @@ pfs_cli_alloc(int argc, char **argv)
     if (csv && json)
         return pfs_cli_usage("alloc", "%s", "give --csv or --json, not both");
     if (n_draws == 0 && (plot || useed_given))
-        return pfs_cli_usage("alloc", "%s needs --uncertainty N",
+        return pfs_cli_usage("alloc", "%s needs --uncertainty N or --corpus-draws N",
                              plot ? "--plot" : "--uncertainty-seed");
+    if (corpus && profile)
+        return pfs_cli_usage("alloc", "%s",
+                             "--uncertainty draws the GPU profile, --corpus-draws the corpus: "
+                             "one at a time");
     if (n_draws > 0 && (policy || json))
         return pfs_cli_usage("alloc",
                              "--uncertainty reports every policy, as text or --csv: not with %s",
@@ -499,8 +527,8 @@ pfs_cli_alloc(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (n_draws > 0)
-        return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed, csv,
-                           plot);
+        return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed,
+                           corpus, csv, plot);
     if ((rc = pfs_cli_problem_build(&p, argv[optind], jobs, model, given, tier, NULL, NULL, &d)) !=
         0) {
         pfs_cli_problem_free(&p);

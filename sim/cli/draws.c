@@ -173,3 +173,18 @@ pfs_cli_draws_header(const struct pfs_gpu *unc, size_t n_unc, size_t n_draws, un
     }
     printf("\n\n");
 }
+
+/* The corpus generator's uncertain inputs and their ranges, on one line. */
+void
+pfs_cli_corpus_draws_header(size_t n_draws, unsigned long seed)
+{
+    double def, lo, hi;
+    const char *name;
+
+    printf("uncertainty: %zu draws (centred Latin hypercube, seed %lu) of the SYNTHETIC corpus's "
+           "inputs:",
+           n_draws, seed);
+    for (size_t i = 0; (name = pfs_synth_mix_param(i, &def, &lo, &hi)) != NULL; i++)
+        printf(" %s [%g, %g]", name, lo, hi);
+    printf("\n\n");
+}
