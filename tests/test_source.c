@@ -300,8 +300,8 @@ test_study_source_cli(struct test *t)
         CHECK(rho_at[0] > rho_at[1] + 0.1);
     }
     /* 2 corpora (the shipped mix, one draw) x 3 (noise 0, 4, a 30 s window) x 2 objectives
-     * x 6 allocators */
-    CHECK_INT(n_rows, 2 * 3 * 2 * 6);
+     * x 7 allocators */
+    CHECK_INT(n_rows, 2 * 3 * 2 * 7);
     free(a);
     free(b);
     snprintf(path, sizeof path, "%s/r0/plots/study-source.png", t->tmpdir);

@@ -41,11 +41,13 @@ const char pfs_cli_study_help[] =
     "                  20%,30%,40%)\n"
     "  -o, --output DIR  where to write (default results)\n";
 
-/* The allocators compared: the baselines, the curve-based pfi, the two that use one PFI
- * number as the study describes, and a PFI-blind proportional share. */
-static const char *const allocators[] = {"equal",    "oracle",    "pfi",
+/* The allocators compared: the baselines, the curve-based pfi, pfi with one PFI for every
+ * job (the jobs' mean prediction: it knows each job's speed, not its elasticity), the two
+ * that use one PFI number as the study describes, and a PFI-blind proportional share. */
+static const char *const allocators[] = {"equal",    "oracle",    "pfi",         "pfi-mean",
                                          "pfi-rank", "pfi-share", "proportional"};
-#define N_ALLOC (sizeof allocators / sizeof allocators[0])
+#define PFI_MEAN 3 /* pfi on the mean prediction */
+#define N_ALLOC  (sizeof allocators / sizeof allocators[0])
 
 /* One corpus (draw, noise, window) at one cut, one allocator. */
 struct row {
@@ -132,6 +134,13 @@ normalise(struct pfs_cli_problem *p, double *t0)
     }
 }
 
+/* x - base, or 0 where that is within rounding of sums of a hundred terms. */
+static double
+above(double x, double base)
+{
+    return fabs(x - base) <= 1e-12 * fabs(base) ? 0.0 : x - base;
+}
+
 /* One objective on one corpus: pred the jobs' out-of-fold PFI (by jobset index). */
 static int
 one_objective(struct study *s, const struct pfs_synth_options *so, int obj,
@@ -175,19 +184,26 @@ one_objective(struct study *s, const struct pfs_synth_options *so, int obj,
                                       .jobs = p.jobs,
                                       .telemetry = p.tel,
                                       .truth = p.truth};
-        double r2, rho, gpus = 0, tokens[N_ALLOC];
+        double r2, rho, gpus = 0, tokens[N_ALLOC], mean[PFS_N_CUTS] = {0};
 
         for (size_t i = 0; i < p.n; i++) {
             truth[i] = p.js->jobs[at[i]].pfi[k];
             guess[i] = pred[at[i]][k];
             gpus += p.jobs[i].n_gpus;
         }
+        for (size_t i = 0; i < p.n; i++)
+            for (size_t j = 0; j < PFS_N_CUTS; j++)
+                mean[j] += pred[at[i]][j] / (double)p.n;
         r2 = pfs_stat_r2(truth, guess, p.n);
         rho = pfs_stat_spearman(truth, guess, p.n);
         memset(out, 0, sizeof out);
         for (size_t a = 0; a < N_ALLOC; a++) {
-            out[a].ops = pfs_policy_find(allocators[a]);
+            out[a].ops = pfs_policy_find(a == PFI_MEAN ? "pfi" : allocators[a]);
+            for (size_t i = 0; a == PFI_MEAN && i < p.n; i++)
+                memcpy(p.tel[i].pfi_given, mean, sizeof mean);
             pfs_cli_outcome_run(&p, &view, &out[a]);
+            for (size_t i = 0; a == PFI_MEAN && i < p.n; i++)
+                memcpy(p.tel[i].pfi_given, pred[at[i]], sizeof p.tel[i].pfi_given);
             /* the same allocation in tokens/s, whatever it maximised */
             tokens[a] = 0;
             for (size_t i = 0; out[a].rc == 0 && i < p.n; i++)
@@ -215,9 +231,12 @@ one_objective(struct study *s, const struct pfs_synth_options *so, int obj,
             /* No answer (an allocator the cut leaves infeasible) is a row of NANs. */
             r->gap = r->gain_per_job = r->gain_tokens = r->min_rel = r->oracle_gain_per_job = NAN;
             if (out[a].rc == 0 && out[0].rc == 0 && out[1].rc == 0) {
-                r->gap = orc - eq > 1e-9 * eq ? (out[a].total - eq) / (orc - eq) : (double)NAN;
-                r->gain_per_job = (out[a].total - eq) / (double)p.n;
-                r->gain_tokens = (tokens[a] - tokens[0]) / (double)p.n;
+                /* (a difference within rounding of the totals is none: no -0.0000) */
+                const double dt = above(out[a].total, eq), dk = above(tokens[a], tokens[0]);
+
+                r->gap = orc - eq > 1e-9 * eq ? dt / (orc - eq) : (double)NAN;
+                r->gain_per_job = dt / (double)p.n;
+                r->gain_tokens = dk / (double)p.n;
                 r->min_rel = out[a].min_rel;
                 r->oracle_gain_per_job = (orc - eq) / (double)p.n;
             }
@@ -326,9 +345,9 @@ med_range(double *v, size_t n, double *med, double *lo, double *hi)
     if (m == 0)
         return;
     gsl_sort(v, 1, m);
-    *med = gsl_stats_median_from_sorted_data(v, 1, m);
-    *lo = v[0];
-    *hi = v[m - 1];
+    *med = gsl_stats_median_from_sorted_data(v, 1, m) + 0.0; /* never -0 */
+    *lo = v[0] + 0.0;
+    *hi = v[m - 1] + 0.0;
 }
 
 /* The fields the table summarises. */
@@ -449,7 +468,7 @@ static int
 draw_figure(const struct figure *f, const char *path, struct pfs_diag *d)
 {
     /* per panel: the allocators drawn (indices past FIRST), -1 ending */
-    static const int shown[2][N_LINE + 1] = {{0, 1, 2, 3, -1}, {0, 3, -1}};
+    static const int shown[2][N_LINE + 1] = {{0, 1, 2, 3, 4, -1}, {0, 1, 4, -1}};
     static const char *const titles[2] = {"gap recovered in tokens/s, 30% cut",
                                           "every GPU alike (pfi-rank, pfi-share: far below 0)"};
     struct pfs_series series[3][N_LINE + 2];
@@ -503,7 +522,7 @@ draw_figure(const struct figure *f, const char *path, struct pfs_diag *d)
                                               .x = f->gx + k * f->n_dots,
                                               .y = f->gy + k * f->n_dots,
                                               .n = f->n_dots,
-                                              .colour = obj == 2 ? 3 : obj * 4,
+                                              .colour = obj == 2 ? 4 : obj * 6,
                                               .markers = true};
         n[2]++;
     }
