@@ -303,6 +303,18 @@ out:
     return rc;
 }
 
+/* ",v" with prec decimals (significant digits with g), or "," alone where v is NAN (no
+ * answer, or a gap the cut leaves undefined). */
+static void
+put(FILE *fp, int prec, bool g, double v)
+{
+    fputc(',', fp);
+    if (!isnan(v) && g)
+        fprintf(fp, "%.*g", prec, v);
+    else if (!isnan(v))
+        fprintf(fp, "%.*f", prec, v);
+}
+
 static int
 write_csv(const void *obj, FILE *fp, struct pfs_diag *d)
 {
@@ -326,8 +338,14 @@ write_csv(const void *obj, FILE *fp, struct pfs_diag *d)
                 r->noise, r->window_s, r->r2, r->spearman, r->draw);
         for (size_t k = 0; k < PFS_MIX_N; k++)
             fprintf(fp, ",%.4g", r->mix[k]);
-        fprintf(fp, ",%.3f,%g,%.4f,%.6g,%.6g,%.1f,%.4f,%.4f\n", r->mean_gpus, r->cut, r->gap,
-                r->gain_per_job, r->oracle_gain_per_job, r->gain_tokens, r->gap_tokens, r->min_rel);
+        fprintf(fp, ",%.3f,%g", r->mean_gpus, r->cut);
+        put(fp, 4, false, r->gap);
+        put(fp, 6, true, r->gain_per_job);
+        put(fp, 6, true, r->oracle_gain_per_job);
+        put(fp, 1, false, r->gain_tokens);
+        put(fp, 4, false, r->gap_tokens);
+        put(fp, 4, false, r->min_rel);
+        fputc('\n', fp);
     }
     return ferror(fp) ? PFS_EIO : 0;
 }
