@@ -267,6 +267,9 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_crossfit)                                                                               \
     X(test_study_source_cli)                                                                       \
     X(test_alloc_corpus_draws)                                                                     \
+    X(test_tree_closed)                                                                            \
+    X(test_tree_one_node)                                                                          \
+    X(test_tree_brute_force)                                                                       \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

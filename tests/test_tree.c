@@ -1,0 +1,229 @@
+/*
+ * tests/test_tree.c - dividing power under a tree of limits (issue 58): closed forms by hand,
+ * the throughput optimum against exhaustive search on random small trees, the level against
+ * the one-node level it generalises.
+ */
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+
+#include "../policies/policy.h"
+#include "test.h"
+
+static struct pfs_alloc_job
+job(int n_gpus)
+{
+    return (struct pfs_alloc_job){.n_gpus = n_gpus, .min_w = 200, .max_w = 700, .ref_w = 700};
+}
+
+/* Two racks under a row: rack A (1200 W) holds a1 and a2 (one GPU each), rack B (2500 W)
+ * holds b1 (two GPUs), the row 2500 W. */
+static const int32_t two_parent[] = {-1, 0, 0};
+static const char *const two_name[] = {"row", "rack-a", "rack-b"};
+static const uint32_t two_job_node[] = {1, 1, 2};
+
+void
+test_tree_closed(struct test *t)
+{
+    const double limit[] = {2500, 1200, 2500};
+    const struct pfs__tree tree = {3, two_parent, limit, two_job_node, two_name};
+    struct pfs_alloc_job j[3] = {job(1), job(1), job(2)};
+    const double lo[3] = {200, 200, 200}, hi[3] = {700, 700, 700};
+    struct pfs_alloc_decision out[3];
+    struct pfs_diag d = {0};
+    /* a1: 1 tokens/s per W over its range; a2: 2 up to 400 W then 0.5; b1 (two GPUs): 3 per
+     * W of its cap up to 500 W (1.5 per W of the row's), then nothing */
+    struct pfs_pwl c[3] = {{2, {200, 700}, {0, 500}},
+                           {3, {200, 400, 700}, {0, 400, 550}},
+                           {3, {200, 500, 700}, {0, 900, 900}}};
+
+    /* equal: rack A's two GPUs fill it at 600 W; the row then leaves b1 (2500 - 1200) / 2 =
+     * 650 W a GPU */
+    CHECK_INT(pfs__level_tree("equal", j, 3, lo, hi, &tree, 1e9, out, &d), 0);
+    CHECK_NEAR(out[0].cap_w, 600, 1e-6);
+    CHECK_NEAR(out[1].cap_w, 600, 1e-6);
+    CHECK_NEAR(out[2].cap_w, 650, 1e-6);
+    /* the optimum, by hand: a2 to 400 (2 per W), b1 to 500 (1.5), a1 to 700 (1: rack A has
+     * 600 W left, the row 900), a2's flatter part gets what rack A has left, 100 W */
+    CHECK_INT(pfs__waterfill_tree("oracle", c, j, 3, &tree, 1e9, out, &d), 0);
+    CHECK_NEAR(out[0].cap_w, 700, 1e-9);
+    CHECK_NEAR(out[1].cap_w, 500, 1e-9);
+    CHECK_NEAR(out[2].cap_w, 500, 1e-9);
+    /* a budget below the row's limit binds at the root: of 2100 W, 1300 above the floors, a2
+     * and b1 take 800, a1 the 500 left; a2's flatter part nothing */
+    CHECK_INT(pfs__waterfill_tree("oracle", c, j, 3, &tree, 2100, out, &d), 0);
+    CHECK_NEAR(out[0].cap_w, 700, 1e-9);
+    CHECK_NEAR(out[1].cap_w, 400, 1e-9);
+    CHECK_NEAR(out[2].cap_w, 500, 1e-9);
+    /* floors over a rack's limit: refused, the rack named */
+    {
+        const double tight[] = {2500, 300, 2500};
+        const struct pfs__tree bad = {3, two_parent, tight, two_job_node, two_name};
+
+        CHECK_INT(pfs__waterfill_tree("oracle", c, j, 3, &bad, 1e9, out, &d), PFS_EINVAL);
+        CHECK(strstr(d.message, "'rack-a'") != NULL && strstr(d.message, "100 W") != NULL);
+        CHECK_INT(pfs__level_tree("equal", j, 3, lo, hi, &bad, 1e9, out, &d), PFS_EINVAL);
+        CHECK(strstr(d.message, "'rack-a'") != NULL);
+    }
+}
+
+/* One node: the level is pfs__level's, the optimum pfs__waterfill's. */
+void
+test_tree_one_node(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    const int32_t parent[] = {-1};
+    uint32_t node[16] = {0};
+
+    gsl_rng_set(r, 58);
+    for (int trial = 0; trial < 50; trial++) {
+        struct pfs_alloc_job j[16];
+        struct pfs_pwl c[16];
+        double lo[16], hi[16], floor = 0, top = 0, budget, limit[1] = {HUGE_VAL};
+        struct pfs_alloc_decision a[16], b[16];
+        struct pfs_diag d = {0};
+        const struct pfs__tree tree = {1, parent, limit, node, NULL};
+        const size_t n = 1 + gsl_rng_uniform_int(r, 16);
+
+        for (size_t i = 0; i < n; i++) {
+            double y = 0;
+
+            j[i] = job(1 + (int)gsl_rng_uniform_int(r, 8));
+            lo[i] = j[i].min_w;
+            hi[i] = j[i].max_w;
+            c[i].n = 6;
+            for (size_t k = 0; k < 6; k++) {
+                c[i].x[k] = 200 + 100 * k;
+                y += k ? gsl_rng_uniform(r) * (6 - k) : 0;
+                c[i].y[k] = y;
+            }
+            pfs_pwl_hull(&c[i]);
+            floor += j[i].n_gpus * 200.0;
+            top += j[i].n_gpus * 700.0;
+        }
+        budget = floor + gsl_rng_uniform(r) * (top - floor);
+        CHECK_INT(pfs__level("equal", j, n, lo, hi, budget, a, &d), 0);
+        CHECK_INT(pfs__level_tree("equal", j, n, lo, hi, &tree, budget, b, &d), 0);
+        for (size_t i = 0; i < n; i++)
+            CHECK_NEAR(b[i].cap_w, a[i].cap_w, 1e-6);
+        CHECK_INT(pfs__waterfill("oracle", c, j, n, budget, NULL, a, &d), 0);
+        CHECK_INT(pfs__waterfill_tree("oracle", c, j, n, &tree, budget, b, &d), 0);
+        {
+            double ta = 0, tb = 0;
+
+            for (size_t i = 0; i < n; i++) {
+                ta += pfs_pwl_eval(&c[i], a[i].cap_w);
+                tb += pfs_pwl_eval(&c[i], b[i].cap_w);
+            }
+            CHECK_NEAR(tb, ta, 1e-9 * fabs(ta) + 1e-9);
+        }
+    }
+    gsl_rng_free(r);
+}
+
+/* The optimum under a tree against exhaustive search: 200 random trees of up to 3 levels and
+ * 6 jobs of 1 or 2 GPUs, curves concave with breakpoints every 100 W, limits multiples of
+ * 100 W, so that an optimum lies on the grid of 100 W of each job's GPU power (laminar
+ * limits: a totally unimodular system) and the grid search is exact. */
+static double best;
+static int best_ok;
+
+static void
+search(const struct pfs__tree *tr, const struct pfs_alloc_job *j, const struct pfs_pwl *c, size_t n,
+       size_t i, double *x, double budget)
+{
+    if (i == n) {
+        double use[8] = {0}, v = 0, total = 0;
+
+        for (size_t q = 0; q < n; q++) {
+            for (int32_t u = (int32_t)tr->job_node[q]; u >= 0; u = tr->parent[u])
+                use[u] += j[q].n_gpus * x[q];
+            v += pfs_pwl_eval(&c[q], x[q]);
+            total += j[q].n_gpus * x[q];
+        }
+        for (size_t u = 0; u < tr->n_nodes; u++)
+            if (use[u] > tr->limit_w[u] + 1e-9)
+                return;
+        if (total > budget + 1e-9)
+            return;
+        best_ok = 1;
+        best = fmax(best, v);
+        return;
+    }
+    /* in the GPU power z = n x every constraint has unit coefficients and integral (100 W)
+     * limits and segment lengths: an optimum has z on the 100 W grid */
+    for (int k = 0; k <= 5 * j[i].n_gpus; k++) {
+        x[i] = 200 + 100.0 * k / j[i].n_gpus;
+        search(tr, j, c, n, i + 1, x, budget);
+    }
+}
+
+void
+test_tree_brute_force(struct test *t)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    size_t feasible = 0;
+
+    gsl_rng_set(r, 1958);
+    for (int trial = 0; trial < 200; trial++) {
+        int32_t parent[8];
+        double limit[8], x[6], budget;
+        uint32_t node[6];
+        struct pfs_alloc_job j[6];
+        struct pfs_pwl c[6];
+        struct pfs_alloc_decision out[6];
+        struct pfs_diag d = {0};
+        const size_t n_nodes = 1 + gsl_rng_uniform_int(r, 7), n = 1 + gsl_rng_uniform_int(r, 6);
+        const struct pfs__tree tr = {n_nodes, parent, limit, node, NULL};
+        int rc;
+
+        /* up to 3 levels: a node's parent is the root or a child of the root */
+        parent[0] = -1;
+        for (size_t v = 1; v < n_nodes; v++) {
+            int32_t p = (int32_t)gsl_rng_uniform_int(r, v);
+
+            parent[v] = p > 0 && parent[p] > 0 ? parent[p] : p;
+        }
+        for (size_t v = 0; v < n_nodes; v++)
+            limit[v] =
+                gsl_rng_uniform(r) < 0.2 ? HUGE_VAL : 100.0 * (2 + gsl_rng_uniform_int(r, 60));
+        for (size_t i = 0; i < n; i++) {
+            double y = 0;
+
+            node[i] = (uint32_t)gsl_rng_uniform_int(r, n_nodes);
+            j[i] = job(gsl_rng_uniform(r) < 0.3 ? 2 : 1);
+            c[i].n = 6;
+            for (size_t k = 0; k < 6; k++) {
+                c[i].x[k] = 200 + 100 * k;
+                y += k ? gsl_rng_uniform(r) : 0;
+                c[i].y[k] = y;
+            }
+            pfs_pwl_hull(&c[i]);
+        }
+        budget = 100.0 * (4 + gsl_rng_uniform_int(r, 80));
+        best = -1;
+        best_ok = 0;
+        search(&tr, j, c, n, 0, x, budget);
+        rc = pfs__waterfill_tree("oracle", c, j, n, &tr, budget, out, &d);
+        if (!best_ok) {
+            CHECK_INT(rc, PFS_EINVAL); /* the floors do not fit: refused */
+            continue;
+        }
+        feasible++;
+        CHECK_INT(rc, 0);
+        if (rc == 0) {
+            double use[8] = {0}, v = 0;
+
+            for (size_t q = 0; q < n; q++) {
+                for (int32_t u = (int32_t)node[q]; u >= 0; u = parent[u])
+                    use[u] += j[q].n_gpus * out[q].cap_w;
+                v += pfs_pwl_eval(&c[q], out[q].cap_w);
+            }
+            for (size_t u = 0; u < n_nodes; u++)
+                CHECK(use[u] <= fmin(limit[u], u ? HUGE_VAL : budget) + 1e-6);
+            CHECK_NEAR(v, best, 1e-9 * best + 1e-9);
+        }
+    }
+    /* most of them can be met at all */
+    CHECK(feasible > 100);
+    gsl_rng_free(r);
+}
