@@ -1085,6 +1085,24 @@ struct pfs_pool {
     double node_other_w; /* non-GPU power per node, W */
 };
 
+/* facility.tree (issue 58, docs/scenarios.md "The power tree"): the limits power meets on
+ * its way to the GPUs, as written: each node once, with the copies it stands for. Node 0 is
+ * the root (the feed); a node's parent comes before it. A leaf (a rack) holds `nodes` nodes
+ * of pool `pool`. Limits are on IT power (the GPUs and each node's other draw). */
+#define PFS_MAX_TREE_SPEC 32
+struct pfs_tree_spec_node {
+    char name[32];
+    double limit_w; /* 0: none (a node that only groups) */
+    int count;      /* copies of it under each copy of its parent (names -1 .. -count) */
+    int nodes;      /* a rack: the nodes it holds; 0 for a node with children */
+    int pool;       /* the pool of its nodes (index into the facility's pools) */
+    int parent;     /* -1 for the root */
+};
+struct pfs_tree_spec {
+    size_t n; /* 0: no tree (the facility's cap alone) */
+    struct pfs_tree_spec_node node[PFS_MAX_TREE_SPEC];
+};
+
 struct pfs_scenario {
     char name[64];
     /* facility */
@@ -1097,6 +1115,7 @@ struct pfs_scenario {
     size_t n_pools;      /* 0: one pool of gpus x gpu (the fields above); else these pools,
                           * with gpus their total and gpu the first one's */
     struct pfs_pool pools[PFS_MAX_POOLS];
+    struct pfs_tree_spec tree; /* facility.tree */
     /* facility.variability (issue 19, docs/model.md section 6): every GPU's efficiency drawn
      * (eta_sd 0 and no outliers: identical GPUs, today's results); a job waits at every step
      * for its slowest GPU */
@@ -1192,6 +1211,31 @@ const struct pfs_policy_ops *pfs_sim_policy_find(const char *name, bool *shift);
  * a page fault each for: 2 ms of every run here): an event is added whole, at dr[n_dr++],
  * and none past n_dr is read. */
 void pfs_scenario_default(struct pfs_scenario *sc);
+
+/* The power tree of a scenario, every copy its own node (sim/tree.c). */
+struct pfs_power_node {
+    char name[96];      /* its path: row-3/rack-7 (the root's own name) */
+    double limit_w;     /* HUGE_VAL: none */
+    int32_t parent;     /* -1 for the root; before the node */
+    int level;          /* 0 for the root */
+    int spec;           /* the facility.tree entry it is a copy of */
+    int nodes, pool;    /* a rack's nodes and their pool; 0, -1 above the racks */
+    int first_node;     /* a rack: its first node's index in its pool (nodes in rack order) */
+    double nameplate_w; /* IT power of its nodes with every GPU at its top limit */
+    double floor_w;     /* ... with every GPU busy at its lowest limit: what capping can hold */
+    double idle_w;      /* ... with every GPU idle */
+};
+struct pfs_power_tree {
+    size_t n;
+    struct pfs_power_node *node;
+};
+
+/* The scenario's tree expanded, copies numbered (NULL in *out when it has none). Returns 0,
+ * PFS_EINVAL (more than PFS_MAX_TREE_NODES nodes), PFS_ENOMEM. */
+#define PFS_MAX_TREE_NODES 65536
+int pfs_power_tree_new(const struct pfs_scenario *sc, struct pfs_power_tree **out,
+                       struct pfs_diag *diag);
+void pfs_power_tree_free(struct pfs_power_tree *t);
 
 /* The facility's pools into out (PFS_MAX_POOLS entries): the scenario's, or the one pool
  * its gpus, gpu, gpus_per_node and node_other_w describe (named after the GPU). Returns

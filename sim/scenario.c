@@ -218,12 +218,119 @@ read_variability(const struct reader *r, const config_setting_t *v, struct pfs_s
     return 0;
 }
 
+/* One entry of facility.tree and, depth first, its children (docs/scenarios.md, "The power
+ * tree"). */
+static int
+read_tree_node(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc,
+               int parent, const char *path, int depth)
+{
+    static const char *const names[] = {"name", "limit_w",  "count", "nodes",
+                                        "pool", "children", NULL};
+    const config_setting_t *kids = config_setting_get_member(g, "children");
+    char sub[200], pool[32] = "";
+    struct pfs_tree_spec_node *n;
+    int me, rc;
+
+    if (!config_setting_is_group(g))
+        return bad(r, g, path, "expected a group { name; limit_w; children or nodes; }");
+    if (sc->tree.n == PFS_MAX_TREE_SPEC)
+        return bad(r, g, path, "at most 32 entries (count = N makes N copies of one)");
+    if (depth >= 8)
+        return bad(r, g, path, "at most 8 levels");
+    me = (int)sc->tree.n++;
+    n = &sc->tree.node[me];
+    *n = (struct pfs_tree_spec_node){.count = 1, .parent = parent};
+#define SUB(x) (snprintf(sub, sizeof sub, "%s.%s", path, x), sub)
+    if ((rc = only(r, g, path, names)) ||
+        (rc = string(r, g, "name", SUB("name"), n->name, sizeof n->name)) ||
+        (rc = number(r, g, "limit_w", SUB("limit_w"), 1, 1e12, &n->limit_w)) ||
+        (rc = whole(r, g, "count", SUB("count"), 1, 10000, &n->count)) ||
+        (rc = whole(r, g, "nodes", SUB("nodes"), 1, 1e6, &n->nodes)) ||
+        (rc = string(r, g, "pool", SUB("pool"), pool, sizeof pool)))
+        return rc;
+    if (!n->name[0] || strspn(n->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789._-") != strlen(n->name))
+        return bad(r, g, SUB("name"), "a node needs a name of letters, digits, '.', '_', '-'");
+    if (parent < 0 && n->count != 1)
+        return bad(r, g, SUB("count"), "the root is one node");
+    if (kids && n->nodes > 0)
+        return bad(r, g, path,
+                   "a node holds nodes (a rack) or has children (a row, a feed), not both");
+    if (!kids && n->nodes == 0)
+        return bad(r, g, path, "a node without children is a rack: give its nodes = N");
+    if (pool[0] && kids)
+        return bad(r, g, SUB("pool"), "only a rack holds nodes of a pool");
+    if (pool[0]) {
+        struct pfs_pool pools[PFS_MAX_POOLS];
+        size_t np = pfs_scenario_pools(sc, pools);
+
+        for (n->pool = 0; (size_t)n->pool < np && strcmp(pools[n->pool].name, pool) != 0; n->pool++)
+            ;
+        if ((size_t)n->pool == np)
+            return bad(r, config_setting_get_member(g, "pool"), SUB("pool"),
+                       "no pool of that name in the facility");
+    }
+    for (int k = 0; k < me; k++)
+        if (sc->tree.node[k].parent == parent && strcmp(sc->tree.node[k].name, n->name) == 0)
+            return bad(r, g, SUB("name"), "two nodes of one parent share a name");
+#undef SUB
+    if (kids) {
+        if (!config_setting_is_list(kids) || config_setting_length(kids) < 1)
+            return bad(r, kids, path, "children: expected a list ( {...}, {...} )");
+        for (int i = 0; i < config_setting_length(kids); i++) {
+            char kp[200];
+
+            snprintf(kp, sizeof kp, "%s.children.[%d]", path, i);
+            if ((rc = read_tree_node(r, config_setting_get_elem(kids, (unsigned)i), sc, me, kp,
+                                     depth + 1)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* facility.tree: read, then its racks must hold the facility's nodes, each pool's all. */
+static int
+read_tree(const struct reader *r, const config_setting_t *g, struct pfs_scenario *sc)
+{
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    size_t np = pfs_scenario_pools(sc, pools);
+    double held[PFS_MAX_POOLS] = {0};
+    int rc;
+
+    sc->tree.n = 0;
+    if ((rc = read_tree_node(r, g, sc, -1, "scenario.facility.tree", 0)) != 0)
+        return rc;
+    for (size_t k = 0; k < sc->tree.n; k++) {
+        const struct pfs_tree_spec_node *n = &sc->tree.node[k];
+        double copies = 1;
+
+        for (int u = (int)k; u >= 0; u = sc->tree.node[u].parent)
+            copies *= sc->tree.node[u].count;
+        if (n->nodes > 0)
+            held[n->pool] += copies * n->nodes;
+    }
+    for (size_t p = 0; p < np; p++) {
+        long nodes = (pools[p].gpus + pools[p].gpus_per_node - 1) / pools[p].gpus_per_node;
+
+        if (fabs(held[p] - (double)nodes) > 0) {
+            char msg[200];
+
+            snprintf(msg, sizeof msg,
+                     "its racks hold %.0f nodes of pool '%s', which has %ld (%d GPUs, %d a node)",
+                     held[p], pools[p].name, nodes, pools[p].gpus, pools[p].gpus_per_node);
+            return bad(r, g, "scenario.facility.tree", msg);
+        }
+    }
+    return 0;
+}
+
 static int
 read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {"gpus",         "gpus_per_node", "gpu",
-                                        "node_other_w", "pue",           "cap_w",
-                                        "pools",        "variability",   NULL};
+    static const char *const names[] = {
+        "gpus",  "gpus_per_node", "gpu",         "node_other_w", "pue",
+        "cap_w", "pools",         "variability", "tree",         NULL};
     double gpus = sc->gpus, per = sc->gpus_per_node;
     config_setting_t *pools = config_setting_get_member(f, "pools");
     struct pfs_gpu g;
@@ -254,9 +361,14 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
         if (config_setting_get_member(f, "gpus") || config_setting_get_member(f, "gpu"))
             return bad(r, pools, "scenario.facility.pools",
                        "give either pools or gpus and gpu, not both");
-        return read_pools(r, pools, sc);
+        if ((rc = read_pools(r, pools, sc)) != 0)
+            return rc;
+    } else {
+        sc->n_pools = 0;
     }
-    sc->n_pools = 0;
+    sc->tree.n = 0;
+    if (config_setting_get_member(f, "tree"))
+        return read_tree(r, config_setting_get_member(f, "tree"), sc);
     return 0;
 }
 
@@ -1201,6 +1313,31 @@ str(char *buf, size_t size, const char *v)
     return buf;
 }
 
+/* facility.tree's entry k and its children, as written back (canonical: every setting). */
+static void
+write_tree_node(const struct pfs_scenario *sc, int k, int indent, FILE *fp)
+{
+    const struct pfs_tree_spec_node *n = &sc->tree.node[k];
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    char b[40], q[200];
+    bool kids = false;
+
+    pfs_scenario_pools(sc, pools);
+    fprintf(fp, "{ name = \"%s\";", str(q, sizeof q, n->name));
+    if (n->limit_w > 0) /* (none: no setting, which reads back as none) */
+        fprintf(fp, " limit_w = %s;", num(b, sizeof b, n->limit_w));
+    fprintf(fp, " count = %d;", n->count);
+    if (n->nodes > 0)
+        fprintf(fp, " nodes = %d; pool = \"%s\";", n->nodes, str(q, sizeof q, pools[n->pool].name));
+    for (size_t c = (size_t)k + 1; c < sc->tree.n; c++)
+        if (sc->tree.node[c].parent == k) {
+            fprintf(fp, "%s\n%*s", kids ? "," : " children = (", indent + 4, "");
+            write_tree_node(sc, (int)c, indent + 4, fp);
+            kids = true;
+        }
+    fprintf(fp, "%s }", kids ? " )" : "");
+}
+
 int
 pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
 {
@@ -1217,7 +1354,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     if (sc->n_pools == 0) {
         fprintf(fp,
                 "    facility = { gpus = %d; gpus_per_node = %d; gpu = \"%s\"; node_other_w = %s; "
-                "pue = %s; cap_w = %s;%s };\n",
+                "pue = %s; cap_w = %s;%s",
                 sc->gpus, sc->gpus_per_node, str(q[0], sizeof q[0], sc->gpu),
                 num(b[1], 40, sc->node_other_w), num(b[2], 40, sc->pue),
                 num(b[3], 40, sc->base_cap_w), var);
@@ -1233,8 +1370,14 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
                     k ? "," : "", str(q[0], sizeof q[0], p->name), str(q[1], sizeof q[1], p->gpu),
                     p->gpus, p->gpus_per_node, num(b[1], 40, p->node_other_w));
         }
-        fprintf(fp, "\n        );%s };\n", var);
+        fprintf(fp, "\n        );%s", var);
     }
+    if (sc->tree.n > 0) { /* (only when given: scenarios without keep their keys) */
+        fprintf(fp, "\n        tree = ");
+        write_tree_node(sc, 0, 8, fp);
+        fprintf(fp, ";");
+    }
+    fprintf(fp, " };\n");
 
     fprintf(fp,
             "    workload = { corpus = \"%s\"; file = \"%s\"; arrivals = \"%s\"; load = %s;\n"

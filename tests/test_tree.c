@@ -227,3 +227,134 @@ test_tree_brute_force(struct test *t)
     CHECK(feasible > 100);
     gsl_rng_free(r);
 }
+
+/* facility.tree: read with its copies, each rack's nodes in its pool's order, nameplates by
+ * hand; written back and read again to the same tree; bad trees refused with the setting
+ * named; check draws it and warns where a limit is below the capping floor; run refuses it
+ * (the engine does not hold it yet) rather than ignore it. */
+void
+test_tree_scenario(struct test *t)
+{
+    static const char hall[] =
+        "scenario = { name = \"hall\"; duration_days = 1.0;\n"
+        "  facility = { gpus = 64; gpus_per_node = 8; gpu = \"h100-sxm\"; node_other_w = 4600.0;\n"
+        "    tree = { name = \"feed\"; limit_w = \"60 kW\";\n"
+        "      children = ( { name = \"row\"; count = 2; limit_w = \"30 kW\";\n"
+        "        children = ( { name = \"rack\"; count = 2; limit_w = \"22 kW\"; nodes = 2; } ); } "
+        ");\n"
+        "    }; }; };\n";
+    struct pfs_scenario *sc = malloc(sizeof *sc), *back = malloc(sizeof *back);
+    struct pfs_power_tree *tr = NULL;
+    struct pfs_diag d = {0};
+    char *text = NULL, *out = NULL, *err = NULL, args[400];
+    size_t len = 0;
+    FILE *fp;
+
+    CHECK_INT(pfs_scenario_parse(hall, "hall.cfg", sc, &d), 0);
+    CHECK_INT(sc->tree.n, 3);
+    CHECK_INT(pfs_power_tree_new(sc, &tr, &d), 0);
+    if (tr) {
+        /* feed, row-1, row-1/rack-1, row-1/rack-2, row-2, ... depth first */
+        CHECK_INT(tr->n, 7);
+        CHECK_STR(tr->node[0].name, "feed");
+        CHECK_STR(tr->node[1].name, "row-1");
+        CHECK_STR(tr->node[3].name, "row-1/rack-2");
+        CHECK_STR(tr->node[6].name, "row-2/rack-2");
+        CHECK_INT(tr->node[6].parent, 4);
+        CHECK_INT(tr->node[6].first_node, 6);
+        CHECK_NEAR(tr->node[3].limit_w, 22000, 0);
+        /* a rack: 2 nodes x (8 x 700 W + 4600 W) = 20.4 kW; floor 2 x (8 x 200 + 4600) */
+        CHECK_NEAR(tr->node[3].nameplate_w, 20400, 1e-9);
+        CHECK_NEAR(tr->node[3].floor_w, 12400, 1e-9);
+        CHECK_NEAR(tr->node[0].nameplate_w, 4 * 20400, 1e-9);
+    }
+    pfs_power_tree_free(tr);
+    /* written back, read again: the same tree, the same text */
+    fp = open_memstream(&text, &len);
+    pfs_scenario_write(sc, fp);
+    fclose(fp);
+    CHECK_INT(pfs_scenario_parse(text, "back.cfg", back, &d), 0);
+    CHECK_INT(back->tree.n, 3);
+    CHECK(memcmp(&back->tree, &sc->tree, sizeof sc->tree) == 0);
+    free(text);
+    /* bad trees */
+    {
+        static const struct {
+            const char *tree, *says;
+        } bad[] = {
+            {"tree = { name = \"feed\"; children = ( { name = \"rack\"; nodes = 7; } ); };",
+             "its racks hold 7 nodes of pool 'h100-sxm', which has 8"},
+            {"tree = { name = \"feed\"; count = 2; children = ( { name = \"r\"; nodes = 8; } ); };",
+             "the root is one node"},
+            {"tree = { name = \"feed\"; nodes = 4; children = ( { name = \"r\"; nodes = 4; } ); };",
+             "not both"},
+            {"tree = { name = \"feed\"; children = ( { name = \"r\"; nodes = 4; }, { name = \"r\"; "
+             "nodes = 4; } ); };",
+             "share a name"},
+            {"tree = { name = \"feed\"; children = ( { name = \"r\"; } ); };", "give its nodes"},
+            {"tree = { name = \"feed\"; limit_w = \"3 h\"; children = ( { name = \"r\"; nodes = 8; "
+             "} "
+             "); };",
+             "limit_w"},
+            {"tree = { name = \"a b\"; children = ( { name = \"r\"; nodes = 8; } ); };",
+             "letters, digits"},
+            {"tree = { name = \"f\"; children = ( { name = \"r\"; nodes = 8; pool = \"x\"; } ); };",
+             "no pool of that name"},
+        };
+
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            char cfg[800];
+
+            snprintf(cfg, sizeof cfg,
+                     "scenario = { facility = { gpus = 64; gpus_per_node = 8; gpu = \"h100-sxm\"; "
+                     "%s }; };",
+                     bad[k].tree);
+            memset(&d, 0, sizeof d);
+            CHECK_INT(pfs_scenario_parse(cfg, "bad.cfg", sc, &d), PFS_EINVAL);
+            if (!strstr(d.message, bad[k].says))
+                test_fail(t, __FILE__, __LINE__, "tree %zu: '%s' does not say '%s'", k, d.message,
+                          bad[k].says);
+            CHECK(strstr(d.message, "scenario.facility.tree") != NULL);
+        }
+    }
+    /* check draws it; a rack limit under its floor is warned of; run refuses it */
+    {
+        static const char low[] =
+            "scenario = { name = \"low\"; duration_days = 1.0; facility = { gpus = 64; "
+            "gpus_per_node = 8; gpu = \"h100-sxm\"; node_other_w = 4600.0; tree = { name = "
+            "\"feed\"; children = ( { name = \"rack\"; count = 4; limit_w = \"12 kW\"; nodes = 2; "
+            "} ); }; }; };\n";
+        const char *path = test_write(t, 0, "hall.cfg", hall);
+
+        snprintf(args, sizeof args, "check %s", path);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        /* by hand: a rack 2 x (8 x 700 + 4600) = 20.4 kW, 0.93 of 22; a row 40.8 over 30 */
+        CHECK(strstr(out, "      row                               2         30       40.8  1.36x"
+                          "       24.8") != NULL);
+        CHECK(strstr(out, "        rack                            4         22       20.4  0.93x"
+                          "       12.4") != NULL);
+        CHECK(strstr(out, "2 nodes of h100-sxm") != NULL);
+        free(out);
+        free(err);
+        path = test_write(t, 1, "low.cfg", low);
+        snprintf(args, sizeof args, "check %s", path);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        CHECK(strstr(out, "warning: tree node rack-1 (and its copies): its limit of 12 kW is below "
+                          "its capping floor of 12.4 kW") != NULL);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "check --json %s", path);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        CHECK(strstr(out, "\"tree\": [{\"name\": \"feed\", \"first\": \"feed\", \"level\": 0, "
+                          "\"copies\": 1, \"limit_w\": null") != NULL);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "run %s", path);
+        CHECK(test_run(t, args, &out, &err) != 0);
+        CHECK(strstr(err, "does not hold a power tree's limits yet") != NULL);
+        free(out);
+        free(err);
+    }
+    free(sc);
+    free(back);
+}

@@ -89,6 +89,42 @@ busy_under(const struct pfs_scenario *sc, const struct pfs_pool *pools, size_t n
     return busy;
 }
 
+/* The power tree as written, each kind of node once with its copies: its limit, the nameplate
+ * of its nodes (every GPU at its top limit and each node's other draw), their ratio (the
+ * oversubscription), and what capping can hold (every GPU busy at its lowest limit). */
+static void
+print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *first,
+           const size_t *copies)
+{
+    struct pfs_pool pools[PFS_MAX_POOLS];
+
+    pfs_scenario_pools(sc, pools);
+    printf("  power tree (IT power of each node; nameplate: every GPU at its top limit; floor: "
+           "every GPU busy at its lowest):\n");
+    printf("    %-28s %8s %10s %10s %6s %10s\n", "node", "copies", "limit kW", "nameplate", "ratio",
+           "floor kW");
+    for (size_t k = 0; k < sc->tree.n; k++) {
+        const struct pfs_power_node *n = first[k];
+        char label[64], lim[24], ratio[16];
+
+        if (!n)
+            continue;
+        snprintf(label, sizeof label, "%*s%s", 2 * n->level, "", sc->tree.node[k].name);
+        if (n->limit_w < HUGE_VAL) {
+            snprintf(lim, sizeof lim, "%.4g", n->limit_w / 1e3);
+            snprintf(ratio, sizeof ratio, "%.2fx", n->nameplate_w / n->limit_w);
+        } else {
+            pfs__strlcpy(lim, "none", sizeof lim);
+            pfs__strlcpy(ratio, "-", sizeof ratio);
+        }
+        printf("    %-28s %8zu %10s %10.4g %6s %10.4g", label, copies[k], lim, n->nameplate_w / 1e3,
+               ratio, n->floor_w / 1e3);
+        if (n->nodes > 0)
+            printf("   %d nodes of %s", n->nodes, pools[n->pool].name);
+        printf("\n");
+    }
+}
+
 int
 pfs_cli_check(int argc, char **argv)
 {
@@ -101,7 +137,10 @@ pfs_cli_check(int argc, char **argv)
     struct pfs_pool pools[PFS_MAX_POOLS];
     struct pfs_sim_inputs *in = NULL;
     struct pfs_diag d = {0};
-    struct warning warn[12] = {{""}}; /* (at most 7, then four more) */
+    struct warning warn[16] = {{""}}; /* (at most 7, then four more, then the tree's) */
+    struct pfs_power_tree *tree = NULL;
+    const struct pfs_power_node *first[PFS_MAX_TREE_SPEC] = {NULL}; /* each entry's first copy */
+    size_t copies[PFS_MAX_TREE_SPEC] = {0};
     size_t n_pools, n_warn = 0, n_jobs, n_events = 0;
     double days = NAN, idle_w = 0, peak_w = 0, floor_w = 0, gpu_h_asked = 0, gpu_h_have = 0;
     long busy_most = 0; /* GPUs that can run at their lowest limit under the cap, the rest idle */
@@ -134,9 +173,16 @@ pfs_cli_check(int argc, char **argv)
         return pfs_cli_usage("check", "%s", "expected at most one scenario file");
     }
     if ((rc = pfs_scenario_load_days(optind < argc ? argv[optind] : NULL, days, sc, &d)) ||
-        (rc = pfs_sim_inputs_new(sc, &in, &d))) {
+        (rc = pfs_sim_inputs_new(sc, &in, &d)) || (rc = pfs_power_tree_new(sc, &tree, &d))) {
+        pfs_sim_inputs_free(in);
         free(sc);
         return pfs_cli_report(&d, rc);
+    }
+    for (size_t v = 0; tree && v < tree->n; v++) {
+        const struct pfs_power_node *n = &tree->node[v];
+
+        if (copies[n->spec]++ == 0)
+            first[n->spec] = n;
     }
 
     /* The facility: each pool's GPUs and nodes, its draw idle and at most. */
@@ -219,6 +265,26 @@ pfs_cli_check(int argc, char **argv)
         pfs_cli_left_out(warn[n_warn++].text, sizeof warn[0].text, sc->n_dr_after, false, sc->days);
     if (sc->workload_unread[0])
         pfs__strlcpy(warn[n_warn++].text, sc->workload_unread, sizeof warn[0].text);
+    /* The tree's nodes that capping cannot hold (one warning a kind of node, at most 4). */
+    for (size_t k = 0; tree && k < sc->tree.n && n_warn < 16; k++) {
+        const struct pfs_power_node *n = first[k];
+
+        if (!n || !(n->limit_w < n->nameplate_w))
+            continue;
+        if (n->limit_w < n->idle_w)
+            snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                     "tree node %s%s: its limit of %.4g kW is below its nodes' idle draw of "
+                     "%.4g kW: no run can meet it",
+                     n->name, copies[k] > 1 ? " (and its copies)" : "", n->limit_w / 1e3,
+                     n->idle_w / 1e3);
+        else if (n->limit_w < n->floor_w)
+            snprintf(warn[n_warn++].text, sizeof warn[0].text,
+                     "tree node %s%s: its limit of %.4g kW is below its capping floor of %.4g kW "
+                     "(every GPU under it busy at its lowest limit): capping alone cannot hold "
+                     "it with all of them busy",
+                     n->name, copies[k] > 1 ? " (and its copies)" : "", n->limit_w / 1e3,
+                     n->floor_w / 1e3);
+    }
     if (n_jobs > 1000000 || sc->days * total_gpus > 365.0 * 100000)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "a large run: %zu jobs over %.4g days on %ld GPUs (docs/benchmarks.md has what "
@@ -247,7 +313,25 @@ pfs_cli_check(int argc, char **argv)
             printf("%s", w ? ", " : "");
             pfs_cli_json_string(warn[w].text);
         }
-        printf("]}\n");
+        printf("]");
+        if (tree) {
+            printf(", \"tree\": [");
+            for (size_t k = 0; k < sc->tree.n; k++) {
+                const struct pfs_power_node *n = first[k];
+
+                printf("%s{\"name\": ", k ? ", " : "");
+                pfs_cli_json_string(sc->tree.node[k].name);
+                printf(", \"first\": ");
+                pfs_cli_json_string(n->name);
+                printf(", \"level\": %d, \"copies\": %zu, \"limit_w\": ", n->level, copies[k]);
+                pfs_cli_json_number(n->limit_w < HUGE_VAL ? n->limit_w : (double)NAN);
+                printf(", \"nameplate_w\": %.17g, \"floor_w\": %.17g, \"idle_w\": %.17g, "
+                       "\"nodes\": %d}",
+                       n->nameplate_w, n->floor_w, n->idle_w, n->nodes);
+            }
+            printf("]");
+        }
+        printf("}\n");
     } else {
         printf("scenario %s: valid. %.4g days.\n", sc->name, sc->days);
         printf("facility: %ld GPUs in %zu pool%s:", total_gpus, n_pools, n_pools == 1 ? "" : "s");
@@ -261,6 +345,8 @@ pfs_cli_check(int argc, char **argv)
                                            : "it never binds");
         else
             printf("  cap: none outside DR events.\n");
+        if (tree)
+            print_tree(sc, first, copies);
         if (pfs_variability_on(&sc->var))
             printf("  GPUs differ: efficiency sd %.3g, %.3g%% outliers at %.3g (seed %lu); a "
                    "job waits at every step for its slowest GPU.\n",
@@ -288,6 +374,7 @@ pfs_cli_check(int argc, char **argv)
             printf("warning: %s.\n", warn[w].text);
     }
     pfs_sim_inputs_free(in);
+    pfs_power_tree_free(tree);
     free(sc);
     return EXIT_OK;
 }

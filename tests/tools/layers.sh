@@ -24,6 +24,7 @@ layer() {
     policies/*) echo 4 ;;
     sim/alloc.c) echo 4.5 ;;
     sim/setup.c) echo 5.1 ;;
+    sim/tree.c) echo 5.12 ;;
     sim/inputs.c) echo 5.15 ;;
     sim/power.c) echo 5.2 ;;
     sim/dr.c) echo 5.3 ;;

@@ -1,0 +1,117 @@
+/*
+ * sim/tree.c - the power tree of a scenario, every copy its own node (issue 58,
+ * docs/scenarios.md "The power tree").
+ *
+ * facility.tree is written once per kind of node, with counts; this expands it depth first,
+ * so that a node's parent comes before it and a rack's nodes follow the racks before it in
+ * its pool's node order. A copy is named by its path below the root: row-3/rack-7.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct expand {
+    const struct pfs_scenario *sc;
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    struct pfs_gpu gpu[PFS_MAX_POOLS];
+    int next_node[PFS_MAX_POOLS];
+    struct pfs_power_tree *t;
+    size_t cap;
+};
+
+static int
+add(struct expand *e, int spec, int32_t parent, int copy, struct pfs_diag *diag)
+{
+    const struct pfs_tree_spec_node *s = &e->sc->tree.node[spec];
+    struct pfs_power_node *n;
+    size_t me;
+
+    if (e->t->n == PFS_MAX_TREE_NODES)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                             "scenario.facility.tree: more than %d nodes once its copies are made",
+                             PFS_MAX_TREE_NODES);
+    if (e->t->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 64;
+        struct pfs_power_node *v = realloc(e->t->node, cap * sizeof *v);
+
+        if (!v)
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        e->t->node = v;
+        e->cap = cap;
+    }
+    me = e->t->n++;
+    n = &e->t->node[me];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->spec = spec;
+    n->pool = -1;
+    n->level = parent < 0 ? 0 : e->t->node[parent].level + 1;
+    n->limit_w = s->limit_w > 0 ? s->limit_w : HUGE_VAL;
+    if (parent <= 0) /* the root, and its children: their own names */
+        snprintf(n->name, sizeof n->name, s->count > 1 ? "%s-%d" : "%s", s->name, copy);
+    else
+        snprintf(n->name, sizeof n->name, s->count > 1 ? "%s/%s-%d" : "%s/%s",
+                 e->t->node[parent].name, s->name, copy);
+    if (s->nodes > 0) {
+        const struct pfs_pool *p = &e->pools[s->pool];
+        const struct pfs_gpu *g = &e->gpu[s->pool];
+
+        n->nodes = s->nodes;
+        n->pool = s->pool;
+        n->first_node = e->next_node[s->pool];
+        e->next_node[s->pool] += s->nodes;
+        n->nameplate_w = s->nodes * (p->gpus_per_node * g->max_limit_w + p->node_other_w);
+        n->floor_w = s->nodes * (p->gpus_per_node * g->min_limit_w + p->node_other_w);
+        n->idle_w = s->nodes * (p->gpus_per_node * g->idle_w + p->node_other_w);
+    }
+    for (size_t k = (size_t)spec + 1; k < e->sc->tree.n; k++)
+        if (e->sc->tree.node[k].parent == spec)
+            for (int c = 1; c <= e->sc->tree.node[k].count; c++) {
+                int rc = add(e, (int)k, (int32_t)me, c, diag);
+
+                if (rc)
+                    return rc;
+            }
+    /* (n may have moved with the array) */
+    if (parent >= 0) {
+        e->t->node[parent].nameplate_w += e->t->node[me].nameplate_w;
+        e->t->node[parent].floor_w += e->t->node[me].floor_w;
+        e->t->node[parent].idle_w += e->t->node[me].idle_w;
+    }
+    return 0;
+}
+
+int
+pfs_power_tree_new(const struct pfs_scenario *sc, struct pfs_power_tree **out,
+                   struct pfs_diag *diag)
+{
+    struct expand e = {.sc = sc};
+    size_t np;
+    int rc;
+
+    *out = NULL;
+    if (sc->tree.n == 0)
+        return 0;
+    np = pfs_scenario_pools(sc, e.pools);
+    for (size_t p = 0; p < np; p++)
+        if ((rc = pfs_scenario_gpu(sc, e.pools[p].gpu, &e.gpu[p], diag)) != 0)
+            return rc;
+    if (!(e.t = calloc(1, sizeof *e.t)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = add(&e, 0, -1, 1, diag)) != 0) {
+        pfs_power_tree_free(e.t);
+        return rc;
+    }
+    *out = e.t;
+    return 0;
+}
+
+void
+pfs_power_tree_free(struct pfs_power_tree *t)
+{
+    if (t)
+        free(t->node);
+    free(t);
+}
