@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pfisim.h"
+#include "internal.h"
 
 static double
 now_s(void)
@@ -27,6 +27,97 @@ now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Under a power tree (issue 58): 10,000 one-GPU jobs in a hall of 16 rows of 10 racks of 64
+ * GPUs (8 nodes of 8), each rack's GPUs held to 600 W each, each row to 300 kW (less than
+ * its racks' 384 kW), a 30% cut at the feed; one allocation by each tree-aware policy
+ * (pfs__policy_allocate_tree, best of 5), and the same jobs' flat allocation beside it. */
+static void
+tree_bench(const struct pfs_curveset *cs, const struct pfs_jobset *js,
+           const struct pfs_predictor *pred, struct pfs_curve *const *base)
+{
+    enum { N = 10000, ROWS = 16, RACKS = 10, PER_RACK = 64 };
+    static const char *const names[] = {"equal", "pfi", "oracle"};
+    const size_t n_nodes = 1 + ROWS + ROWS * RACKS;
+    struct pfs_alloc_job *jobs = calloc(N, sizeof *jobs);
+    struct pfs_telemetry *tel = calloc(N, sizeof *tel);
+    const struct pfs_curve **curves = calloc(N, sizeof *curves);
+    struct pfs_alloc_decision *out = calloc(N, sizeof *out);
+    int32_t *parent = calloc(n_nodes, sizeof *parent);
+    double *limit = calloc(n_nodes, sizeof *limit), ref = 0;
+    uint32_t *node = calloc(N, sizeof *node);
+    struct pfs_truth *truth = NULL;
+    struct pfs_diag d = {0};
+    struct pfs_gpu g;
+
+    parent[0] = -1;
+    limit[0] = HUGE_VAL;
+    for (size_t r = 0; r < ROWS; r++) {
+        parent[1 + r] = 0;
+        limit[1 + r] = 300e3;
+        for (size_t k = 0; k < RACKS; k++) {
+            parent[1 + ROWS + r * RACKS + k] = (int32_t)(1 + r);
+            limit[1 + ROWS + r * RACKS + k] = PER_RACK * 600.0;
+        }
+    }
+    for (size_t i = 0; i < N; i++) {
+        size_t c = i % cs->n_jobs;
+
+        pfs_gpu_find(cs->jobs[c].gpu, &g, NULL);
+        jobs[i] = (struct pfs_alloc_job){.n_gpus = 1,
+                                         .min_w = g.min_limit_w,
+                                         .max_w = g.max_limit_w,
+                                         .ref_w = g.default_limit_w,
+                                         .idle_w = g.idle_w,
+                                         .tier = 2,
+                                         .max_loss = pfs_tier_max_loss(2),
+                                         .deadline_s = NAN,
+                                         .remaining_tokens = NAN};
+        snprintf(jobs[i].job_id, sizeof jobs[i].job_id, "t%zu", i);
+        pfs_telemetry_of(pfs_jobset_find(js, cs->jobs[c].job_id), &tel[i]);
+        tel[i].n_gpus = 1;
+        curves[i] = base[c];
+        node[i] = (uint32_t)(1 + ROWS + i / PER_RACK);
+        ref += jobs[i].ref_w;
+    }
+    printf("\nunder a power tree: %d one-GPU jobs, 16 rows of 10 racks of 64 GPUs (rows at 300 "
+           "kW, racks at 600 W a GPU), a 30%% cut (ms per allocation, best of 5):\n",
+           N);
+    printf("%-20s %12s %12s\n", "policy", "tree", "flat");
+    if (jobs && tel && curves && out && parent && limit && node &&
+        pfs_truth_new(curves, jobs, N, &truth, &d) == 0) {
+        const struct pfs__tree t = {n_nodes, parent, limit, node, NULL};
+        struct pfs_alloc_view v = {0.7 * ref,    N,    jobs, tel, truth, pred,
+                                   {NULL, NULL}, NULL, NULL, 0};
+
+        for (size_t k = 0; k < 3; k++) {
+            const struct pfs_policy_ops *ops = pfs_policy_find(names[k]);
+            double best[2] = {HUGE_VAL, HUGE_VAL};
+            int rc = 0;
+
+            for (int flat = 0; flat < 2; flat++)
+                for (int rep = 0; rep < 5 && rc == 0; rep++) {
+                    double t0 = now_s();
+
+                    rc = flat ? pfs_policy_allocate(ops, &v, out, &d)
+                              : pfs__policy_allocate_tree(ops, &v, &t, out, &d);
+                    best[flat] = fmin(best[flat], now_s() - t0);
+                }
+            if (rc)
+                printf("%-20s %s\n", names[k], d.message);
+            else
+                printf("%-20s %12.3f %12.3f\n", names[k], 1e3 * best[0], 1e3 * best[1]);
+        }
+    }
+    pfs_truth_free(truth);
+    free(jobs);
+    free(tel);
+    free(curves);
+    free(out);
+    free(parent);
+    free(limit);
+    free(node);
 }
 
 int
@@ -127,6 +218,7 @@ main(int argc, char **argv)
         }
         putchar('\n');
     }
+    tree_bench(cs, js, pred, base);
     for (size_t i = 0; i < cs->n_jobs; i++)
         pfs_curve_free(base[i]);
     free(base);

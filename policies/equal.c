@@ -25,6 +25,22 @@ equal_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_dec
     return pfs__level("equal", v->jobs, v->n_jobs, lo, hi, v->budget_w, out, diag);
 }
 
+int
+pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+                struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    double *lo = pfs__scratch(0, v->n_jobs * sizeof *lo),
+           *hi = pfs__scratch(1, v->n_jobs * sizeof *hi);
+
+    if (!lo || !hi)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    for (size_t i = 0; i < v->n_jobs; i++) {
+        lo[i] = v->jobs[i].min_w;
+        hi[i] = v->jobs[i].max_w;
+    }
+    return pfs__level_tree("equal", v->jobs, v->n_jobs, lo, hi, t, v->budget_w, out, diag);
+}
+
 const struct pfs_policy_ops pfs_policy_equal = {
     .name = "equal",
     .summary = "the same cap on every GPU (the naive baseline)",

@@ -59,6 +59,22 @@ pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_set 
                                   a->cap, a->tied, &a->left_w, diag);
 }
 
+int
+pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+                 struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    int rc;
+
+    if (!v->truth || v->truth->n_jobs != v->n_jobs)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, NULL,
+                             "the oracle needs the jobs' true curves");
+    rc = pfs__waterfill_tree("oracle", v->truth->hull, v->jobs, v->n_jobs, t, v->budget_w, out,
+                             diag);
+    for (size_t i = 0; rc == 0 && i < v->n_jobs; i++)
+        out[i] = decode(&v->truth->hull[i], &v->jobs[i], out[i].cap_w);
+    return rc;
+}
+
 const struct pfs_policy_ops pfs_policy_oracle = {
     .name = "oracle",
     .summary = "the exact optimum of total throughput on the true curves",

@@ -83,6 +83,27 @@ pfs__pfi_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs
     return rc;
 }
 
+int
+pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+              struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    int rc = 0;
+
+    /* As pfi_allocate: within the cuts the predictions cover first. */
+    for (int extrapolate = 0; extrapolate < 2; extrapolate++) {
+        struct pfs_diag first = {0};
+        const struct pfs_pwl *c = NULL;
+
+        rc = pfs__predicted_readonly(v, "pfi", extrapolate, &c, diag);
+        if (rc == 0)
+            rc = pfs__waterfill_tree("pfi", c, v->jobs, v->n_jobs, t, v->budget_w, out,
+                                     extrapolate ? diag : &first);
+        if (rc != PFS_EINVAL || extrapolate)
+            break;
+    }
+    return rc;
+}
+
 static void
 pfi_fini(void *state)
 {

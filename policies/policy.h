@@ -68,22 +68,11 @@ int pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const dou
                         const struct pfs_alloc_job *jobs, size_t n, double budget_w,
                         const bool *skip, struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
-/* A tree of power limits over a view's jobs (policies/tree.c, issue 58): node 0 the root,
- * every other node's parent before it; the jobs' GPU power under node v (its whole subtree)
- * at most limit_w[v] (HUGE_VAL: none). Job i hangs under node job_node[i]. */
-struct pfs__tree {
-    size_t n_nodes;
-    const int32_t *parent;    /* parent[0] = -1 */
-    const double *limit_w;    /* W */
-    const uint32_t *job_node; /* per job */
-    const char *const *name;  /* per node, for messages; may be NULL */
-};
-
 /* pfs__waterfill under the tree's limits as well as budget_w (the root's): every job from
  * its curve's lowest point, then segments in decreasing throughput per watt, each as far as
- * every node above its job has room (exact: laminar limits form a polymatroid). Writes
- * out[i].cap_w (pause 0). Returns 0, PFS_EINVAL (the lowest points overflow a node, named),
- * PFS_ENOMEM. */
+ * every node above its job has room and the job's max_w allows (exact: laminar limits and
+ * boxes form a polymatroid). Writes out[i].cap_w (pause 0). Returns 0, PFS_EINVAL (the lowest
+ * points overflow a node, named), PFS_ENOMEM. */
 int pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves,
                         const struct pfs_alloc_job *jobs, size_t n, const struct pfs__tree *t,
                         double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag);
@@ -94,6 +83,14 @@ int pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves,
 int pfs__level_tree(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
                     const double *hi, const struct pfs__tree *t, double budget_w,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
+
+/* The tree-aware policies' answers under a tree (policies/equal.c, pfi.c, oracle.c). */
+int pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag);
+int pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+                  struct pfs_alloc_decision *out, struct pfs_diag *diag);
+int pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* Where curve i's part from its floor from[i] starts, as pfs__waterfill_from finds it: its
  * value there, and its first point above it (1 where the floor is its lowest point). Kept

@@ -343,3 +343,20 @@ pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_vie
 
     return pfs__policy_decide(ops, view, out, &committed, diag);
 }
+
+int
+pfs__policy_allocate_tree(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
+                          const struct pfs__tree *t, struct pfs_alloc_decision *out,
+                          struct pfs_diag *diag)
+{
+    if (ops == &pfs_policy_equal)
+        return pfs__equal_tree(v, t, out, diag);
+    if (ops == &pfs_policy_pfi)
+        return pfs__pfi_tree(v, t, out, diag);
+    if (ops == &pfs_policy_oracle)
+        return pfs__oracle_tree(v, t, out, diag);
+    return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
+                         "%s does not divide power under a tree of limits (those that do: equal, "
+                         "pfi, oracle)",
+                         ops ? ops->name : "(no policy)");
+}

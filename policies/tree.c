@@ -151,6 +151,8 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
         if (blocked[i])
             continue;
         take = fmin(s[q].need, room_of(t, left, i));
+        if (jobs[i].max_w > 0) /* its own box: a rack it holds alone, say */
+            take = fmin(take, (jobs[i].max_w - out[i].cap_w) * jobs[i].n_gpus);
         if (take > 0) {
             /* the segment's end exactly when it is taken whole */
             out[i].cap_w =

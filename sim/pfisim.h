@@ -1237,6 +1237,21 @@ int pfs_power_tree_new(const struct pfs_scenario *sc, struct pfs_power_tree **ou
                        struct pfs_diag *diag);
 void pfs_power_tree_free(struct pfs_power_tree *t);
 
+/* Places n jobs, all running at once, in t's racks (issue 58, docs/policies.md "Under a power
+ * tree"): job i's gpus[i] GPUs of pool pool[i], in order. A job that fits a rack goes whole
+ * into one: the first in the tree's order with room (packed) or the one with the most room
+ * (spread); a job larger than any rack of its pool takes whole free racks, first in order, and
+ * holds them alone. node[i] is the rack, or for a job on several the lowest node above them
+ * all; max_w[i] the per-GPU cap its racks' own limits allow it (HUGE_VAL: none); fixed_w[v]
+ * what does not move under node v (its nodes' other draw, the idle draw of GPUs no job
+ * holds): its jobs' GPUs may draw its limit less that. gpus[] and pool[]
+ * index pools as the scenario's; idle_w[p] is pool p's GPU idle draw. Returns 0, or PFS_EINVAL
+ * naming the job when no rack has room for it. */
+int pfs_power_tree_place(const struct pfs_power_tree *t, const struct pfs_pool *pools,
+                         const double *idle_w, const int *pool, const int *gpus, size_t n,
+                         bool spread, uint32_t *node, double *max_w, double *fixed_w,
+                         struct pfs_diag *diag);
+
 /* The facility's pools into out (PFS_MAX_POOLS entries): the scenario's, or the one pool
  * its gpus, gpu, gpus_per_node and node_other_w describe (named after the GPU). Returns
  * their number. */

@@ -115,3 +115,105 @@ pfs_power_tree_free(struct pfs_power_tree *t)
         free(t->node);
     free(t);
 }
+
+/* The lowest node above both a and b. */
+static int32_t
+common(const struct pfs_power_tree *t, int32_t a, int32_t b)
+{
+    while (a != b) {
+        if (t->node[a].level >= t->node[b].level)
+            a = t->node[a].parent;
+        else
+            b = t->node[b].parent;
+    }
+    return a;
+}
+
+int
+pfs_power_tree_place(const struct pfs_power_tree *t, const struct pfs_pool *pools,
+                     const double *idle_w, const int *pool, const int *gpus, size_t n, bool spread,
+                     uint32_t *node, double *max_w, double *fixed_w, struct pfs_diag *diag)
+{
+    int *room = calloc(t->n + 1, sizeof *room);    /* a rack's GPUs no job holds */
+    bool *alone = calloc(t->n + 1, sizeof *alone); /* held whole by one job */
+    int rc = 0;
+
+    if (!room || !alone) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t v = 0; v < t->n; v++)
+        if (t->node[v].nodes > 0)
+            room[v] = t->node[v].nodes * pools[t->node[v].pool].gpus_per_node;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int32_t best = -1, biggest = 0;
+
+        max_w[i] = HUGE_VAL;
+        for (size_t v = 0; v < t->n; v++) {
+            const struct pfs_power_node *r = &t->node[v];
+
+            if (r->nodes == 0 || r->pool != pool[i] || alone[v])
+                continue;
+            biggest = r->nodes * pools[r->pool].gpus_per_node > biggest
+                          ? r->nodes * pools[r->pool].gpus_per_node
+                          : biggest;
+            if (room[v] >= gpus[i] && (best < 0 || (spread && room[v] > room[best])))
+                best = (int32_t)v;
+            if (best >= 0 && !spread)
+                break;
+        }
+        if (best >= 0) {
+            node[i] = (uint32_t)best;
+            room[best] -= gpus[i];
+        } else if (gpus[i] > biggest) { /* whole racks, held alone */
+            int left = gpus[i];
+            int32_t top = -1;
+
+            for (size_t v = 0; v < t->n && left > 0; v++) {
+                const struct pfs_power_node *r = &t->node[v];
+                int cap = r->nodes * (r->pool >= 0 ? pools[r->pool].gpus_per_node : 0), mine;
+
+                if (r->nodes == 0 || r->pool != pool[i] || alone[v] || room[v] < cap)
+                    continue;
+                mine = left < cap ? left : cap;
+                left -= mine;
+                room[v] = cap - mine; /* idle, and no other job's */
+                alone[v] = true;
+                top = top < 0 ? (int32_t)v : common(t, top, (int32_t)v);
+                /* its own limit: this job's GPUs, the rack's other draw and its spare GPUs idle */
+                if (r->limit_w < HUGE_VAL)
+                    max_w[i] = fmin(max_w[i], (r->limit_w - r->nodes * pools[r->pool].node_other_w -
+                                               (cap - mine) * idle_w[r->pool]) /
+                                                  mine);
+            }
+            if (left > 0)
+                rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                                   "job %zu (%d GPUs): not enough whole racks of pool '%s' free "
+                                   "for it",
+                                   i + 1, gpus[i], pools[pool[i]].name);
+            else
+                node[i] = (uint32_t)top;
+        } else {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                               "job %zu (%d GPUs): no rack of pool '%s' has room for it (the "
+                               "racks are full or split among smaller jobs)",
+                               i + 1, gpus[i], pools[pool[i]].name);
+        }
+    }
+    /* What does not move under every node: its nodes' other draw and the idle draw of its
+     * GPUs no job holds, summed up the tree (children after parents). */
+    for (size_t v = 0; rc == 0 && v < t->n; v++)
+        fixed_w[v] = 0;
+    for (size_t v = t->n; rc == 0 && v-- > 0;) {
+        const struct pfs_power_node *r = &t->node[v];
+
+        if (r->nodes > 0)
+            fixed_w[v] += r->nodes * pools[r->pool].node_other_w + room[v] * idle_w[r->pool];
+        if (r->parent >= 0)
+            fixed_w[r->parent] += fixed_w[v];
+    }
+out:
+    free(room);
+    free(alone);
+    return rc;
+}

@@ -358,3 +358,46 @@ test_tree_scenario(struct test *t)
     free(sc);
     free(back);
 }
+
+/* alloc --tree: the two racks under a row, from a curves file and a scenario: equal's caps by
+ * hand; every node's limit held by every tree-aware answer; the others say they do not divide
+ * under a tree. */
+void
+test_tree_alloc(struct test *t)
+{
+    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                 "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
+                                 "a1,h100-sxm,1,700,500,tokens/s,700\n"
+                                 "a2,h100-sxm,1,200,0.001,tokens/s,200\n"
+                                 "a2,h100-sxm,1,400,400,tokens/s,400\n"
+                                 "a2,h100-sxm,1,700,550,tokens/s,700\n"
+                                 "b1,h100-sxm,2,200,0.001,tokens/s,200\n"
+                                 "b1,h100-sxm,2,500,900,tokens/s,500\n"
+                                 "b1,h100-sxm,2,700,900.001,tokens/s,700\n";
+    static const char tree[] =
+        "scenario = { facility = { gpus = 4; gpus_per_node = 1; gpu = \"h100-sxm\"; "
+        "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 2500.0; children = ( "
+        "{ name = \"rack-a\"; limit_w = 1200.0; nodes = 2; }, "
+        "{ name = \"rack-b\"; limit_w = 2500.0; nodes = 2; } ); }; }; };\n";
+    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree);
+    char args[1200], *out = NULL, *err = NULL;
+
+    /* packed: a1 and a2 fill rack-a, b1 (2 GPUs) goes to rack-b; equal: rack-a's two GPUs
+     * at 600 W, the row's 2500 W leaves b1 (2500 - 1200) / 2 = 650 W a GPU */
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy equal --caps", cv, sc);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "a1,1,600.000,") != NULL);
+    CHECK(strstr(out, "a2,1,600.000,") != NULL);
+    CHECK(strstr(out, "b1,2,650.000,") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s", cv, sc);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "sla does not divide power under a tree of limits") != NULL);
+    /* the fullest rack-a under equal, pfi and the oracle: at most its 1.2 kW */
+    CHECK(strstr(out, "  rack-a                        1.2        1.2        1.2        1.2\n") !=
+          NULL);
+    CHECK(strstr(out, "binds nothing") == NULL); /* the budget does not, the racks do */
+    free(out);
+    free(err);
+}

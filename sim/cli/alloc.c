@@ -27,7 +27,7 @@ const char pfs_cli_alloc_help[] =
     "                   [--model MODEL.cfg | --given-pfi] [--csv | --json]\n"
     "                   [--policy-lib FILE]... [--policy-exec CMD]... [--policy-timeout SEC]\n"
     "                   [--uncertainty N | --corpus-draws N [--uncertainty-seed S]\n"
-    "                   [--plot FILE]]\n"
+    "                   [--plot FILE]] [--tree SCENARIO.cfg [--spread]]\n"
     "\n"
     "Divides a power budget among all the jobs of CURVES running at once (CURVES may be\n"
     "synth:GPU[:SEED]: the synthetic corpus made on that GPU's profile). Without --policy:\n"
@@ -52,6 +52,9 @@ const char pfs_cli_alloc_help[] =
     "                  draws of its generator's uncertain inputs (job sizes, model and phase\n"
     "                  mix, parallelism, curve shapes: docs/corpus.md), the profile at its\n"
     "                  point; the same report as --uncertainty\n"
+    "  --tree FILE     divide under the power tree of that scenario (facility.tree): the\n"
+    "                  jobs placed in its racks (packed, or --spread), every node's limit held;\n"
+    "                  equal, pfi and oracle divide under a tree, the others say they do not\n"
     "  --plot FILE     with either: the gap recovered and throughput per watt per\n"
     "                  policy, medians with the draws' range (.png, .svg or "
     ".pdf)\n" PFS_CLI_PLUGIN_HELP "\n"
@@ -67,6 +70,159 @@ signed_or_none(char *buf, size_t size, double v, bool csv)
         pfs__strlcpy(buf, csv ? "" : "-", size);
     else
         snprintf(buf, size, csv ? "%.6g" : "%+.6g", v);
+}
+
+/* alloc --tree: the jobs placed in a scenario's power tree, and the tree as the solvers read
+ * it (docs/policies.md, "Under a power tree"). */
+struct alloc_tree {
+    struct pfs_power_tree *t;
+    int32_t *parent;
+    double *limit, *fixed, *max_w;
+    uint32_t *node;
+    const char **name;
+    struct pfs__tree view;
+};
+
+static void
+alloc_tree_free(struct alloc_tree *a)
+{
+    pfs_power_tree_free(a->t);
+    free(a->parent);
+    free(a->limit);
+    free(a->fixed);
+    free(a->max_w);
+    free(a->node);
+    free(a->name);
+}
+
+/* Reads the scenario's tree, places p's jobs in it (each on the pool of its curve's GPU),
+ * holds each job within its racks' own limit, and makes p's tree. */
+static int
+alloc_tree_setup(struct alloc_tree *a, const char *path, bool spread, struct pfs_cli_problem *p,
+                 struct pfs_diag *d)
+{
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    struct pfs_pool pools[PFS_MAX_POOLS];
+    double idle[PFS_MAX_POOLS];
+    int *pool = NULL, *gpus = NULL, rc;
+    size_t np;
+
+    if (!sc)
+        return pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    if ((rc = pfs_scenario_load(path, sc, d)) != 0)
+        goto out;
+    if (sc->tree.n == 0) {
+        rc = pfs__diag_set(d, PFS_EINVAL, path, 0, 0, "tree",
+                           "--tree: the scenario has no facility.tree");
+        goto out;
+    }
+    if ((rc = pfs_power_tree_new(sc, &a->t, d)) != 0)
+        goto out;
+    np = pfs_scenario_pools(sc, pools);
+    for (size_t k = 0; k < np; k++) {
+        struct pfs_gpu g;
+
+        if ((rc = pfs_scenario_gpu(sc, pools[k].gpu, &g, d)) != 0)
+            goto out;
+        idle[k] = g.idle_w;
+    }
+    a->parent = calloc(a->t->n + 1, sizeof *a->parent);
+    a->limit = calloc(a->t->n + 1, sizeof *a->limit);
+    a->fixed = calloc(a->t->n + 1, sizeof *a->fixed);
+    a->name = calloc(a->t->n + 1, sizeof *a->name);
+    a->max_w = calloc(p->n + 1, sizeof *a->max_w);
+    a->node = calloc(p->n + 1, sizeof *a->node);
+    pool = calloc(p->n + 1, sizeof *pool);
+    gpus = calloc(p->n + 1, sizeof *gpus);
+    if (!a->parent || !a->limit || !a->fixed || !a->name || !a->max_w || !a->node || !pool ||
+        !gpus) {
+        rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        const char *gpu = p->cs->jobs[i].gpu;
+
+        for (pool[i] = 0; (size_t)pool[i] < np && strcmp(pools[pool[i]].gpu, gpu) != 0; pool[i]++)
+            ;
+        if ((size_t)pool[i] == np) {
+            rc = pfs__diag_set(d, PFS_EINVAL, path, 0, 0, "tree",
+                               "--tree: job '%s' runs on %s, which no pool of the scenario has",
+                               p->jobs[i].job_id, gpu);
+            goto out;
+        }
+        gpus[i] = p->jobs[i].n_gpus;
+    }
+    if ((rc = pfs_power_tree_place(a->t, pools, idle, pool, gpus, p->n, spread, a->node, a->max_w,
+                                   a->fixed, d)) != 0) {
+        pfs__strlcpy(d->file, path, sizeof d->file);
+        goto out;
+    }
+    for (size_t v = 0; v < a->t->n; v++) {
+        a->parent[v] = a->t->node[v].parent;
+        a->limit[v] =
+            a->t->node[v].limit_w < HUGE_VAL ? a->t->node[v].limit_w - a->fixed[v] : HUGE_VAL;
+        a->name[v] = a->t->node[v].name;
+    }
+    for (size_t i = 0; i < p->n; i++) /* within what its racks allow it alone */
+        p->jobs[i].max_w = fmax(p->jobs[i].min_w, fmin(p->jobs[i].max_w, a->max_w[i]));
+    a->view = (struct pfs__tree){a->t->n, a->parent, a->limit, a->node, a->name};
+    p->tree = &a->view;
+out:
+    free(sc);
+    free(pool);
+    free(gpus);
+    return rc;
+}
+
+/* The tree's kinds of node, each with its fullest copy's IT draw under each tree-aware
+ * policy's answer, against its limit. */
+static void
+print_tree_use(const struct alloc_tree *a, const struct pfs_cli_problem *p,
+               const struct pfs_cli_outcome *out, size_t n_pol)
+{
+    double *w = calloc(a->t->n + 1, sizeof *w);
+    int spec_done[PFS_MAX_TREE_SPEC + 1] = {0};
+
+    if (!w)
+        return;
+    printf("\nthe tree (IT power of the fullest copy of each node, kW; its limit):\n%-24s %10s",
+           "node", "limit");
+    for (size_t k = 0; k < n_pol; k++)
+        if (out[k].d && out[k].rc == 0)
+            printf(" %10s", pfs_policy_name(out[k].ops));
+    printf("\n");
+    for (size_t v = 0; v < a->t->n; v++) {
+        const struct pfs_power_node *n = &a->t->node[v];
+        char lim[24];
+
+        if (spec_done[n->spec]++)
+            continue;
+        if (n->limit_w < HUGE_VAL)
+            snprintf(lim, sizeof lim, "%.4g", n->limit_w / 1e3);
+        else
+            pfs__strlcpy(lim, "none", sizeof lim);
+        printf("%*s%-*s %10s", 2 * n->level, "", 24 - 2 * n->level, n->name, lim);
+        for (size_t k = 0; k < n_pol; k++) {
+            double most = 0;
+
+            if (!out[k].d || out[k].rc)
+                continue;
+            for (size_t u = 0; u < a->t->n; u++)
+                w[u] = a->fixed[u];
+            for (size_t i = 0; i < p->n; i++) {
+                double gw = pfs_alloc_power_w(&p->jobs[i], &out[k].d[i]);
+
+                for (int32_t u = (int32_t)a->node[i]; u >= 0; u = a->parent[u])
+                    w[u] += gw;
+            }
+            for (size_t u = 0; u < a->t->n; u++)
+                if (a->t->node[u].spec == n->spec)
+                    most = fmax(most, w[u]);
+            printf(" %10.4g", most / 1e3);
+        }
+        printf("\n");
+    }
+    free(w);
 }
 
 /* Prints the nvidia-smi commands for map (job_id,host,gpu_index per GPU). */
@@ -394,6 +550,8 @@ pfs_cli_alloc(int argc, char **argv)
                                          {"uncertainty", required_argument, 0, 'U'},
                                          {"uncertainty-seed", required_argument, 0, 'V'},
                                          {"corpus-draws", required_argument, 0, 'D'},
+                                         {"tree", required_argument, 0, 'T'},
+                                         {"spread", no_argument, 0, 'S'},
                                          {"plot", required_argument, 0, 'P'},
                                          PFS_CLI_PLUGIN_OPTIONS,
                                          {0, 0, 0, 0}};
@@ -403,7 +561,9 @@ pfs_cli_alloc(int argc, char **argv)
     const char *jobs = NULL, *policy = NULL, *map = NULL, *model = NULL;
     double cut = NAN, budget = NAN;
     bool caps = false, given = false, csv = false, json = false, useed_given = false;
-    bool corpus = false, profile = false;
+    bool corpus = false, profile = false, spread = false;
+    const char *tree_path = NULL;
+    struct alloc_tree at = {0};
     int c, tier = PFS_TIER_FLEX2, rc, code = EXIT_OK;
     struct pfs_cli_problem p = {0};
     struct pfs_diag d = {0};
@@ -459,6 +619,12 @@ pfs_cli_alloc(int argc, char **argv)
             break;
         case 'g':
             given = true;
+            break;
+        case 'T':
+            tree_path = optarg;
+            break;
+        case 'S':
+            spread = true;
             break;
         case 'v':
             csv = true;
@@ -526,6 +692,10 @@ pfs_cli_alloc(int argc, char **argv)
         fprintf(stderr, ")\n");
         return EXIT_USAGE;
     }
+    if (spread && !tree_path)
+        return pfs_cli_usage("alloc", "%s", "--spread places jobs in a --tree");
+    if (tree_path && (n_draws > 0 || map))
+        return pfs_cli_usage("alloc", "%s", "--tree: not with draws or --nvidia-smi");
     if (n_draws > 0)
         return alloc_draws(argv[optind], jobs, model, given, tier, cut, budget, n_draws, useed,
                            corpus, csv, plot);
@@ -534,6 +704,11 @@ pfs_cli_alloc(int argc, char **argv)
         pfs_cli_problem_free(&p);
         return pfs_cli_report(&d, pfs__diag_oom(&d, rc, argv[optind], 0,
                                                 "building the curves and the policies' tables"));
+    }
+    if (tree_path && (rc = alloc_tree_setup(&at, tree_path, spread, &p, &d)) != 0) {
+        alloc_tree_free(&at);
+        pfs_cli_problem_free(&p);
+        return pfs_cli_report(&d, rc);
     }
     if (isnan(budget))
         budget = p.ref_total_w * (1 - cut);
@@ -659,7 +834,7 @@ pfs_cli_alloc(int argc, char **argv)
             printf(csv ? "%s,%.6g,%s,%s,%s,%s,%.4f\n" : "%-20s %16.6g %-10s %12s %8s %14s %8.4f\n",
                    pfs_policy_name(o->ops), o->total, p.unit, delta, gap, gain, o->min_rel);
         }
-        if (!csv && budget >= p.full_total_w)
+        if (!csv && budget >= p.full_total_w && !p.tree)
             printf("The budget covers the %.0f W the jobs draw uncapped: it binds nothing, every "
                    "job keeps its reference limit and no policy is asked.\n",
                    p.full_total_w);
@@ -669,6 +844,8 @@ pfs_cli_alloc(int argc, char **argv)
                    : isnan(eq)             ? "equal is infeasible"
                    : isnan(orc)            ? "the oracle is infeasible"
                                            : "the oracle gains less than 0.1% over equal");
+        if (!csv && p.tree)
+            print_tree_use(&at, &p, out, n_pol);
         for (size_t k = 0; csv && k < n_pol; k++)
             if (out[k].d && out[k].rc)
                 fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),
@@ -689,6 +866,7 @@ done:
     for (size_t k = 0; k < n_pol; k++)
         free(out[k].d);
     free(out);
+    alloc_tree_free(&at);
     pfs_cli_problem_free(&p);
     return code;
 }

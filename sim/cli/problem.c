@@ -258,7 +258,9 @@ pfs_cli_outcome_run(const struct pfs_cli_problem *p, const struct pfs_alloc_view
     /* A budget that covers what every job draws uncapped binds nothing: each job keeps its
      * reference limit and no policy is asked, as in the simulator (issue 17: pfi and sla
      * capped jobs anyway and lost throughput against equal). */
-    if (v->budget_w >= p->full_total_w)
+    if (p->tree) /* (a node's limit may bind where the budget does not) */
+        o->rc = pfs__policy_allocate_tree(o->ops, v, p->tree, o->d, &o->diag);
+    else if (v->budget_w >= p->full_total_w)
         for (size_t i = 0; i < p->n; i++)
             o->d[i] = (struct pfs_alloc_decision){.cap_w = p->jobs[i].ref_w};
     else
