@@ -16,6 +16,7 @@
  *                        at the lowest level of the nodes above it and the root's.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy.h"
 
@@ -81,15 +82,48 @@ infeasible(const char *who, const struct pfs__tree *t, const double *left, size_
                          t->name ? "'" : "", -left[v]);
 }
 
-struct tseg {
+/* Job i's curve segments of positive slope, clipped at its max_w, into s (throughput per
+ * watt of GPU power, the GPU power they take); returns how many. The same arithmetic in
+ * every call, so that a slope found once is found again bit for bit. */
+static size_t
+segments_of(const struct pfs_pwl *c, const struct pfs_alloc_job *j, struct pfs__seg *s)
+{
+    const double top = j->max_w > 0 ? j->max_w : HUGE_VAL;
+    size_t m = 0;
+
+    for (size_t k = 1; k < c->n; k++) {
+        double x0 = c->x[k - 1], x1 = c->x[k] < top ? c->x[k] : top, dx, dy;
+
+        if (!(x1 > x0))
+            break;
+        dx = c->x[k] - x0;
+        dy = (c->y[k] - c->y[k - 1]) * ((x1 - x0) / dx);
+        if (!(dy > 0))
+            break; /* concave: nothing steeper follows */
+        s[m++] = (struct pfs__seg){dy / ((x1 - x0) * j->n_gpus), (x1 - x0) * j->n_gpus};
+    }
+    return m;
+}
+
+/* Where job i's segment q (of segments_of) ends: its curve's next point, or its max_w. */
+static double
+seg_end(const struct pfs_pwl *c, const struct pfs_alloc_job *j, size_t q)
+{
+    const double top = j->max_w > 0 ? j->max_w : HUGE_VAL;
+
+    return c->x[q + 1] < top ? c->x[q + 1] : top;
+}
+
+/* A tied segment: at its job's threshold exactly, filled last. */
+struct tie {
     double slope, need;
     uint32_t job, k;
 };
 
 static int
-cmp_tseg(const void *a, const void *b)
+cmp_tie(const void *a, const void *b)
 {
-    const struct tseg *x = a, *y = b;
+    const struct tie *x = a, *y = b;
 
     if (x->slope > y->slope)
         return -1;
@@ -100,27 +134,42 @@ cmp_tseg(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
+/* The optimum without sorting every segment: each node's saturation price found bottom up,
+ * by the weighted quickselect of pfs__threshold over the segments that reach it (its own
+ * jobs', and each child's steeper than the child's price plus one segment at that price for
+ * what the child has left: all a saturated child can still take). A job takes every segment
+ * steeper than the highest price on its way up; the segments exactly at it share what is
+ * left, greedily in order of slope, job and segment, each as far as every node above has
+ * room. O(S x depth) expected, and the same answer as the greedy over all S segments sorted
+ * (a test checks both against exhaustive search). */
 int
 pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
                     size_t n, const struct pfs__tree *t, double budget_w,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
-    double *left = malloc((t->n_nodes + 1) * sizeof *left);
-    bool *blocked = calloc(n + 1, sizeof *blocked);
-    struct tseg *s = NULL;
-    size_t n_seg = 0, cap = 0;
+    const size_t nn = t->n_nodes;
+    double *left = malloc((nn + 1) * sizeof *left), *mu = malloc((nn + 1) * sizeof *mu);
+    size_t *at = calloc(nn + 2, sizeof *at), *order = malloc((n + 1) * sizeof *order);
+    size_t *kid_at = calloc(nn + 2, sizeof *kid_at);
+    uint32_t *kids = malloc((nn + 1) * sizeof *kids), *pre = malloc((nn + 1) * sizeof *pre);
+    size_t *stk = malloc((nn + 1) * sizeof *stk); /* the walk's, then each list's start */
+    struct pfs__seg *buf = NULL, *own = NULL;     /* own: every job's segments, job after job */
+    size_t *first = malloc((n + 2) * sizeof *first);
+    struct tie *ties = NULL;
+    size_t n_buf = 0, cap_buf = 0, total = 0, n_ties = 0;
     int rc;
 
-    if (!left || !blocked) {
+    if (!left || !mu || !at || !order || !kid_at || !kids || !pre || !stk) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     if ((rc = limits(who, t, n, budget_w, left, diag)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        cap += curves[i].n;
+        total += curves[i].n;
         out[i] = (struct pfs_alloc_decision){.cap_w = curves[i].x[0]};
         charge(t, left, i, jobs[i].n_gpus * curves[i].x[0]);
+        at[t->job_node[i] + 1]++;
     }
     for (size_t i = 0; i < n; i++) {
         size_t v = tightest(t, left, i);
@@ -130,42 +179,134 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
             goto out;
         }
     }
-    if (!(s = malloc((cap + 1) * sizeof *s))) {
+    /* the jobs by node (a counting sort), their segments scratch */
+    for (size_t v = 0; v < nn; v++)
+        at[v + 1] += at[v];
+    for (size_t i = 0; i < n; i++)
+        order[at[t->job_node[i]]++] = i;
+    for (size_t v = nn; v-- > 0;)
+        at[v + 1] = at[v];
+    at[0] = 0;
+    cap_buf = total + nn + 1;
+    /* the big arrays in the thread's scratch slots 4-6 (no tree-aware policy uses them):
+     * megabytes fresh from the kernel at every decision cost more than the solve */
+    if (!first || !(own = pfs__scratch(4, (total + 1) * sizeof *own)) ||
+        !(buf = pfs__scratch(5, cap_buf * sizeof *buf))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
+    first[0] = 0;
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 1; k < curves[i].n; k++) {
-            double dx = curves[i].x[k] - curves[i].x[k - 1],
-                   dy = curves[i].y[k] - curves[i].y[k - 1];
+        first[i + 1] = first[i] + segments_of(&curves[i], &jobs[i], own + first[i]);
+    /* The nodes depth first (each subtree's together), by their children. */
+    for (size_t v = 1; v < nn; v++)
+        kid_at[t->parent[v] + 1]++;
+    for (size_t v = 0; v < nn; v++)
+        kid_at[v + 1] += kid_at[v];
+    for (size_t v = 1; v < nn; v++)
+        kids[kid_at[t->parent[v]]++] = (uint32_t)v;
+    for (size_t v = nn; v-- > 0;)
+        kid_at[v + 1] = kid_at[v];
+    kid_at[0] = 0;
+    {
+        size_t sp = 0, k = 0;
 
-            if (dy > 0 && dx > 0)
-                s[n_seg++] = (struct tseg){dy / (dx * jobs[i].n_gpus), dx * jobs[i].n_gpus,
-                                           (uint32_t)i, (uint32_t)k};
+        stk[sp++] = 0;
+        while (sp > 0) {
+            const uint32_t v = (uint32_t)stk[--sp];
+
+            pre[k++] = v;
+            for (size_t c = kid_at[v + 1]; c-- > kid_at[v];)
+                stk[sp++] = kids[c];
         }
-    qsort(s, n_seg, sizeof *s, cmp_tseg);
-    for (size_t q = 0; q < n_seg; q++) {
-        const size_t i = s[q].job;
+    }
+    /* Bottom up, in the reverse of that order: when node v comes, its children's lists lie
+     * together at the end of buf; its own jobs' segments join them, and the whole is cut at
+     * v's price in place. */
+    for (size_t k = nn, sp = 0; k-- > 0;) {
+        const uint32_t v = pre[k];
+        const size_t n_kids = kid_at[v + 1] - kid_at[v];
+        const size_t from = n_kids ? stk[sp - n_kids] : n_buf;
+        double sum = 0, above = 0;
+
+        sp -= n_kids;
+        for (size_t q = at[v]; q < at[v + 1]; q++) {
+            const size_t i = order[q];
+
+            memcpy(buf + n_buf, own + first[i], (first[i + 1] - first[i]) * sizeof *buf);
+            n_buf += first[i + 1] - first[i];
+        }
+        for (size_t q = from; q < n_buf; q++)
+            sum += buf[q].need;
+        mu[v] = -1; /* nothing binds here */
+        if (sum > left[v]) {
+            size_t w = from;
+
+            mu[v] = pfs__threshold(buf + from, n_buf - from, left[v]);
+            /* keep what is steeper, and one segment at the price for the room it leaves */
+            for (size_t q = from; q < n_buf; q++)
+                if (buf[q].slope > mu[v]) {
+                    above += buf[q].need;
+                    buf[w++] = buf[q];
+                }
+            n_buf = w;
+            if (isfinite(mu[v]) && left[v] - above > 0)
+                buf[n_buf++] = (struct pfs__seg){mu[v], left[v] - above};
+        }
+        stk[sp++] = from;
+    }
+    /* Each job: every segment steeper than the highest price above it, whole; those exactly
+     * at it wait for the rest. */
+    if (!(ties = pfs__scratch(6, (total + 1) * sizeof *ties))) {
+        rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double price = -1;
+        const struct pfs__seg *mine = own + first[i];
+        const size_t m = first[i + 1] - first[i];
+
+        for (int32_t v = (int32_t)t->job_node[i]; v >= 0; v = t->parent[v])
+            price = fmax(price, mu[v]);
+        for (size_t q = 0; q < m; q++) {
+            if (mine[q].slope > price) {
+                out[i].cap_w = seg_end(&curves[i], &jobs[i], q);
+                charge(t, left, i, mine[q].need);
+                continue;
+            }
+            for (; q < m && !(mine[q].slope < price); q++)
+                ties[n_ties++] =
+                    (struct tie){mine[q].slope, mine[q].need, (uint32_t)i, (uint32_t)q};
+            break;
+        }
+    }
+    /* The tied segments share what is left, each as far as every node above has room. */
+    qsort(ties, n_ties, sizeof *ties, cmp_tie);
+    for (size_t q = 0; q < n_ties; q++) {
+        const size_t i = ties[q].job;
         double take;
 
-        if (blocked[i])
-            continue;
-        take = fmin(s[q].need, room_of(t, left, i));
-        if (jobs[i].max_w > 0) /* its own box: a rack it holds alone, say */
-            take = fmin(take, (jobs[i].max_w - out[i].cap_w) * jobs[i].n_gpus);
+        if (q > 0 && ties[q - 1].job == i && ties[q - 1].need > 0)
+            continue; /* its previous segment was not taken whole */
+        take = fmin(ties[q].need, room_of(t, left, i));
         if (take > 0) {
-            /* the segment's end exactly when it is taken whole */
-            out[i].cap_w =
-                take < s[q].need ? out[i].cap_w + take / jobs[i].n_gpus : curves[i].x[s[q].k];
+            out[i].cap_w = take < ties[q].need ? out[i].cap_w + take / jobs[i].n_gpus
+                                               : seg_end(&curves[i], &jobs[i], ties[q].k);
             charge(t, left, i, take);
         }
-        /* a node above is full: this job's flatter segments find no room either */
-        blocked[i] = take < s[q].need;
+        ties[q].need -= take > 0 ? take : 0; /* what it could not take: blocks its next */
     }
+    rc = 0;
 out:
     free(left);
-    free(blocked);
-    free(s);
+    free(mu);
+    free(at);
+    free(order);
+    free(kid_at);
+    free(kids);
+    free(pre);
+    free(stk);
+    free(first);
     return rc;
 }
 
