@@ -410,8 +410,14 @@ scenario_text(const char *path, struct pfs_diag *d)
 {
     static struct pfs_scenario sc; /* large: not on the stack */
 
+    struct pfs_power_tree *tree = NULL;
+
     if (pfs_scenario_load(path, &sc, d) != 0)
         return NULL;
+    /* a tree it accepts expands, or says why not (too many nodes) */
+    if (pfs_power_tree_new(&sc, &tree, d) != 0 && d->code != PFS_EINVAL)
+        abort();
+    pfs_power_tree_free(tree);
     return text_of(w_scenario, &sc);
 }
 

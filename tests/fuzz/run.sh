@@ -59,7 +59,7 @@ make_seeds() {
     seed_text grid srp.csv 'date,hour,SRP Actual\n2025-05-03,14,4.5\n2025-05-03,15,4.7\n2025-05-03,16,4.8\n2025-05-03,17,4.2\n'
     seed grid "$data/emerald-phoenix/SRP_0503.csv" 30
     for f in configs/gpus/*.cfg; do seed gpu "$f" 200; done
-    for f in configs/default.cfg configs/phoenix-srp.cfg configs/sweeps/*-base.cfg; do
+    for f in configs/default.cfg configs/phoenix-srp.cfg configs/power-tree.cfg configs/sweeps/*-base.cfg; do
         seed scenario "$f" 400
     done
     for f in configs/sweeps/*.cfg; do seed sweep "$f" 400; done
