@@ -87,7 +87,7 @@ tree_bench(const struct pfs_curveset *cs, const struct pfs_jobset *js,
     printf("%-20s %12s %12s\n", "policy", "tree", "flat");
     if (jobs && tel && curves && out && parent && limit && node &&
         pfs_truth_new(curves, jobs, N, &truth, &d) == 0) {
-        const struct pfs__tree t = {n_nodes, parent, limit, node, NULL};
+        const struct pfs_alloc_tree t = {n_nodes, parent, limit, node, NULL};
         struct pfs_alloc_view v = {0.7 * ref,    N,    jobs, tel, truth, pred,
                                    {NULL, NULL}, NULL, NULL, 0};
 

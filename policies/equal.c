@@ -26,7 +26,7 @@ equal_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_dec
 }
 
 int
-pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
                 struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     double *lo = pfs__scratch(0, v->n_jobs * sizeof *lo),
@@ -41,6 +41,14 @@ pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
     return pfs__level_tree("equal", v->jobs, v->n_jobs, lo, hi, t, v->budget_w, out, diag);
 }
 
+static int
+equal_allocate_tree(void *state, const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
+                    struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    (void)state;
+    return pfs__equal_tree(v, t, out, diag);
+}
+
 const struct pfs_policy_ops pfs_policy_equal = {
     .name = "equal",
     .summary = "the same cap on every GPU (the naive baseline)",
@@ -48,4 +56,5 @@ const struct pfs_policy_ops pfs_policy_equal = {
     .may_pause = false,
     .memoryless = true,
     .allocate = equal_allocate,
+    .allocate_tree = equal_allocate_tree,
 };

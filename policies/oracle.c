@@ -60,7 +60,7 @@ pfs__oracle_classes(const struct pfs_alloc_view *v, const struct pfs__class_set 
 }
 
 int
-pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
                  struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     int rc;
@@ -75,6 +75,14 @@ pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
     return rc;
 }
 
+static int
+oracle_allocate_tree(void *state, const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
+                     struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    (void)state;
+    return pfs__oracle_tree(v, t, out, diag);
+}
+
 const struct pfs_policy_ops pfs_policy_oracle = {
     .name = "oracle",
     .summary = "the exact optimum of total throughput on the true curves",
@@ -82,4 +90,5 @@ const struct pfs_policy_ops pfs_policy_oracle = {
     .may_pause = true,
     .memoryless = true,
     .allocate = oracle_allocate,
+    .allocate_tree = oracle_allocate_tree,
 };

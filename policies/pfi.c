@@ -84,7 +84,7 @@ pfs__pfi_classes(const struct pfs_alloc_view *v, const struct pfs__class_set *cs
 }
 
 int
-pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
               struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     int rc = 0;
@@ -104,6 +104,18 @@ pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
     return rc;
 }
 
+static int
+pfi_allocate_tree(void *state, const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
+                  struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    struct pfi_state *s = state;
+    struct pfs_alloc_view mine = *v;
+
+    if (s->own)
+        mine.predictor = s->own;
+    return pfs__pfi_tree(&mine, t, out, diag);
+}
+
 static void
 pfi_fini(void *state)
 {
@@ -121,4 +133,5 @@ const struct pfs_policy_ops pfs_policy_pfi = {
     .init = pfi_init,
     .allocate = pfi_allocate,
     .fini = pfi_fini,
+    .allocate_tree = pfi_allocate_tree,
 };

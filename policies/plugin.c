@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,12 +77,12 @@ load(const char *path, const char *real, size_t *n_added, struct pfs_diag *diag)
         return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, PFS_POLICY_ENTRY, "%s() returned NULL",
                              PFS_POLICY_ENTRY);
     }
-    if (pl->abi != PFS_POLICY_ABI) {
+    if (pl->abi != PFS_POLICY_ABI && pl->abi != 2) {
         int abi = pl->abi;
 
         dlclose(h);
         return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, "abi",
-                             "built for policy ABI %d; this pfisim speaks policy ABI %d "
+                             "built for policy ABI %d; this pfisim speaks policy ABI %d (and 2) "
                              "(rebuild it against this pfisim's <pfisim/policy.h>)",
                              abi, PFS_POLICY_ABI);
     }
@@ -91,7 +92,33 @@ load(const char *path, const char *real, size_t *n_added, struct pfs_diag *diag)
         dlclose(h);
         return pfs__diag_set(diag, PFS_EINVAL, path, 0, 0, NULL, "the library has no policies");
     }
-    if ((rc = pfs__policy_add(pl->policies, n, path, diag)) != 0) {
+    if (pl->abi == 2) {
+        /* ABI 2's descriptors end before allocate_tree (ABI 3 only appended it): each is read
+         * as far as it goes into a whole one that has none, kept for the process's life as
+         * the library is. Such a policy divides a budget as before and is refused under a
+         * tree, by name. */
+        struct pfs_policy_ops *whole = calloc(n, sizeof *whole);
+        const struct pfs_policy_ops **list = calloc(n + 1, sizeof *list);
+
+        if (!whole || !list) {
+            free(whole);
+            free(list);
+            dlclose(h);
+            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+        }
+        for (size_t k = 0; k < n; k++) {
+            memcpy(&whole[k], pl->policies[k], offsetof(struct pfs_policy_ops, allocate_tree));
+            whole[k].allocate_tree = NULL;
+            list[k] = &whole[k];
+        }
+        rc = pfs__policy_add(list, n, path, diag);
+        free(list); /* (the registry keeps the descriptors, not the list) */
+        if (rc != 0) {
+            free(whole);
+            dlclose(h);
+            return rc;
+        }
+    } else if ((rc = pfs__policy_add(pl->policies, n, path, diag)) != 0) {
         dlclose(h);
         return rc;
     }

@@ -74,22 +74,22 @@ int pfs__waterfill_from(const char *who, const struct pfs_pwl *curves, const dou
  * boxes form a polymatroid). Writes out[i].cap_w (pause 0). Returns 0, PFS_EINVAL (the lowest
  * points overflow a node, named), PFS_ENOMEM. */
 int pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves,
-                        const struct pfs_alloc_job *jobs, size_t n, const struct pfs__tree *t,
+                        const struct pfs_alloc_job *jobs, size_t n, const struct pfs_alloc_tree *t,
                         double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag);
 /* pfs__level under the tree: one level for every GPU, except where a node's limit holds its
  * GPUs lower (there, the level that fills it), each job clamped into [lo_i, hi_i]; the
  * max-min fair share of per-GPU power. Returns 0, PFS_EINVAL (the floors overflow a node),
  * PFS_ENOMEM. */
 int pfs__level_tree(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
-                    const double *hi, const struct pfs__tree *t, double budget_w,
+                    const double *hi, const struct pfs_alloc_tree *t, double budget_w,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* The tree-aware policies' answers under a tree (policies/equal.c, pfi.c, oracle.c). */
-int pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+int pfs__equal_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag);
-int pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+int pfs__pfi_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
                   struct pfs_alloc_decision *out, struct pfs_diag *diag);
-int pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs__tree *t,
+int pfs__oracle_tree(const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
                      struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* Where curve i's part from its floor from[i] starts, as pfs__waterfill_from finds it: its

@@ -346,17 +346,67 @@ pfs_policy_allocate(const struct pfs_policy_ops *ops, const struct pfs_alloc_vie
 
 int
 pfs__policy_allocate_tree(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
-                          const struct pfs__tree *t, struct pfs_alloc_decision *out,
+                          const struct pfs_alloc_tree *t, struct pfs_alloc_decision *out,
                           struct pfs_diag *diag)
 {
-    if (ops == &pfs_policy_equal)
-        return pfs__equal_tree(v, t, out, diag);
-    if (ops == &pfs_policy_pfi)
-        return pfs__pfi_tree(v, t, out, diag);
-    if (ops == &pfs_policy_oracle)
-        return pfs__oracle_tree(v, t, out, diag);
-    return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
-                         "%s does not divide power under a tree of limits (those that do: equal, "
-                         "pfi, oracle)",
-                         ops ? ops->name : "(no policy)");
+    struct pfs_params params = {.ops = ops};
+    struct pfs_alloc_view own = *v;
+    double *under = NULL, committed;
+    void *state = NULL;
+    int rc = 0;
+
+    if (!ops || !ops->allocate_tree)
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
+                             "%s does not divide power under a tree of limits (a policy does with "
+                             "allocate_tree, policy ABI 3; pfisim's: equal, pfi, oracle)",
+                             ops ? ops->name : "(no policy)");
+    /* As pfs__policy_run: the information boundary, the state, out preset to the top caps. */
+    if (!pfs_policy_builtin(ops))
+        own.truth = NULL;
+    if ((ops->state_size && !(state = calloc(1, ops->state_size))) ||
+        !(under = calloc(t->n_nodes + 1, sizeof *under))) {
+        free(state);
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < v->n_jobs; i++)
+        out[i] = (struct pfs_alloc_decision){.cap_w = v->jobs[i].max_w, .pause_frac = 0};
+    if (ops->init)
+        rc = ops->init(state, &params, diag);
+    if (rc == 0)
+        rc = ops->allocate_tree(state, &own, t, out, diag);
+    if (ops->fini)
+        ops->fini(state);
+    free(state);
+    if (rc != 0 && !pfs_policy_builtin(ops))
+        rc = unsaid(ops, rc, diag);
+    /* Each job's answer within its limits, the total within the budget, and every node's
+     * jobs within its limit. */
+    if (rc == 0)
+        rc = check(ops, v, out, true, &committed, diag);
+    for (size_t i = 0; rc == 0 && i < v->n_jobs; i++) {
+        const double w = pfs_alloc_power_w(&v->jobs[i], &out[i]);
+
+        if (t->job_node[i] >= t->n_nodes) {
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                               "job %zu hangs under no node of the tree", i);
+            break;
+        }
+        for (int32_t u = (int32_t)t->job_node[i]; u >= 0; u = t->parent[u])
+            under[u] += w;
+    }
+    for (size_t u = 0; rc == 0 && u < t->n_nodes; u++)
+        if (under[u] > t->limit_w[u] * (1 + 1e-9) + 1e-6) {
+            char node[120];
+
+            if (t->name)
+                snprintf(node, sizeof node, "'%.100s'", t->name[u]);
+            else
+                snprintf(node, sizeof node, "node %zu", u);
+            rc = pfs__diag_set(diag, PFS_EPOLICY, NULL, 0, 0, "policy",
+                               "policy '%.64s' committed %.3f W under %s, above its limit of "
+                               "%.3f W",
+                               ops->name, under[u], node, t->limit_w[u]);
+        }
+    free(under);
+    return rc;
 }

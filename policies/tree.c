@@ -22,7 +22,7 @@
 
 /* The room left under every node on job i's way to the root. */
 static double
-room_of(const struct pfs__tree *t, const double *left, size_t i)
+room_of(const struct pfs_alloc_tree *t, const double *left, size_t i)
 {
     double room = HUGE_VAL;
 
@@ -32,7 +32,7 @@ room_of(const struct pfs__tree *t, const double *left, size_t i)
 }
 
 static void
-charge(const struct pfs__tree *t, double *left, size_t i, double w)
+charge(const struct pfs_alloc_tree *t, double *left, size_t i, double w)
 {
     for (int32_t v = (int32_t)t->job_node[i]; v >= 0; v = t->parent[v])
         left[v] -= w;
@@ -40,7 +40,7 @@ charge(const struct pfs__tree *t, double *left, size_t i, double w)
 
 /* Each node's limit, the root's also the budget; PFS_EINVAL where the tree is malformed. */
 static int
-limits(const char *who, const struct pfs__tree *t, size_t n, double budget_w, double *left,
+limits(const char *who, const struct pfs_alloc_tree *t, size_t n, double budget_w, double *left,
        struct pfs_diag *diag)
 {
     if (t->n_nodes == 0 || t->parent[0] != -1)
@@ -61,7 +61,7 @@ limits(const char *who, const struct pfs__tree *t, size_t n, double budget_w, do
 
 /* The node whose room is least on job i's way (for messages). */
 static size_t
-tightest(const struct pfs__tree *t, const double *left, size_t i)
+tightest(const struct pfs_alloc_tree *t, const double *left, size_t i)
 {
     size_t best = t->job_node[i];
 
@@ -72,7 +72,7 @@ tightest(const struct pfs__tree *t, const double *left, size_t i)
 }
 
 static int
-infeasible(const char *who, const struct pfs__tree *t, const double *left, size_t v,
+infeasible(const char *who, const struct pfs_alloc_tree *t, const double *left, size_t v,
            struct pfs_diag *diag)
 {
     return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "budget",
@@ -144,7 +144,7 @@ cmp_tie(const void *a, const void *b)
  * (a test checks both against exhaustive search). */
 int
 pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct pfs_alloc_job *jobs,
-                    size_t n, const struct pfs__tree *t, double budget_w,
+                    size_t n, const struct pfs_alloc_tree *t, double budget_w,
                     struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     const size_t nn = t->n_nodes;
@@ -328,7 +328,7 @@ demand(const struct pfs_alloc_job *jobs, const size_t *mine, size_t n_mine, cons
 
 int
 pfs__level_tree(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
-                const double *hi, const struct pfs__tree *t, double budget_w,
+                const double *hi, const struct pfs_alloc_tree *t, double budget_w,
                 struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     double *left = malloc((t->n_nodes + 1) * sizeof *left);
@@ -397,4 +397,21 @@ out:
     free(first);
     free(mine);
     return rc;
+}
+
+int
+pfs_policy_waterfill_tree(const char *who, const struct pfs_pwl *curves,
+                          const struct pfs_alloc_job *jobs, size_t n,
+                          const struct pfs_alloc_tree *tree, double budget_w,
+                          struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return pfs__waterfill_tree(who, curves, jobs, n, tree, budget_w, out, diag);
+}
+
+int
+pfs_policy_level_tree(const char *who, const struct pfs_alloc_job *jobs, size_t n, const double *lo,
+                      const double *hi, const struct pfs_alloc_tree *tree, double budget_w,
+                      struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return pfs__level_tree(who, jobs, n, lo, hi, tree, budget_w, out, diag);
 }

@@ -506,22 +506,11 @@ size_t pfs__view_pfi(const struct pfs_alloc_view *view, size_t i, double pfi[PFS
  * caps with 1% noise made non-decreasing, idle idle_w (NAN: its GPU's), every tier, and the
  * telemetry a PFI-aware policy goes by (its PFI measured). *curve is the caller's to free.
  * Returns 0 or what making the curve returned. Declared where <gsl/gsl_rng.h> is included. */
-/* A tree of power limits over a view's jobs (policies/tree.c, issue 58): node 0 the root,
- * every other node's parent before it; the jobs' GPU power under node v (its whole subtree)
- * at most limit_w[v] (HUGE_VAL: none). Job i hangs under node job_node[i]. */
-struct pfs__tree {
-    size_t n_nodes;
-    const int32_t *parent;    /* parent[0] = -1 */
-    const double *limit_w;    /* W */
-    const uint32_t *job_node; /* per job */
-    const char *const *name;  /* per node, for messages; may be NULL */
-};
-
-/* policies/registry.c: ops's answer to v under the tree t, for the policies that divide
- * power under one (equal, pfi, oracle: docs/policies.md, "Under a power tree"); PFS_EINVAL
- * naming the policy for the others. */
+/* policies/registry.c: ops's answer to v under the tree t (struct pfs_alloc_tree, the policy
+ * ABI's), from its allocate_tree (ABI 3; pfisim's own: equal, pfi, oracle), each job's
+ * answer and every node's total checked; PFS_EINVAL naming the policy where it has none. */
 int pfs__policy_allocate_tree(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v,
-                              const struct pfs__tree *t, struct pfs_alloc_decision *out,
+                              const struct pfs_alloc_tree *t, struct pfs_alloc_decision *out,
                               struct pfs_diag *diag);
 
 #ifdef __GSL_RNG_H__

@@ -173,7 +173,7 @@ test_plugin_library_errors(struct test *t)
     if (!test_plugin("test-bad_abi.so", so, sizeof so))
         SKIP("no plugins beside the binary (make plugins)");
     snprintf(args, sizeof args, "--policy-lib %s", so);
-    fails_cleanly(t, args, 3, "built for policy ABI 3; this pfisim speaks policy ABI 2");
+    fails_cleanly(t, args, 3, "built for policy ABI 4; this pfisim speaks policy ABI 3 (and 2)");
     test_plugin("test-no_entry.so", so, sizeof so);
     snprintf(args, sizeof args, "--policy-lib %s", so);
     fails_cleanly(t, args, 3, "not a pfisim policy library: it exports no pfisim_policy_plugin()");

@@ -25,7 +25,7 @@ void
 test_tree_closed(struct test *t)
 {
     const double limit[] = {2500, 1200, 2500};
-    const struct pfs__tree tree = {3, two_parent, limit, two_job_node, two_name};
+    const struct pfs_alloc_tree tree = {3, two_parent, limit, two_job_node, two_name};
     struct pfs_alloc_job j[3] = {job(1), job(1), job(2)};
     const double lo[3] = {200, 200, 200}, hi[3] = {700, 700, 700};
     struct pfs_alloc_decision out[3];
@@ -57,7 +57,7 @@ test_tree_closed(struct test *t)
     /* floors over a rack's limit: refused, the rack named */
     {
         const double tight[] = {2500, 300, 2500};
-        const struct pfs__tree bad = {3, two_parent, tight, two_job_node, two_name};
+        const struct pfs_alloc_tree bad = {3, two_parent, tight, two_job_node, two_name};
 
         CHECK_INT(pfs__waterfill_tree("oracle", c, j, 3, &bad, 1e9, out, &d), PFS_EINVAL);
         CHECK(strstr(d.message, "'rack-a'") != NULL && strstr(d.message, "100 W") != NULL);
@@ -81,7 +81,7 @@ test_tree_one_node(struct test *t)
         double lo[16], hi[16], floor = 0, top = 0, budget, limit[1] = {HUGE_VAL};
         struct pfs_alloc_decision a[16], b[16];
         struct pfs_diag d = {0};
-        const struct pfs__tree tree = {1, parent, limit, node, NULL};
+        const struct pfs_alloc_tree tree = {1, parent, limit, node, NULL};
         const size_t n = 1 + gsl_rng_uniform_int(r, 16);
 
         for (size_t i = 0; i < n; i++) {
@@ -128,8 +128,8 @@ static double best;
 static int best_ok;
 
 static void
-search(const struct pfs__tree *tr, const struct pfs_alloc_job *j, const struct pfs_pwl *c, size_t n,
-       size_t i, double *x, double budget)
+search(const struct pfs_alloc_tree *tr, const struct pfs_alloc_job *j, const struct pfs_pwl *c,
+       size_t n, size_t i, double *x, double budget)
 {
     if (i == n) {
         double use[8] = {0}, v = 0, total = 0;
@@ -173,7 +173,7 @@ test_tree_brute_force(struct test *t)
         struct pfs_alloc_decision out[6];
         struct pfs_diag d = {0};
         const size_t n_nodes = 1 + gsl_rng_uniform_int(r, 7), n = 1 + gsl_rng_uniform_int(r, 6);
-        const struct pfs__tree tr = {n_nodes, parent, limit, node, NULL};
+        const struct pfs_alloc_tree tr = {n_nodes, parent, limit, node, NULL};
         int rc;
 
         /* up to 3 levels: a node's parent is the root or a child of the root */
@@ -398,6 +398,53 @@ test_tree_alloc(struct test *t)
     CHECK(strstr(out, "  rack-a                        1.2        1.2        1.2        1.2\n") !=
           NULL);
     CHECK(strstr(out, "binds nothing") == NULL); /* the budget does not, the racks do */
+    free(out);
+    free(err);
+}
+
+/* The policy ABI under a tree: an ABI 3 plugin with allocate_tree divides under it (equal's
+ * caps by hand, as test_tree_alloc); an ABI 2 plugin still divides a budget and is refused
+ * under a tree, by name. */
+void
+test_tree_plugins(struct test *t)
+{
+    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                 "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
+                                 "a1,h100-sxm,1,700,500,tokens/s,700\n"
+                                 "a2,h100-sxm,1,200,0.001,tokens/s,200\n"
+                                 "a2,h100-sxm,1,700,550,tokens/s,700\n"
+                                 "b1,h100-sxm,2,200,0.001,tokens/s,200\n"
+                                 "b1,h100-sxm,2,700,900,tokens/s,700\n";
+    static const char tree[] =
+        "scenario = { facility = { gpus = 4; gpus_per_node = 1; gpu = \"h100-sxm\"; "
+        "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 2500.0; children = ( "
+        "{ name = \"rack-a\"; limit_w = 1200.0; nodes = 2; }, "
+        "{ name = \"rack-b\"; limit_w = 2500.0; nodes = 2; } ); }; }; };\n";
+    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree);
+    char so3[600], so2[600], args[2000], *out = NULL, *err = NULL;
+
+    if (!test_plugin("test-tree_equal.so", so3, sizeof so3) ||
+        !test_plugin("test-abi2.so", so2, sizeof so2))
+        SKIP("no plugins beside the binary (make plugins)");
+    snprintf(args, sizeof args,
+             "alloc %s --budget-w 1e6 --tree %s --policy-lib %s --policy tree-equal --caps", cv, sc,
+             so3);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "a1,1,600.000,") != NULL && strstr(out, "a2,1,600.000,") != NULL &&
+          strstr(out, "b1,2,650.000,") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy-lib %s", cv, sc, so2);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "old-equal does not divide power under a tree of limits (a policy does "
+                      "with allocate_tree, policy ABI 3") != NULL);
+    free(out);
+    free(err);
+    /* without a tree the ABI 2 library divides the budget as equal does: 2,100 W over 4 GPUs */
+    snprintf(args, sizeof args,
+             "alloc %s --budget-w 2100 --policy-lib %s --policy old-equal --caps", cv, so2);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "a1,1,525.000,") != NULL && strstr(out, "b1,2,525.000,") != NULL);
     free(out);
     free(err);
 }

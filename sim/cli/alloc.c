@@ -80,7 +80,7 @@ struct alloc_tree {
     double *limit, *fixed, *max_w;
     uint32_t *node;
     const char **name;
-    struct pfs__tree view;
+    struct pfs_alloc_tree view;
 };
 
 static void
@@ -165,7 +165,7 @@ alloc_tree_setup(struct alloc_tree *a, const char *path, bool spread, struct pfs
     }
     for (size_t i = 0; i < p->n; i++) /* within what its racks allow it alone */
         p->jobs[i].max_w = fmax(p->jobs[i].min_w, fmin(p->jobs[i].max_w, a->max_w[i]));
-    a->view = (struct pfs__tree){a->t->n, a->parent, a->limit, a->node, a->name};
+    a->view = (struct pfs_alloc_tree){a->t->n, a->parent, a->limit, a->node, a->name};
     p->tree = &a->view;
 out:
     free(sc);

@@ -145,7 +145,7 @@ struct pfs_cli_problem {
     double full_total_w; /* what the jobs draw uncapped, at their reference limits */
     long n_gpus;
     const char *unit;
-    const struct pfs__tree *tree; /* alloc --tree: limits under a power tree; NULL: none */
+    const struct pfs_alloc_tree *tree; /* alloc --tree: limits under a power tree; NULL: none */
 };
 
 /* One policy's answer to a problem, scored on the true curves. */

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 /* The policy ABI this header describes. */
-#define PFS_POLICY_ABI 2
+#define PFS_POLICY_ABI 3
 
 /* ---------------------------------------------------------------------------------------
  * Errors
@@ -205,6 +205,18 @@ struct pfs_params {
     const struct pfs_policy_ops *ops;
 };
 
+/* A tree of power limits over a view's jobs (ABI 3; a feed, rows, racks: docs/scenarios.md,
+ * "The power tree"): node 0 the root, every other node's parent before it; the jobs' GPU
+ * power under node v (its whole subtree) at most limit_w[v] (HUGE_VAL: none), the root's
+ * also the view's budget. Job i hangs under node job_node[i]. */
+struct pfs_alloc_tree {
+    size_t n_nodes;
+    const int32_t *parent;    /* parent[0] = -1 */
+    const double *limit_w;    /* W */
+    const uint32_t *job_node; /* per job */
+    const char *const *name;  /* per node, for messages; may be NULL */
+};
+
 typedef int (*pfs_policy_init_fn)(void *state, const struct pfs_params *p, struct pfs_diag *diag);
 typedef int (*pfs_policy_allocate_fn)(void *state, const struct pfs_alloc_view *view,
                                       struct pfs_alloc_decision *out, struct pfs_diag *diag);
@@ -216,6 +228,11 @@ typedef void (*pfs_policy_fini_fn)(void *state);
  * tolerant tier, then the latest started, then the highest index). The view's budget is 0:
  * it ranks, it does not allocate. */
 typedef void (*pfs_policy_pause_rank_fn)(const struct pfs_alloc_view *view, double *rank);
+/* The decision under a tree of limits (ABI 3): as allocate, with every node's limit held as
+ * well as the budget (pfisim checks each node's total). */
+typedef int (*pfs_policy_allocate_tree_fn)(void *state, const struct pfs_alloc_view *view,
+                                           const struct pfs_alloc_tree *tree,
+                                           struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* For every decision the core zeroes state_size bytes of private state, calls init (when
  * given), allocate with out[i] preset to each job's top cap and no pause, then fini; the
@@ -235,6 +252,9 @@ struct pfs_policy_ops {
     pfs_policy_fini_fn fini;             /* optional */
     pfs_policy_pause_rank_fn pause_rank; /* optional (ABI 2): the jobs to pause first to hold a
                                           * limit; NULL: the engine's order */
+    pfs_policy_allocate_tree_fn allocate_tree; /* optional (ABI 3): decide under a tree of
+                                                * limits; NULL: it divides a budget alone, and
+                                                * is refused under a tree */
 };
 
 /* What a plugin library's entry point returns. */
@@ -295,6 +315,21 @@ int pfs_policy_waterfill(const char *who, const struct pfs_pwl *curves,
  * know PFI for this job). */
 int pfs_policy_predicted_curve(const struct pfs_alloc_view *view, size_t i, bool extrapolate,
                                struct pfs_pwl *out, struct pfs_diag *diag);
+
+/* pfs_policy_waterfill under a tree of limits as well as budget_w (ABI 3): the exact
+ * optimum, every job within its max_w. Returns 0, PFS_EINVAL (the lowest points overflow a
+ * node, named), PFS_ENOMEM. */
+int pfs_policy_waterfill_tree(const char *who, const struct pfs_pwl *curves,
+                              const struct pfs_alloc_job *jobs, size_t n,
+                              const struct pfs_alloc_tree *tree, double budget_w,
+                              struct pfs_alloc_decision *out, struct pfs_diag *diag);
+
+/* pfs_policy_level under a tree (ABI 3): one level for every GPU except where a node's limit
+ * holds its GPUs lower, each job within [lo_i, hi_i] (max-min fair per GPU). Returns 0,
+ * PFS_EINVAL (the floors overflow a node), PFS_ENOMEM. */
+int pfs_policy_level_tree(const char *who, const struct pfs_alloc_job *jobs, size_t n,
+                          const double *lo, const double *hi, const struct pfs_alloc_tree *tree,
+                          double budget_w, struct pfs_alloc_decision *out, struct pfs_diag *diag);
 
 /* The lowest per-GPU cap at which curve c keeps (1 - loss) of its throughput at its largest
  * cap: a tier floor. */
