@@ -219,6 +219,29 @@ put_view(struct program *p, const struct pfs_alloc_view *v)
     return ok && puts_(p, "]}\n");
 }
 
+/* The tree of limits into the decision just written: ,"tree":{...} before its closing brace
+ * (parent, limit_w with null for none, job_node, name). */
+static bool
+put_tree(struct program *p, const struct pfs_alloc_tree *t, size_t n_jobs)
+{
+    bool ok;
+
+    p->out_len -= 2; /* "}\n" */
+    ok = puts_(p, ",\"tree\":{\"parent\":[");
+    for (size_t u = 0; ok && u < t->n_nodes; u++)
+        ok = (u == 0 || puts_(p, ",")) && put_num(p, t->parent[u]);
+    ok = ok && puts_(p, "],\"limit_w\":[");
+    for (size_t u = 0; ok && u < t->n_nodes; u++)
+        ok = (u == 0 || puts_(p, ",")) && put_num(p, t->limit_w[u]);
+    ok = ok && puts_(p, "],\"job_node\":[");
+    for (size_t i = 0; ok && i < n_jobs; i++)
+        ok = (i == 0 || puts_(p, ",")) && put_num(p, t->job_node[i]);
+    ok = ok && puts_(p, "],\"name\":[");
+    for (size_t u = 0; ok && u < t->n_nodes; u++)
+        ok = (u == 0 || puts_(p, ",")) && put_str(p, t->name ? t->name[u] : "");
+    return ok && puts_(p, "]}}\n");
+}
+
 /* ----- the socket ----- */
 
 static double
@@ -511,13 +534,14 @@ pfs__exec_hello(const struct pfs__json_doc *doc, struct pfs__exec_hello *h, char
     pfs__strlcpy(h->summary,
                  v && pfs__json_str(doc, v) ? pfs__json_str(doc, v) : "an external program",
                  sizeof h->summary);
-    for (int k = 0; k < 2; k++) {
-        const char *key = k ? "memoryless" : "may_pause";
+    for (int k = 0; k < 3; k++) {
+        static const char *const keys[] = {"may_pause", "memoryless", "tree"};
+        bool *into[] = {&h->may_pause, &h->memoryless, &h->tree};
 
-        v = pfs__json_get(doc, r, key);
+        v = pfs__json_get(doc, r, keys[k]);
         if (v && v->type != PFS__JSON_BOOL)
-            BAD("\"%s\" is not true or false", key);
-        *(k ? &h->memoryless : &h->may_pause) = v && v->num > 0;
+            BAD("\"%s\" is not true or false", keys[k]);
+        *into[k] = v && v->num > 0;
     }
     return 0;
 }
@@ -535,9 +559,10 @@ exec_init(void *state, const struct pfs_params *params, struct pfs_diag *diag)
     return 0;
 }
 
+/* One decision: the view (and the tree, under one) out, the answer in. */
 static int
-exec_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
-              struct pfs_diag *diag)
+exec_decide(void *state, const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
+            struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     struct program *p = *(struct program **)state;
     struct pfs__json_doc doc = {0};
@@ -555,7 +580,7 @@ exec_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_deci
     p->number++;
     snprintf(what, sizeof what, "decision %lu", p->number);
     p->out_len = 0;
-    if (!put_view(p, v)) {
+    if (!put_view(p, v) || (t && !put_tree(p, t, v->n_jobs))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
@@ -581,6 +606,20 @@ out:
         take_line(p, len);
     pthread_mutex_unlock(&p->lock);
     return rc;
+}
+
+static int
+exec_allocate(void *state, const struct pfs_alloc_view *v, struct pfs_alloc_decision *out,
+              struct pfs_diag *diag)
+{
+    return exec_decide(state, v, NULL, out, diag);
+}
+
+static int
+exec_allocate_tree(void *state, const struct pfs_alloc_view *v, const struct pfs_alloc_tree *t,
+                   struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return exec_decide(state, v, t, out, diag);
 }
 
 /* ----- start and end ----- */
@@ -628,7 +667,7 @@ static int
 handshake(struct program *p, struct pfs_diag *diag)
 {
     struct pfs__json_doc doc = {0};
-    struct pfs__exec_hello h = {"", "", false, false};
+    struct pfs__exec_hello h = {"", "", false, false, false};
     char q[200], hello[160], why[240];
     size_t len = 0;
     int rc;
@@ -649,6 +688,7 @@ handshake(struct program *p, struct pfs_diag *diag)
     pfs__strlcpy(p->summary, h.summary, sizeof p->summary);
     p->ops.may_pause = h.may_pause;
     p->ops.memoryless = h.memoryless;
+    p->ops.allocate_tree = h.tree ? exec_allocate_tree : NULL;
 out:
     pfs__json_free(&doc);
     if (rc == 0)
@@ -697,6 +737,7 @@ pfs_policy_exec_start(const char *cmd, double timeout_s, const struct pfs_policy
         .memoryless = p->ops.memoryless,
         .init = exec_init,
         .allocate = exec_allocate,
+        .allocate_tree = p->ops.allocate_tree,
     };
     one[0] = &p->ops;
     if ((rc = pfs__policy_add(one, 1, p->cmd, diag)) != 0)

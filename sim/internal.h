@@ -480,6 +480,7 @@ void pfs__json_free(struct pfs__json_doc *doc);
 struct pfs__exec_hello {
     char name[32], summary[200];
     bool may_pause, memoryless;
+    bool tree; /* it decides under a power tree too (the decision's "tree") */
 };
 int pfs__exec_hello(const struct pfs__json_doc *doc, struct pfs__exec_hello *h, char *why,
                     size_t why_size);

@@ -448,3 +448,53 @@ test_tree_plugins(struct test *t)
     free(out);
     free(err);
 }
+
+/* The external-process protocol under a tree: a program whose handshake says "tree": true is
+ * sent the tree with each decision (here it answers every job's lowest cap only when it got
+ * one, its top cap otherwise); one that does not say so is refused under a tree by name. */
+void
+test_tree_exec(struct test *t)
+{
+    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                 "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
+                                 "a1,h100-sxm,1,700,500,tokens/s,700\n"
+                                 "b1,h100-sxm,2,200,0.001,tokens/s,200\n"
+                                 "b1,h100-sxm,2,700,900,tokens/s,700\n";
+    static const char tree[] =
+        "scenario = { facility = { gpus = 3; gpus_per_node = 1; gpu = \"h100-sxm\"; "
+        "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 1500.0; children = ( "
+        "{ name = \"rack-a\"; limit_w = 700.0; nodes = 1; }, "
+        "{ name = \"rack-b\"; limit_w = 1400.0; nodes = 2; } ); }; }; };\n";
+    static const char prog[] =
+        "import json, sys\n"
+        "sys.stdin.readline()\n"
+        "print(json.dumps({'protocol': 1, 'name': sys.argv[1], 'tree': sys.argv[1] == 'py-tree'}),"
+        " flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    d = json.loads(line)\n"
+        "    t = d.get('tree')\n"
+        "    ok = t is not None and t['parent'] == [-1, 0, 0] and t['job_node'] == [1, 2] and "
+        "t['name'][1] == 'rack-a'\n"
+        "    caps = [j['min_w'] if ok else j['max_w'] for j in d['jobs']]\n"
+        "    print(json.dumps({'decision': d['decision'], 'cap_w': caps}), flush=True)\n";
+    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree),
+               *py = test_write(t, 2, "p.py", prog);
+    char args[2000], *out = NULL, *err = NULL;
+
+    if (system("command -v python3 >/dev/null 2>&1") != 0)
+        SKIP("no python3");
+    snprintf(args, sizeof args,
+             "alloc %s --budget-w 1e6 --tree %s --policy-exec 'python3 %s py-tree' --policy "
+             "py-tree --caps",
+             cv, sc, py);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "a1,1,200.000,") != NULL && strstr(out, "b1,2,200.000,") != NULL);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args,
+             "alloc %s --budget-w 1e6 --tree %s --policy-exec 'python3 %s py-flat'", cv, sc, py);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "py-flat does not divide power under a tree of limits") != NULL);
+    free(out);
+    free(err);
+}
