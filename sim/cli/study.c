@@ -414,8 +414,11 @@ struct figure {
     size_t n_pts, n_dots;
     /* per objective and allocator: gap (median, range) against Spearman by noise level */
     double *x, *y, *lo, *hi;
-    /* per objective and allocator: (mean GPUs, tokens/s gain) of each draw at noise 1 */
+    /* per objective and allocator: (mean GPUs, tokens/s gain) of each draw at dot_noise (1,
+     * the shipped, when studied; else the first level) */
     double *gx, *gy;
+    double dot_noise;
+    char dot_title[80];
 };
 
 /* Prints the medians over the draws at a 30% cut per objective, allocator and noise level
@@ -469,7 +472,7 @@ print_table(const struct study *s, const double *noise, size_t n_noise, const do
                 const struct row *r = &s->rows[i];
 
                 if (r->allocator == a && r->objective == obj && fabs(r->cut - 0.3) < 1e-9 &&
-                    fabs(r->noise - 1) < 1e-12 && r->window_s <= 0) {
+                    fabs(r->noise - f->dot_noise) < 1e-12 && r->window_s <= 0) {
                     f->gx[base + k] = r->mean_gpus;
                     f->gy[base + k++] = r->gain_tokens;
                     f->gx[base + k] = f->gy[base + k] = NAN;
@@ -549,7 +552,7 @@ draw_figure(const struct figure *f, const char *path, struct pfs_diag *d)
                                             .y = ref_y[1],
                                             .n = 2,
                                             .style = PFS_SERIES_REFERENCE};
-    charts[2] = (struct pfs_chart){.title = "tokens/s gained per job (noise 1, per draw)",
+    charts[2] = (struct pfs_chart){.title = f->dot_title,
                                    .x_label = "mean GPUs per job",
                                    .y_label = "tokens/s per job over equal",
                                    .series = series[2],
@@ -572,8 +575,18 @@ summarise(const struct study *s, const double *noise, size_t n_noise, const doub
     f.y = calloc(n * f.n_pts + 1, sizeof *f.y);
     f.lo = calloc(n * f.n_pts + 1, sizeof *f.lo);
     f.hi = calloc(n * f.n_pts + 1, sizeof *f.hi);
-    f.gx = calloc(n * f.n_dots + 1, sizeof *f.gx);
-    f.gy = calloc(n * f.n_dots + 1, sizeof *f.gy);
+    f.gx = malloc((n * f.n_dots + 1) * sizeof *f.gx);
+    f.gy = malloc((n * f.n_dots + 1) * sizeof *f.gy);
+    for (size_t i = 0; f.gx && f.gy && i < n * f.n_dots + 1; i++)
+        f.gx[i] = f.gy[i] = NAN; /* (a draw with no row is no dot, not one at 0) */
+    for (size_t i = 0; f.x && f.y && f.lo && f.hi && i < n * f.n_pts + 1; i++)
+        f.x[i] = f.y[i] = f.lo[i] = f.hi[i] = NAN;
+    f.dot_noise = noise[0];
+    for (size_t l = 0; l < n_noise; l++)
+        if (fabs(noise[l] - 1) < 1e-12)
+            f.dot_noise = 1;
+    snprintf(f.dot_title, sizeof f.dot_title, "tokens/s gained per job (noise %g, per draw)",
+             f.dot_noise);
     if (!v || !f.x || !f.y || !f.lo || !f.hi || !f.gx || !f.gy) {
         rc = pfs__diag_set(d, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     } else {
