@@ -1224,6 +1224,8 @@ struct pfs_power_node {
     double nameplate_w; /* IT power of its nodes with every GPU at its top limit */
     double floor_w;     /* ... with every GPU busy at its lowest limit: what capping can hold */
     double idle_w;      /* ... with every GPU idle */
+    long gpus;          /* the GPUs under it */
+    double other_w;     /* its nodes' other draw (CPUs, memory, NICs, fans) */
 };
 struct pfs_power_tree {
     size_t n;

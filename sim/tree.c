@@ -65,6 +65,8 @@ add(struct expand *e, int spec, int32_t parent, int copy, struct pfs_diag *diag)
         n->nameplate_w = s->nodes * (p->gpus_per_node * g->max_limit_w + p->node_other_w);
         n->floor_w = s->nodes * (p->gpus_per_node * g->min_limit_w + p->node_other_w);
         n->idle_w = s->nodes * (p->gpus_per_node * g->idle_w + p->node_other_w);
+        n->gpus = (long)s->nodes * p->gpus_per_node;
+        n->other_w = s->nodes * p->node_other_w;
     }
     for (size_t k = (size_t)spec + 1; k < e->sc->tree.n; k++)
         if (e->sc->tree.node[k].parent == spec)
@@ -79,6 +81,8 @@ add(struct expand *e, int spec, int32_t parent, int copy, struct pfs_diag *diag)
         e->t->node[parent].nameplate_w += e->t->node[me].nameplate_w;
         e->t->node[parent].floor_w += e->t->node[me].floor_w;
         e->t->node[parent].idle_w += e->t->node[me].idle_w;
+        e->t->node[parent].gpus += e->t->node[me].gpus;
+        e->t->node[parent].other_w += e->t->node[me].other_w;
     }
     return 0;
 }

@@ -331,8 +331,9 @@ test_tree_scenario(struct test *t)
         /* by hand: a rack 2 x (8 x 700 + 4600) = 20.4 kW, 0.93 of 22; a row 40.8 over 30 */
         CHECK(strstr(out, "      row                               2         30       40.8  1.36x"
                           "       24.8") != NULL);
+        /* and the cap a rack holds on its 16 GPUs, all busy: (22 - 2 x 4.6 kW) / 16 = 800 W */
         CHECK(strstr(out, "        rack                            4         22       20.4  0.93x"
-                          "       12.4") != NULL);
+                          "       12.4      800   2 nodes") != NULL);
         CHECK(strstr(out, "2 nodes of h100-sxm") != NULL);
         free(out);
         free(err);
@@ -347,6 +348,7 @@ test_tree_scenario(struct test *t)
         CHECK_INT(test_run(t, args, &out, &err), 0);
         CHECK(strstr(out, "\"tree\": [{\"name\": \"feed\", \"first\": \"feed\", \"level\": 0, "
                           "\"copies\": 1, \"limit_w\": null") != NULL);
+        CHECK(strstr(out, "\"gpus\": 16, \"other_w\": 9200, \"nodes\": 2}") != NULL);
         free(out);
         free(err);
         snprintf(args, sizeof args, "run %s", path);

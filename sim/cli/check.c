@@ -100,12 +100,13 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
 
     pfs_scenario_pools(sc, pools);
     printf("  power tree (IT power of each node; nameplate: every GPU at its top limit; floor: "
-           "every GPU busy at its lowest):\n");
-    printf("    %-28s %8s %10s %10s %6s %10s\n", "node", "copies", "limit kW", "nameplate", "ratio",
-           "floor kW");
+           "every GPU busy at its lowest; W/GPU: the cap its limit holds on every GPU under it, "
+           "all busy):\n");
+    printf("    %-28s %8s %10s %10s %6s %10s %8s\n", "node", "copies", "limit kW", "nameplate",
+           "ratio", "floor kW", "W/GPU");
     for (size_t k = 0; k < sc->tree.n; k++) {
         const struct pfs_power_node *n = first[k];
-        char label[64], lim[24], ratio[16];
+        char label[64], lim[24], ratio[16], per[24];
 
         if (!n)
             continue;
@@ -113,12 +114,15 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
         if (n->limit_w < HUGE_VAL) {
             snprintf(lim, sizeof lim, "%.4g", n->limit_w / 1e3);
             snprintf(ratio, sizeof ratio, "%.2fx", n->nameplate_w / n->limit_w);
+            /* the cap it holds on every GPU under it, all busy */
+            snprintf(per, sizeof per, "%.0f", (n->limit_w - n->other_w) / (double)n->gpus);
         } else {
             pfs__strlcpy(lim, "none", sizeof lim);
             pfs__strlcpy(ratio, "-", sizeof ratio);
+            pfs__strlcpy(per, "-", sizeof per);
         }
-        printf("    %-28s %8zu %10s %10.4g %6s %10.4g", label, copies[k], lim, n->nameplate_w / 1e3,
-               ratio, n->floor_w / 1e3);
+        printf("    %-28s %8zu %10s %10.4g %6s %10.4g %8s", label, copies[k], lim,
+               n->nameplate_w / 1e3, ratio, n->floor_w / 1e3, per);
         if (n->nodes > 0)
             printf("   %d nodes of %s", n->nodes, pools[n->pool].name);
         printf("\n");
@@ -326,8 +330,8 @@ pfs_cli_check(int argc, char **argv)
                 printf(", \"level\": %d, \"copies\": %zu, \"limit_w\": ", n->level, copies[k]);
                 pfs_cli_json_number(n->limit_w < HUGE_VAL ? n->limit_w : (double)NAN);
                 printf(", \"nameplate_w\": %.17g, \"floor_w\": %.17g, \"idle_w\": %.17g, "
-                       "\"nodes\": %d}",
-                       n->nameplate_w, n->floor_w, n->idle_w, n->nodes);
+                       "\"gpus\": %ld, \"other_w\": %.17g, \"nodes\": %d}",
+                       n->nameplate_w, n->floor_w, n->idle_w, n->gpus, n->other_w, n->nodes);
             }
             printf("]");
         }
