@@ -32,15 +32,9 @@ add(struct expand *e, int spec, int32_t parent, int copy, struct pfs_diag *diag)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
                              "scenario.facility.tree: more than %d nodes once its copies are made",
                              PFS_MAX_TREE_NODES);
-    if (e->t->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 64;
-        struct pfs_power_node *v = realloc(e->t->node, cap * sizeof *v);
-
-        if (!v)
-            return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-        e->t->node = v;
-        e->cap = cap;
-    }
+    if (!(n = pfs__grow(e->t->node, &e->cap, e->t->n, sizeof *n, 64)))
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+    e->t->node = n;
     me = e->t->n++;
     n = &e->t->node[me];
     memset(n, 0, sizeof *n);

@@ -361,11 +361,11 @@ test_tree_scenario(struct test *t)
     free(back);
 }
 
-/* alloc --tree: the two racks under a row, from a curves file and a scenario: equal's caps by
- * hand; every node's limit held by every tree-aware answer; the others say they do not divide
- * under a tree. */
-void
-test_tree_alloc(struct test *t)
+/* Two racks under a row as files: rack-a (1200 W) takes a1 and a2 (one GPU each), rack-b
+ * (2500 W) b1 (two GPUs, packed after rack-a is full), the row 2500 W; one GPU a node, no other
+ * draw. The curves' paths into *cv and *sc. */
+static void
+two_racks(struct test *t, const char **cv, const char **sc)
 {
     static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
                                  "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
@@ -381,16 +381,33 @@ test_tree_alloc(struct test *t)
         "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 2500.0; children = ( "
         "{ name = \"rack-a\"; limit_w = 1200.0; nodes = 2; }, "
         "{ name = \"rack-b\"; limit_w = 2500.0; nodes = 2; } ); }; }; };\n";
-    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree);
-    char args[1200], *out = NULL, *err = NULL;
 
-    /* packed: a1 and a2 fill rack-a, b1 (2 GPUs) goes to rack-b; equal: rack-a's two GPUs
-     * at 600 W, the row's 2500 W leaves b1 (2500 - 1200) / 2 = 650 W a GPU */
-    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy equal --caps", cv, sc);
-    CHECK_INT(test_run(t, args, &out, &err), 0);
+    *cv = test_write(t, 0, "c.csv", curves);
+    *sc = test_write(t, 1, "t.cfg", tree);
+}
+
+/* The caps equal gives the two racks, by hand: rack-a's two GPUs at 1200 / 2 = 600 W, the
+ * row's 2500 W leaving b1 (2500 - 1200) / 2 = 650 W a GPU. */
+static void
+equal_caps(struct test *t, const char *out)
+{
     CHECK(strstr(out, "a1,1,600.000,") != NULL);
     CHECK(strstr(out, "a2,1,600.000,") != NULL);
     CHECK(strstr(out, "b1,2,650.000,") != NULL);
+}
+
+/* alloc --tree on the two racks: equal's caps by hand; every node's limit held by every
+ * tree-aware answer; the others say they do not divide under a tree. */
+void
+test_tree_alloc(struct test *t)
+{
+    const char *cv, *sc;
+    char args[1200], *out = NULL, *err = NULL;
+
+    two_racks(t, &cv, &sc);
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy equal --caps", cv, sc);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    equal_caps(t, out);
     free(out);
     free(err);
     snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s", cv, sc);
@@ -404,36 +421,24 @@ test_tree_alloc(struct test *t)
     free(err);
 }
 
-/* The policy ABI under a tree: an ABI 3 plugin with allocate_tree divides under it (equal's
- * caps by hand, as test_tree_alloc); an ABI 2 plugin still divides a budget and is refused
- * under a tree, by name. */
+/* The policy ABI under a tree: the shipped example, an ABI 3 plugin with allocate_tree,
+ * divides under it as the built-in equal does; an ABI 2 plugin still divides a budget and is
+ * refused under a tree, by name. */
 void
 test_tree_plugins(struct test *t)
 {
-    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
-                                 "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
-                                 "a1,h100-sxm,1,700,500,tokens/s,700\n"
-                                 "a2,h100-sxm,1,200,0.001,tokens/s,200\n"
-                                 "a2,h100-sxm,1,700,550,tokens/s,700\n"
-                                 "b1,h100-sxm,2,200,0.001,tokens/s,200\n"
-                                 "b1,h100-sxm,2,700,900,tokens/s,700\n";
-    static const char tree[] =
-        "scenario = { facility = { gpus = 4; gpus_per_node = 1; gpu = \"h100-sxm\"; "
-        "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 2500.0; children = ( "
-        "{ name = \"rack-a\"; limit_w = 1200.0; nodes = 2; }, "
-        "{ name = \"rack-b\"; limit_w = 2500.0; nodes = 2; } ); }; }; };\n";
-    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree);
+    const char *cv, *sc;
     char so3[600], so2[600], args[2000], *out = NULL, *err = NULL;
 
-    if (!test_plugin("test-tree_equal.so", so3, sizeof so3) ||
+    if (!test_plugin("equal-plugin.so", so3, sizeof so3) ||
         !test_plugin("test-abi2.so", so2, sizeof so2))
         SKIP("no plugins beside the binary (make plugins)");
+    two_racks(t, &cv, &sc);
     snprintf(args, sizeof args,
-             "alloc %s --budget-w 1e6 --tree %s --policy-lib %s --policy tree-equal --caps", cv, sc,
-             so3);
+             "alloc %s --budget-w 1e6 --tree %s --policy-lib %s --policy equal-plugin --caps", cv,
+             sc, so3);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "a1,1,600.000,") != NULL && strstr(out, "a2,1,600.000,") != NULL &&
-          strstr(out, "b1,2,650.000,") != NULL);
+    equal_caps(t, out);
     free(out);
     free(err);
     snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy-lib %s", cv, sc, so2);
@@ -453,20 +458,11 @@ test_tree_plugins(struct test *t)
 
 /* The external-process protocol under a tree: a program whose handshake says "tree": true is
  * sent the tree with each decision (here it answers every job's lowest cap only when it got
- * one, its top cap otherwise); one that does not say so is refused under a tree by name. */
+ * the two racks' tree, its top cap otherwise); one that does not say so is refused under a
+ * tree by name. */
 void
 test_tree_exec(struct test *t)
 {
-    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
-                                 "a1,h100-sxm,1,200,0.001,tokens/s,200\n"
-                                 "a1,h100-sxm,1,700,500,tokens/s,700\n"
-                                 "b1,h100-sxm,2,200,0.001,tokens/s,200\n"
-                                 "b1,h100-sxm,2,700,900,tokens/s,700\n";
-    static const char tree[] =
-        "scenario = { facility = { gpus = 3; gpus_per_node = 1; gpu = \"h100-sxm\"; "
-        "node_other_w = 0.0; tree = { name = \"row\"; limit_w = 1500.0; children = ( "
-        "{ name = \"rack-a\"; limit_w = 700.0; nodes = 1; }, "
-        "{ name = \"rack-b\"; limit_w = 1400.0; nodes = 2; } ); }; }; };\n";
     static const char prog[] =
         "import json, sys\n"
         "sys.stdin.readline()\n"
@@ -475,22 +471,23 @@ test_tree_exec(struct test *t)
         "for line in sys.stdin:\n"
         "    d = json.loads(line)\n"
         "    t = d.get('tree')\n"
-        "    ok = t is not None and t['parent'] == [-1, 0, 0] and t['job_node'] == [1, 2] and "
-        "t['name'][1] == 'rack-a'\n"
+        "    ok = t is not None and t['parent'] == [-1, 0, 0] and t['job_node'] == [1, 1, 2] and "
+        "t['name'][1] == 'rack-a' and t['limit_w'][1] == 1200\n"
         "    caps = [j['min_w'] if ok else j['max_w'] for j in d['jobs']]\n"
         "    print(json.dumps({'decision': d['decision'], 'cap_w': caps}), flush=True)\n";
-    const char *cv = test_write(t, 0, "c.csv", curves), *sc = test_write(t, 1, "t.cfg", tree),
-               *py = test_write(t, 2, "p.py", prog);
+    const char *cv, *sc, *py = test_write(t, 2, "p.py", prog);
     char args[2000], *out = NULL, *err = NULL;
 
     if (system("command -v python3 >/dev/null 2>&1") != 0)
         SKIP("no python3");
+    two_racks(t, &cv, &sc);
     snprintf(args, sizeof args,
              "alloc %s --budget-w 1e6 --tree %s --policy-exec 'python3 %s py-tree' --policy "
              "py-tree --caps",
              cv, sc, py);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "a1,1,200.000,") != NULL && strstr(out, "b1,2,200.000,") != NULL);
+    CHECK(strstr(out, "a1,1,200.000,") != NULL && strstr(out, "a2,1,200.000,") != NULL &&
+          strstr(out, "b1,2,200.000,") != NULL);
     free(out);
     free(err);
     snprintf(args, sizeof args,

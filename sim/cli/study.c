@@ -96,15 +96,11 @@ cut_index(double cut)
 static struct row *
 add_row(struct study *s)
 {
-    if (s->n_rows == s->cap_rows) {
-        size_t cap = s->cap_rows ? 2 * s->cap_rows : 256;
-        struct row *r = realloc(s->rows, cap * sizeof *r);
+    struct row *r = pfs__grow(s->rows, &s->cap_rows, s->n_rows, sizeof *r, 256);
 
-        if (!r)
-            return NULL;
-        s->rows = r;
-        s->cap_rows = cap;
-    }
+    if (!r)
+        return NULL;
+    s->rows = r;
     memset(&s->rows[s->n_rows], 0, sizeof s->rows[0]);
     return &s->rows[s->n_rows++];
 }
