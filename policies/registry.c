@@ -264,9 +264,13 @@ unsaid(const struct pfs_policy_ops *ops, int rc, struct pfs_diag *diag)
                          said);
 }
 
-int
-pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
-                struct pfs_alloc_decision *out, struct pfs_diag *diag)
+/* ops's decision over view (under tree, by its allocate_tree, where tree is not NULL): its
+ * state made, out preset to every job's top cap and no pause, init, the decision, fini.
+ * Inline: pfs__policy_run, every decision of a simulation, calls it, and out of line it cost
+ * 12.6 M instructions of poisson-10k's 20 days (0.9%; docs/benchmarks.md). */
+static inline int
+run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+    const struct pfs_alloc_tree *tree, struct pfs_alloc_decision *out, struct pfs_diag *diag)
 {
     struct pfs_params params = {.ops = ops};
     struct pfs_alloc_view own = *view;
@@ -282,13 +286,21 @@ pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *v
     if (ops->init)
         rc = ops->init(state, &params, diag);
     if (rc == 0)
-        rc = ops->allocate(state, &own, out, diag);
+        rc = tree ? ops->allocate_tree(state, &own, tree, out, diag)
+                  : ops->allocate(state, &own, out, diag);
     if (ops->fini)
         ops->fini(state);
     free(state);
     if (rc != 0 && !pfs_policy_builtin(ops))
         rc = unsaid(ops, rc, diag);
     return rc;
+}
+
+int
+pfs__policy_run(const struct pfs_policy_ops *ops, const struct pfs_alloc_view *view,
+                struct pfs_alloc_decision *out, struct pfs_diag *diag)
+{
+    return run(ops, view, NULL, out, diag);
 }
 
 int
@@ -349,36 +361,17 @@ pfs__policy_allocate_tree(const struct pfs_policy_ops *ops, const struct pfs_all
                           const struct pfs_alloc_tree *t, struct pfs_alloc_decision *out,
                           struct pfs_diag *diag)
 {
-    struct pfs_params params = {.ops = ops};
-    struct pfs_alloc_view own = *v;
-    double *under = NULL, committed;
-    void *state = NULL;
-    int rc = 0;
+    double *under, committed;
+    int rc;
 
     if (!ops || !ops->allocate_tree)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
                              "%s does not divide power under a tree of limits (a policy does with "
                              "allocate_tree, policy ABI 3; pfisim's: equal, pfi, oracle)",
                              ops ? ops->name : "(no policy)");
-    /* As pfs__policy_run: the information boundary, the state, out preset to the top caps. */
-    if (!pfs_policy_builtin(ops))
-        own.truth = NULL;
-    if ((ops->state_size && !(state = calloc(1, ops->state_size))) ||
-        !(under = calloc(t->n_nodes + 1, sizeof *under))) {
-        free(state);
+    if (!(under = calloc(t->n_nodes + 1, sizeof *under)))
         return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-    }
-    for (size_t i = 0; i < v->n_jobs; i++)
-        out[i] = (struct pfs_alloc_decision){.cap_w = v->jobs[i].max_w, .pause_frac = 0};
-    if (ops->init)
-        rc = ops->init(state, &params, diag);
-    if (rc == 0)
-        rc = ops->allocate_tree(state, &own, t, out, diag);
-    if (ops->fini)
-        ops->fini(state);
-    free(state);
-    if (rc != 0 && !pfs_policy_builtin(ops))
-        rc = unsaid(ops, rc, diag);
+    rc = run(ops, v, t, out, diag);
     /* Each job's answer within its limits, the total within the budget, and every node's
      * jobs within its limit. */
     if (rc == 0)
