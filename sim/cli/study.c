@@ -137,20 +137,20 @@ above(double x, double base)
     return fabs(x - base) <= 1e-12 * fabs(base) ? 0.0 : x - base;
 }
 
-/* One objective on one corpus: pred the jobs' out-of-fold PFI (by jobset index). */
+/* One objective on one corpus, js and cs (the caller's; the relative objective rescales
+ * them in place, so it comes last): pred the jobs' out-of-fold PFI (by jobset index). */
 static int
-one_objective(struct study *s, const struct pfs_synth_options *so, int obj,
-              double (*pred)[PFS_N_CUTS], const double *cuts, size_t n_cuts, struct pfs_diag *d)
+one_objective(struct study *s, const struct pfs_synth_options *so, struct pfs_jobset *js,
+              struct pfs_curveset *cs, int obj, double (*pred)[PFS_N_CUTS], const double *cuts,
+              size_t n_cuts, struct pfs_diag *d)
 {
     struct pfs_cli_problem p = {0};
     double *truth = NULL, *guess = NULL, *t0 = NULL;
     size_t *at = NULL; /* the jobset index of problem job i */
     int rc;
 
-    /* given_pfi: no predictor is loaded, and each job's given PFI is replaced below by its
-     * out-of-fold prediction, so that no policy sees a measured PFI. */
-    if ((rc = pfs_cli_problem_read(&p, "synth:h200-sxm:7", NULL, NULL, so, d)) != 0)
-        goto out;
+    p.js = js;
+    p.cs = cs;
     truth = calloc(p.cs->n_jobs + 1, sizeof *truth);
     guess = calloc(p.cs->n_jobs + 1, sizeof *guess);
     t0 = calloc(p.cs->n_jobs + 1, sizeof *t0);
@@ -163,6 +163,8 @@ one_objective(struct study *s, const struct pfs_synth_options *so, int obj,
         t0[i] = 1;
     if (obj == 1)
         normalise(&p, t0);
+    /* given_pfi: no predictor is loaded, and each job's given PFI is replaced below by its
+     * out-of-fold prediction, so that no policy sees a measured PFI. */
     if ((rc = pfs_cli_problem_setup(&p, "synth:h200-sxm:7", NULL, true, PFS_TIER_FLEX2, NULL, d)) !=
         0)
         goto out;
@@ -243,6 +245,8 @@ out:
     free(guess);
     free(t0);
     free(at);
+    p.js = NULL; /* (the caller's) */
+    p.cs = NULL;
     pfs_cli_problem_free(&p);
     return rc;
 }
@@ -276,7 +280,7 @@ one_corpus(struct study *s, const struct pfs_synth_options *so, const double *cu
         const size_t first = s->n_rows;
 
         for (int obj = 0; obj < N_OBJ && rc == 0; obj++)
-            rc = one_objective(s, so, obj, pred, cuts, n_cuts, d);
+            rc = one_objective(s, so, js, cs, obj, pred, cuts, n_cuts, d);
         /* Every allocation's gain in tokens/s against what the tokens oracle gains: the
          * relative objective's allocations scored as a tokens/s study scores them. */
         for (size_t i = first; rc == 0 && i < s->n_rows; i++) {
