@@ -350,7 +350,7 @@ test_alloc_corpus_draws(struct test *t)
     free(a);
     free(b);
     CHECK_INT(test_run(t, "alloc synth:h200-sxm --cut 30% --corpus-draws 3", &a, &err), 0);
-    CHECK(strstr(a, "of the SYNTHETIC corpus's inputs: p_moe [0.15, 0.45]") != NULL);
+    CHECK(strstr(a, "of the SYNTHETIC corpus's inputs:\n  p_moe [0.15, 0.45] p_pretrain") != NULL);
     free(a);
     free(err);
     CHECK(test_run(t, "alloc synth:b200 --cut 30% --corpus-draws 3 --uncertainty 3", &a, &err) ==

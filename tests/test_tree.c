@@ -329,12 +329,11 @@ test_tree_scenario(struct test *t)
         snprintf(args, sizeof args, "check %s", path);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         /* by hand: a rack 2 x (8 x 700 + 4600) = 20.4 kW, 0.93 of 22; a row 40.8 over 30 */
-        CHECK(strstr(out, "      row                               2         30       40.8  1.36x"
-                          "       24.8") != NULL);
+        CHECK(strstr(out, "      row                      2        30       40.8  1.36x      24.8"
+                          "    362\n") != NULL);
         /* and the cap a rack holds on its 16 GPUs, all busy: (22 - 2 x 4.6 kW) / 16 = 800 W */
-        CHECK(strstr(out, "        rack                            4         22       20.4  0.93x"
-                          "       12.4      800   2 nodes") != NULL);
-        CHECK(strstr(out, "2 nodes of h100-sxm") != NULL);
+        CHECK(strstr(out, "        rack                   4        22       20.4  0.93x      12.4"
+                          "    800  2 x h100-sxm\n") != NULL);
         free(out);
         free(err);
         path = test_write(t, 1, "low.cfg", low);
@@ -410,9 +409,18 @@ test_tree_alloc(struct test *t)
     equal_caps(t, out);
     free(out);
     free(err);
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --json", cv, sc);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out,
+                 "\"error\": \"sla does not divide power under a tree of limits (a policy "
+                 "does with allocate_tree, policy ABI 3; pfisim's: equal, pfi, oracle)\"") != NULL);
+    free(out);
+    free(err);
     snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s", cv, sc);
     CHECK_INT(test_run(t, args, &out, &err), 0);
-    CHECK(strstr(out, "sla does not divide power under a tree of limits") != NULL);
+    /* the table: those that do not, named in one list */
+    CHECK(strstr(out, "not under a tree (no allocate_tree, policy ABI 3): static-tag "
+                      "fair-headroom sla") != NULL);
     /* the fullest rack-a under equal, pfi and the oracle: at most its 1.2 kW */
     CHECK(strstr(out, "  rack-a                        1.2        1.2        1.2        1.2\n") !=
           NULL);
@@ -441,7 +449,8 @@ test_tree_plugins(struct test *t)
     equal_caps(t, out);
     free(out);
     free(err);
-    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy-lib %s", cv, sc, so2);
+    snprintf(args, sizeof args, "alloc %s --budget-w 1e6 --tree %s --policy-lib %s --json", cv, sc,
+             so2);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(out, "old-equal does not divide power under a tree of limits (a policy does "
                       "with allocate_tree, policy ABI 3") != NULL);
@@ -491,7 +500,8 @@ test_tree_exec(struct test *t)
     free(out);
     free(err);
     snprintf(args, sizeof args,
-             "alloc %s --budget-w 1e6 --tree %s --policy-exec 'python3 %s py-flat'", cv, sc, py);
+             "alloc %s --budget-w 1e6 --tree %s --policy-exec 'python3 %s py-flat' --json", cv, sc,
+             py);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(out, "py-flat does not divide power under a tree of limits") != NULL);
     free(out);

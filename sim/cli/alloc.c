@@ -818,7 +818,8 @@ pfs_cli_alloc(int argc, char **argv)
             if (!o->d)
                 continue;
             if (o->rc) {
-                if (!csv)
+                /* (under a tree, those without allocate_tree in one list below) */
+                if (!csv && !(p.tree && !o->ops->allocate_tree))
                     printf("%-20s %s\n", pfs_policy_name(o->ops), o->diag.message);
                 continue;
             }
@@ -844,8 +845,24 @@ pfs_cli_alloc(int argc, char **argv)
                    : isnan(eq)             ? "equal is infeasible"
                    : isnan(orc)            ? "the oracle is infeasible"
                                            : "the oracle gains less than 0.1% over equal");
-        if (!csv && p.tree)
+        if (!csv && p.tree) {
+            size_t col = 0;
+
+            for (size_t k = 0; k < n_pol; k++)
+                if (out[k].d && out[k].rc && !out[k].ops->allocate_tree) {
+                    char item[40];
+
+                    if (col == 0) {
+                        fputs("not under a tree (no allocate_tree, policy ABI 3):", stdout);
+                        col = 51;
+                    }
+                    snprintf(item, sizeof item, " %s", pfs_policy_name(out[k].ops));
+                    pfs_cli_put_wrapped(item, &col, 100, "  ");
+                }
+            if (col > 0)
+                putchar('\n');
             print_tree_use(&at, &p, out, n_pol);
+        }
         for (size_t k = 0; csv && k < n_pol; k++)
             if (out[k].d && out[k].rc)
                 fprintf(stderr, "pfisim alloc: %s: %s\n", pfs_policy_name(out[k].ops),

@@ -99,11 +99,11 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
     struct pfs_pool pools[PFS_MAX_POOLS];
 
     pfs_scenario_pools(sc, pools);
-    printf("  power tree (IT power of each node; nameplate: every GPU at its top limit; floor: "
-           "every GPU busy at its lowest; W/GPU: the cap its limit holds on every GPU under it, "
-           "all busy):\n");
-    printf("    %-28s %8s %10s %10s %6s %10s %8s\n", "node", "copies", "limit kW", "nameplate",
-           "ratio", "floor kW", "W/GPU");
+    printf("  power tree, IT power of each node (nameplate: every GPU at its top limit; floor:\n"
+           "  every GPU busy at its lowest; W/GPU: the cap its limit holds on every GPU under it,\n"
+           "  all busy; a rack holds nodes x pool):\n");
+    printf("    %-20s %7s %9s %10s %6s %9s %6s  %s\n", "node", "copies", "limit kW", "nameplate",
+           "ratio", "floor kW", "W/GPU", "holds");
     for (size_t k = 0; k < sc->tree.n; k++) {
         const struct pfs_power_node *n = first[k];
         char label[64], lim[24], ratio[16], per[24];
@@ -121,10 +121,10 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
             pfs__strlcpy(ratio, "-", sizeof ratio);
             pfs__strlcpy(per, "-", sizeof per);
         }
-        printf("    %-28s %8zu %10s %10.4g %6s %10.4g %8s", label, copies[k], lim,
+        printf("    %-20s %7zu %9s %10.4g %6s %9.4g %6s", label, copies[k], lim,
                n->nameplate_w / 1e3, ratio, n->floor_w / 1e3, per);
         if (n->nodes > 0)
-            printf("   %d nodes of %s", n->nodes, pools[n->pool].name);
+            printf("  %d x %s", n->nodes, pools[n->pool].name);
         printf("\n");
     }
 }

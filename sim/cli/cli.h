@@ -185,6 +185,10 @@ void pfs_cli_outcome_run(const struct pfs_cli_problem *p, const struct pfs_alloc
 /* "uncertainty: N draws ... of the SYNTHETIC corpus's inputs: p_moe [0.15, 0.45] ..." */
 void pfs_cli_corpus_draws_header(size_t n_draws, unsigned long seed);
 
+/* Prints s after what the line holds (*col columns), or on a new line after indent where it
+ * would pass width: lists a planner reads in a terminal, under 100 columns. */
+void pfs_cli_put_wrapped(const char *s, size_t *col, size_t width, const char *indent);
+
 /* A figure's format from its file name: .png, .svg or .pdf (any case); -1 for another
  * name, which the commands refuse (a .jpg or .txt got PNG bytes without a word). */
 int pfs_cli_plot_format(const char *path);

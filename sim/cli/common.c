@@ -397,3 +397,20 @@ pfs_cli_plot_format(const char *path)
            : strcasecmp(ext, ".pdf") == 0 ? PFS_PLOT_PDF
                                           : -1;
 }
+
+void
+pfs_cli_put_wrapped(const char *s, size_t *col, size_t width, const char *indent)
+{
+    size_t n = strlen(s);
+
+    if (*col > strlen(indent) && *col + n > width) {
+        printf("\n%s", indent);
+        *col = strlen(indent);
+        while (*s == ' ') { /* (a separator does not start a line) */
+            s++;
+            n--;
+        }
+    }
+    fputs(s, stdout);
+    *col += n;
+}

@@ -181,10 +181,17 @@ pfs_cli_corpus_draws_header(size_t n_draws, unsigned long seed)
     double def, lo, hi;
     const char *name;
 
+    size_t col;
+
     printf("uncertainty: %zu draws (centred Latin hypercube, seed %lu) of the SYNTHETIC corpus's "
-           "inputs:",
+           "inputs:\n ",
            n_draws, seed);
-    for (size_t i = 0; (name = pfs_synth_mix_param(i, &def, &lo, &hi)) != NULL; i++)
-        printf(" %s [%g, %g]", name, lo, hi);
+    col = 1;
+    for (size_t i = 0; (name = pfs_synth_mix_param(i, &def, &lo, &hi)) != NULL; i++) {
+        char item[80];
+
+        snprintf(item, sizeof item, " %s [%g, %g]", name, lo, hi);
+        pfs_cli_put_wrapped(item, &col, 100, "  ");
+    }
     printf("\n\n");
 }
