@@ -329,10 +329,10 @@ test_tree_scenario(struct test *t)
         snprintf(args, sizeof args, "check %s", path);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         /* by hand: a rack 2 x (8 x 700 + 4600) = 20.4 kW, 0.93 of 22; a row 40.8 over 30 */
-        CHECK(strstr(out, "      row                      2        30       40.8  1.36x      24.8"
+        CHECK(strstr(out, "      row                      2        30         40.8  1.36x      24.8"
                           "    362\n") != NULL);
         /* and the cap a rack holds on its 16 GPUs, all busy: (22 - 2 x 4.6 kW) / 16 = 800 W */
-        CHECK(strstr(out, "        rack                   4        22       20.4  0.93x      12.4"
+        CHECK(strstr(out, "        rack                   4        22         20.4  0.93x      12.4"
                           "    800  2 x h100-sxm\n") != NULL);
         free(out);
         free(err);

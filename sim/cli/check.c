@@ -102,7 +102,7 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
     printf("  power tree, IT power of each node (nameplate: every GPU at its top limit; floor:\n"
            "  every GPU busy at its lowest; W/GPU: the cap its limit holds on every GPU under it,\n"
            "  all busy; a rack holds nodes x pool):\n");
-    printf("    %-20s %7s %9s %10s %6s %9s %6s  %s\n", "node", "copies", "limit kW", "nameplate",
+    printf("    %-20s %7s %9s %12s %6s %9s %6s  %s\n", "node", "copies", "limit kW", "nameplate kW",
            "ratio", "floor kW", "W/GPU", "holds");
     for (size_t k = 0; k < sc->tree.n; k++) {
         const struct pfs_power_node *n = first[k];
@@ -121,7 +121,7 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
             pfs__strlcpy(ratio, "-", sizeof ratio);
             pfs__strlcpy(per, "-", sizeof per);
         }
-        printf("    %-20s %7zu %9s %10.4g %6s %9.4g %6s", label, copies[k], lim,
+        printf("    %-20s %7zu %9s %12.4g %6s %9.4g %6s", label, copies[k], lim,
                n->nameplate_w / 1e3, ratio, n->floor_w / 1e3, per);
         if (n->nodes > 0)
             printf("  %d x %s", n->nodes, pools[n->pool].name);
