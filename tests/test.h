@@ -272,6 +272,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_tree_brute_force)                                                                       \
     X(test_tree_scenario)                                                                          \
     X(test_tree_alloc)                                                                             \
+    X(test_tree_whole_racks)                                                                       \
     X(test_tree_plugins)                                                                           \
     X(test_tree_exec)                                                                              \
     X(test_limits_held)                                                                            \

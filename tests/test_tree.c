@@ -429,6 +429,39 @@ test_tree_alloc(struct test *t)
     free(err);
 }
 
+/* A job larger than any rack takes whole racks alone, held by their own limits: a 4-GPU job
+ * on two racks of 2 GPUs under 1000 W each runs at most 1000 / 2 = 500 W a GPU; under 300 W
+ * racks (150 W a GPU, below its 200 W lowest cap) it is refused, named. */
+void
+test_tree_whole_racks(struct test *t)
+{
+    static const char curves[] = "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n"
+                                 "big,h100-sxm,4,200,1,tokens/s,200\n"
+                                 "big,h100-sxm,4,700,10,tokens/s,700\n";
+    const char *cv = test_write(t, 0, "wr.csv", curves);
+    char cfg[600], args[1400], *out = NULL, *err = NULL;
+
+    for (int tight = 0; tight < 2; tight++) {
+        snprintf(cfg, sizeof cfg,
+                 "scenario = { facility = { gpus = 4; gpus_per_node = 1; gpu = \"h100-sxm\"; "
+                 "node_other_w = 0.0; tree = { name = \"row\"; children = ( { name = \"rack\"; "
+                 "count = 2; limit_w = %s; nodes = 2; } ); }; }; };\n",
+                 tight ? "300.0" : "1000.0");
+        snprintf(args, sizeof args, "alloc %s --budget-w 5000 --tree %s --policy equal --caps", cv,
+                 test_write(t, 1, "wr.cfg", cfg));
+        if (!tight) {
+            CHECK_INT(test_run(t, args, &out, &err), 0);
+            CHECK(strstr(out, "big,4,500.000,") != NULL);
+        } else {
+            CHECK_INT(test_run(t, args, &out, &err), 3);
+            CHECK(strstr(err, "job 'big' holds whole racks whose limits leave it 150 W a GPU, "
+                              "below its lowest cap of 200 W") != NULL);
+        }
+        free(out);
+        free(err);
+    }
+}
+
 /* The policy ABI under a tree: the shipped example, an ABI 3 plugin with allocate_tree,
  * divides under it as the built-in equal does; an ABI 2 plugin still divides a budget and is
  * refused under a tree, by name. */

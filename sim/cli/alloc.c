@@ -163,8 +163,16 @@ alloc_tree_setup(struct alloc_tree *a, const char *path, bool spread, struct pfs
             a->t->node[v].limit_w < HUGE_VAL ? a->t->node[v].limit_w - a->fixed[v] : HUGE_VAL;
         a->name[v] = a->t->node[v].name;
     }
-    for (size_t i = 0; i < p->n; i++) /* within what its racks allow it alone */
-        p->jobs[i].max_w = fmax(p->jobs[i].min_w, fmin(p->jobs[i].max_w, a->max_w[i]));
+    for (size_t i = 0; i < p->n; i++) { /* within what its racks allow it alone */
+        if (a->max_w[i] < p->jobs[i].min_w) {
+            rc = pfs__diag_set(d, PFS_EINVAL, path, 0, 0, "tree",
+                               "--tree: job '%s' holds whole racks whose limits leave it %.0f W a "
+                               "GPU, below its lowest cap of %.0f W",
+                               p->jobs[i].job_id, a->max_w[i], p->jobs[i].min_w);
+            goto out;
+        }
+        p->jobs[i].max_w = fmin(p->jobs[i].max_w, a->max_w[i]);
+    }
     a->view = (struct pfs_alloc_tree){a->t->n, a->parent, a->limit, a->node, a->name};
     p->tree = &a->view;
 out:
