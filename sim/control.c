@@ -691,11 +691,65 @@ hold_decide(struct sim *s, double gpu_budget, double *committed, struct pfs_diag
     v = (struct pfs_alloc_view){
         gpu_budget,   m,    s->h_aj, s->h_at, s->needs_truth ? &s->h_truth : NULL, NULL,
         {NULL, NULL}, NULL, NULL,    0};
-    if ((rc = pfs__policy_decide(s->policy, &v, s->h_ad, committed, d)))
+    if (s->nd) { /* under the tree: each job's node, as tree_decide gives it */
+        for (size_t k = 0; k < m; k++)
+            s->nd->h_node[k] = s->nd->node_of[s->h_slot[k]];
+        rc = pfs__policy_allocate_tree(s->policy, &v,
+                                       &(struct pfs_alloc_tree){s->nd->n, s->nd->parent, s->nd->lim,
+                                                                s->nd->h_node, s->nd->name},
+                                       s->h_ad, d);
+        for (size_t k = 0; rc == 0 && k < m; k++)
+            *committed += pfs_alloc_power_w(&s->h_aj[k], &s->h_ad[k]);
+    } else
+        rc = pfs__policy_decide(s->policy, &v, s->h_ad, committed, d);
+    if (rc)
         return rc;
     for (size_t k = 0; k < m; k++)
         s->ad[s->h_slot[k]] = s->h_ad[k];
     return 0;
+}
+
+/* The policy's decision under the power tree (sim/nodes.c), into s->ad by slot: each node's
+ * GPU budget its limit less what does not move under it (its nodes' other draw, its free
+ * GPUs idle, its held jobs' GPUs idle), the root's the facility's (gpu_budget); every
+ * running job under its rack, or under the node above its whole racks with its top cap what
+ * those racks allow. The held jobs are left out as hold_decide leaves them. Sets *committed;
+ * returns what pfs__policy_allocate_tree returns. */
+static int
+tree_decide(struct sim *s, double gpu_budget, double *committed, struct pfs_diag *d)
+{
+    struct nodes *nd = s->nd;
+    struct pfs_alloc_view v;
+    int rc;
+
+    if (!isfinite(gpu_budget)) { /* (no facility limit: the root's budget every top cap) */
+        gpu_budget = 0;
+        for (size_t r = 0; r < s->n_running; r++)
+            gpu_budget += s->aj[r].max_w * s->aj[r].n_gpus;
+    }
+    pfs__nodes_budgets(s, gpu_budget);
+    for (size_t r = 0; r < s->n_running; r++) {
+        const struct nplace *pl = &nd->slot[r];
+        const struct job *jb;
+
+        if (pl->box_w < s->aj[r].max_w)
+            s->aj[r].max_w = pl->box_w > s->aj[r].min_w ? pl->box_w : s->aj[r].min_w;
+        if (s->n_held == 0 || !(jb = job_rec(s, s->running[r]))->held)
+            continue;
+        for (uint32_t q = 0; q < pl->n_racks; q++) /* (the root's: in gpu_budget) */
+            for (int32_t u = (int32_t)pl->racks[q]; u > 0; u = nd->parent[u])
+                nd->lim[u] -= pl->mine[q] * s->aj[r].idle_w;
+    }
+    if (s->n_held > 0)
+        return hold_decide(s, gpu_budget, committed, d);
+    v = alloc_view(s, gpu_budget);
+    rc = pfs__policy_allocate_tree(
+        s->policy, &v, &(struct pfs_alloc_tree){nd->n, nd->parent, nd->lim, nd->node_of, nd->name},
+        s->ad, d);
+    *committed = 0;
+    for (size_t r = 0; rc == 0 && r < s->n_running; r++)
+        *committed += pfs_alloc_power_w(&s->aj[r], &s->ad[r]);
+    return rc;
 }
 
 /* The policy's pause_rank of every running job, per slot (pfs__pause_hold asks for it only
@@ -724,7 +778,7 @@ int
 pfs__control_step(struct sim *s)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
-    bool reuse, stepped, by_class, all_loss;
+    bool reuse, stepped, by_class, all_loss, nodes;
     size_t from;
     int rc;
 
@@ -765,8 +819,9 @@ pfs__control_step(struct sim *s)
     if (isfinite(fac) &&
         s->sc->pue * (s->full_gpu_w + pfs__power_free_idle_w(s) + s->in->other_w) <= fac)
         fac = HUGE_VAL;
+    nodes = s->nd && pfs__nodes_bind(s); /* (a node below the root binds) */
     from = batch_open(s);
-    if (!isfinite(fac)) {
+    if (!isfinite(fac) && !nodes) {
         /* No binding limit: full power, no policy asked; only jobs not there yet change. */
         bool any = false;
 
@@ -831,10 +886,10 @@ pfs__control_step(struct sim *s)
         s->planned_w[0] = fac;
         s->planned_round = s->round;
         ev_len = pfs__dr_event_length(s, t);
-        reuse = !s->reference && s->memo_ok && s->n_held == 0 && pfs_policy_memoryless(s->policy) &&
-                s->memo_epoch == s->epoch && !(s->memo_budget < gpu_budget) &&
-                !(s->memo_budget > gpu_budget) && !(s->memo_ev_len < ev_len) &&
-                !(s->memo_ev_len > ev_len);
+        reuse = !s->reference && !s->nd && s->memo_ok && s->n_held == 0 &&
+                pfs_policy_memoryless(s->policy) && s->memo_epoch == s->epoch &&
+                !(s->memo_budget < gpu_budget) && !(s->memo_budget > gpu_budget) &&
+                !(s->memo_ev_len < ev_len) && !(s->memo_ev_len > ev_len);
         /* What the decision commits (pfs_alloc_power_w over the jobs): the policy's check
          * adds it up; a reused decision's is the one it was made with. */
         committed = s->memo_committed;
@@ -883,7 +938,8 @@ pfs__control_step(struct sim *s)
                 struct pfs__sla_kept *const kept[2] = {s->no_pred[0] ? NULL : s->sla_kept[0],
                                                        s->no_pred[1] ? NULL : s->sla_kept[1]};
 
-                rc = s->n_held > 0    ? hold_decide(s, gpu_budget, &committed, &d)
+                rc = s->nd            ? tree_decide(s, gpu_budget, &committed, &d)
+                     : s->n_held > 0  ? hold_decide(s, gpu_budget, &committed, &d)
                      : s->sla_kept[0] ? pfs__sla_decide_kept(&v, kept, s->ad, &committed, &d)
                                       : pfs__policy_decide(s->policy, &v, s->ad, &committed, &d);
             }

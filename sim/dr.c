@@ -135,7 +135,7 @@ pfs__dr_limit_lifts(const struct sim *s, double t)
     double until = -HUGE_VAL;
     bool more = true;
 
-    if (s->sc->base_cap_w > 0)
+    if (s->cap_w > 0)
         return HUGE_VAL;
     while (more) {
         more = false;
@@ -157,7 +157,7 @@ pfs__dr_limit_lifts(const struct sim *s, double t)
 double
 pfs__dr_facility_budget(const struct sim *s, double t)
 {
-    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+    double b = s->cap_w > 0 ? s->cap_w : HUGE_VAL;
 
     for (size_t q = s->dr_live; q < s->sc->n_dr; q++) {
         size_t k = s->dr_by_start[q];
@@ -176,7 +176,7 @@ pfs__dr_facility_budget(const struct sim *s, double t)
 static double
 lowest(const struct sim *s, double t, double lo, double hi)
 {
-    double b = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : HUGE_VAL;
+    double b = s->cap_w > 0 ? s->cap_w : HUGE_VAL;
 
     for (size_t i = s->dr_live; i < s->sc->n_dr; i++) {
         size_t k = s->dr_by_start[i];

@@ -4,7 +4,7 @@
  * pausing.c, control.c), and each file's functions that another calls.
  *
  * Layers within the engine, bottom up (a file calls only those before it; make layers checks
- * it): setup, power, dr, record, classes, schedule, pausing, control, sim (the loop).
+ * it): setup, nodes, power, dr, record, classes, schedule, pausing, control, sim (the loop).
  * Nothing outside these files includes this header: the rest of pfisim sees the engine through
  * sim/pfisim.h (pfs_sim_*) alone.
  */
@@ -201,6 +201,53 @@ struct batch {
     double planned_w; /* the facility limit it planned for (NAN: none binding) */
     bool tight;       /* whether it committed its whole caps' budget */
 };
+
+/* The power tree during a run (sim/nodes.c, issue 58). A running job sits in one rack, or,
+ * larger than any rack of its pool, on whole racks it holds alone (its node: the lowest one
+ * above them all). Every node's IT power is kept as it moves (w: its nodes' other draw, its
+ * free GPUs' idle draw and its share of each job's draw) and integrated lazily, node by
+ * node, to the minute. */
+struct nplace { /* a placement: where a job goes, or went */
+    uint32_t node, n_racks;
+    uint32_t *racks; /* n_racks racks (one: &rack) */
+    int *mine;       /* its GPUs in each */
+    uint32_t rack;
+    int one;      /* its GPUs, when in one rack */
+    double box_w; /* per-GPU cap its whole racks' limits allow (HUGE_VAL: none) */
+};
+struct nodes {
+    struct pfs_power_tree *t; /* facility.tree expanded (sim/tree.c): the run's */
+    size_t n;
+    bool spread;
+    /* per node: IT power now, W; this minute's energy up to t_us, J; what its GPUs no job
+     * holds and its nodes' other draw take (fixed); its jobs' GPUs at their top and at their
+     * lowest limits */
+    double *w, *e, *fixed, *jfull, *jfloor, *lim;
+    int64_t *t_us;
+    double *add; /* scratch: a placement's share per node (0 outside one) */
+    /* per rack: its free GPUs, its GPUs, the job + 1 holding it alone (0: none) */
+    int *room, *cap;
+    uint32_t *owner;
+    uint32_t *racks_of[PFS_MAX_POOLS]; /* each pool's racks, in the tree's order */
+    size_t n_racks_of[PFS_MAX_POOLS];
+    int max_cap[PFS_MAX_POOLS];
+    /* per node, over the run */
+    double *peak, *at_min, *over_min, *worst, *energy;
+    uint32_t *hist; /* n x NODE_BINS minute means */
+    /* per running slot, moved with it: where it sits (node_of: the decision's job_node) */
+    struct nplace *slot;
+    uint32_t *node_of;
+    /* placement's scratch */
+    uint32_t *p_racks;
+    int *p_mine;
+    size_t p_cap;
+    /* a decision's: per node the GPU budget (lim), names, parents */
+    int32_t *parent;
+    const char **name;
+    uint32_t *h_node; /* hold_decide's job_node for the jobs not held */
+    uint8_t *waited;  /* per workload job, a bit: it waited for a place (counted once) */
+};
+enum { NODE_BINS = 1024 };
 
 /* The progress hook (pfs_sim_set_progress): told every simulated hour of every run. */
 
@@ -408,6 +455,8 @@ struct sim {
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
+    struct nodes *nd; /* the power tree's limits held (below its root), or NULL */
+    double cap_w;     /* the standing cap held, W (0: none): pfs_scenario_cap_w */
 };
 
 enum { JOB_REFUSED = UINT32_MAX - 1, JOB_DONE = UINT32_MAX };
@@ -448,6 +497,22 @@ struct fin {
 /* sim/setup.c */
 int pfs__setup_tabulate(struct corpus_curve *cc, const struct pfs_job_curve *jc,
                         const struct pfs_gpu *g, struct pfs_diag *diag);
+
+/* sim/nodes.c */
+int pfs__nodes_new(struct sim *s, struct pfs_power_tree *t, size_t most);
+void pfs__nodes_free(struct sim *s);
+int pfs__nodes_place(struct sim *s, int p, int n, double floor_w, struct nplace *pl);
+bool pfs__nodes_fit(const struct sim *s, const struct nplace *pl, int n, double per_gpu_w);
+int pfs__nodes_take(struct sim *s, size_t slot, const struct nplace *pl, int n, double idle_w,
+                    double full_w, double floor_w);
+void pfs__nodes_release(struct sim *s, size_t slot, int n, double idle_w, double full_w,
+                        double floor_w);
+void pfs__nodes_move(struct sim *s, size_t from, size_t to);
+void pfs__nodes_draw(struct sim *s, size_t slot, int n, double dw);
+bool pfs__nodes_bind(const struct sim *s);
+void pfs__nodes_budgets(struct sim *s, double root_w);
+void pfs__nodes_minute(struct sim *s, double len);
+int pfs__nodes_results(struct sim *s);
 
 /* sim/record.c */
 int pfs__record_jr_begin(struct pfs_job_results *jr, size_t n);
@@ -576,6 +641,8 @@ pfs__power_rate_commit(struct sim *s, size_t j, struct job *jb, double rate, dou
     double left;
 
     touch_rec(s, jb);
+    if (s->nd) /* (its share of every node's power above it) */
+        pfs__nodes_draw(s, jb->slot, jb->n_gpus, gw - jb->gpu_w);
     s->total_rate += rate - jb->rate;
     s->gpu_w_total += gw - jb->gpu_w;
     s->pool_rate[jb->pool] += rate - jb->rate;

@@ -1099,7 +1099,8 @@ struct pfs_tree_spec_node {
     int parent;     /* -1 for the root */
 };
 struct pfs_tree_spec {
-    size_t n; /* 0: no tree (the facility's cap alone) */
+    size_t n;    /* 0: no tree (the facility's cap alone) */
+    bool spread; /* facility.placement = "spread": a job into the rack with the most room */
     struct pfs_tree_spec_node node[PFS_MAX_TREE_SPEC];
 };
 
@@ -1239,6 +1240,11 @@ int pfs_power_tree_new(const struct pfs_scenario *sc, struct pfs_power_tree **ou
                        struct pfs_diag *diag);
 void pfs_power_tree_free(struct pfs_power_tree *t);
 
+/* The standing cap the facility is held to, W (0: none): its cap_w, or its tree's root
+ * limit (IT power) times the PUE where that is lower. A tree of one node is the facility
+ * under that cap, nothing more (issue 58). */
+double pfs_scenario_cap_w(const struct pfs_scenario *sc);
+
 /* Places n jobs, all running at once, in t's racks (issue 58, docs/policies.md "Under a power
  * tree"): job i's gpus[i] GPUs of pool pool[i], in order. A job that fits a rack goes whole
  * into one: the first in the tree's order with room (packed) or the one with the most room
@@ -1352,7 +1358,33 @@ struct pfs_run_result {
     size_t class_decisions;  /* of those, answered by class (equal, pfi, the oracle:
                                 docs/simulator.md) */
     size_t slot_passes; /* decisions applied in a pass over the running jobs' slots, not sorted */
+    /* Per node of the power tree below its root (facility.tree, issue 58), in the tree's order;
+     * NULL (n_tree 0) without one. The run allocates it; pfs_run_result_free frees it. */
+    struct pfs_node_result *tree;
+    size_t n_tree;
+    size_t tree_waits; /* jobs whose start waited, at least once, for a place in the racks
+                        * (a rack with room for it whole, or whole free racks) */
 };
+
+/* One node of the power tree over a run (docs/scenarios.md "The power tree"): its IT power
+ * minute by minute against its limit. p99 is read off a histogram of 1,024 bins over the
+ * node's nameplate: the upper edge of the bin it falls in (within 1/1024 of the nameplate
+ * above the exact value, and never above the peak). At its limit: a minute mean within 1% below it;
+ * over: above it. */
+struct pfs_node_result {
+    char name[96];
+    int level;          /* 0: the root */
+    double limit_w;     /* HUGE_VAL: none */
+    double nameplate_w; /* every GPU under it at its top limit, and the nodes' other draw */
+    double peak_w;      /* the highest minute mean */
+    double p99_w;
+    double minutes_at, minutes_over;
+    double worst_excess_w; /* the most a minute mean went over the limit, W (0: never) */
+    double energy_j;       /* IT energy under it */
+};
+
+/* Frees what a run allocated in r (its tree's results); r's numbers stay. */
+void pfs_run_result_free(struct pfs_run_result *r);
 
 /* One row per simulated minute. */
 struct pfs_ts_row {

@@ -26,8 +26,8 @@ capacity_w(const struct pfs_scenario *sc)
     size_t n = pfs_scenario_pools(sc, pools);
     double w = 0;
 
-    if (sc->base_cap_w > 0)
-        return sc->base_cap_w;
+    if (pfs_scenario_cap_w(sc) > 0)
+        return pfs_scenario_cap_w(sc);
     for (size_t p = 0; p < n; p++) {
         struct pfs_gpu g;
         double nodes = ceil((double)pools[p].gpus / pools[p].gpus_per_node);

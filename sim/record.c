@@ -308,13 +308,15 @@ pfs__record_minute(struct sim *s)
         }
     }
     /* the standing cap's compliance, as DR's (the mean excess made at the summary) */
-    if (len > 0 && s->sc->base_cap_w > 0 && p > s->sc->base_cap_w * (1 + 1e-9)) {
+    if (len > 0 && s->cap_w > 0 && p > s->cap_w * (1 + 1e-9)) {
         s->res->cap_minutes_over += len / 60;
-        s->res->cap_worst_excess_w = fmax(s->res->cap_worst_excess_w, p - s->sc->base_cap_w);
-        s->res->cap_energy_over_j += (p - s->sc->base_cap_w) * len;
+        s->res->cap_worst_excess_w = fmax(s->res->cap_worst_excess_w, p - s->cap_w);
+        s->res->cap_energy_over_j += (p - s->cap_w) * len;
     }
     if (len > 0)
         s->minute_w[s->n_minutes++] = p;
+    if (len > 0 && s->nd)
+        pfs__nodes_minute(s, len);
     if (s->ts && len > 0) {
         int paused = 0, rc;
 
@@ -421,7 +423,7 @@ pfs__record_summarise(struct sim *s)
     double end_s = (double)s->end_us / US, *loss;
     size_t n = 0, zeros;
 
-    out->cap_w = s->sc->base_cap_w > 0 ? s->sc->base_cap_w : (double)NAN;
+    out->cap_w = s->cap_w > 0 ? s->cap_w : (double)NAN;
     /* (over its minutes over: the energy over per second over) */
     out->cap_mean_excess_w =
         out->cap_minutes_over > 0 ? out->cap_energy_over_j / (out->cap_minutes_over * 60) : 0;

@@ -328,11 +328,11 @@ read_tree(const struct reader *r, const config_setting_t *g, struct pfs_scenario
 static int
 read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scenario *sc)
 {
-    static const char *const names[] = {
-        "gpus",  "gpus_per_node", "gpu",         "node_other_w", "pue",
-        "cap_w", "pools",         "variability", "tree",         NULL};
+    static const char *const names[] = {"gpus", "gpus_per_node", "gpu",   "node_other_w",
+                                        "pue",  "cap_w",         "pools", "variability",
+                                        "tree", "placement",     NULL};
     double gpus = sc->gpus, per = sc->gpus_per_node;
-    config_setting_t *pools = config_setting_get_member(f, "pools");
+    config_setting_t *pools = config_setting_get_member(f, "pools"), *pl;
     struct pfs_gpu g;
     int rc;
 
@@ -367,8 +367,20 @@ read_facility(const struct reader *r, const config_setting_t *f, struct pfs_scen
         sc->n_pools = 0;
     }
     sc->tree.n = 0;
-    if (config_setting_get_member(f, "tree"))
-        return read_tree(r, config_setting_get_member(f, "tree"), sc);
+    sc->tree.spread = false;
+    if (config_setting_get_member(f, "tree") &&
+        (rc = read_tree(r, config_setting_get_member(f, "tree"), sc)))
+        return rc;
+    if ((pl = config_setting_get_member(f, "placement")) != NULL) {
+        const char *v = config_setting_get_string(pl);
+
+        if (!v || (strcmp(v, "packed") != 0 && strcmp(v, "spread") != 0))
+            return bad(r, pl, "scenario.facility.placement", "expected \"packed\" or \"spread\"");
+        if (sc->tree.n == 0)
+            return bad(r, pl, "scenario.facility.placement",
+                       "placement is in the racks of a tree: give facility.tree");
+        sc->tree.spread = strcmp(v, "spread") == 0;
+    }
     return 0;
 }
 
@@ -1134,6 +1146,9 @@ scenario_read(const config_setting_t *root, const char *file, bool stored, struc
         return rc;
     if ((g = config_setting_get_member(root, "policy_libs")) && (rc = read_policy_libs(&r, g, sc)))
         return rc;
+    /* Under a tree the default policies are those that divide under one (sla does not) */
+    if (sc->tree.n > 0 && !config_setting_get_member(root, "policies"))
+        sc->n_policies = 3;
     if ((g = config_setting_get_member(root, "policies")) && (rc = read_policies(&r, g, sc)))
         return rc;
     if ((g = config_setting_get_member(root, "pricing")) && (rc = read_pricing(&r, g, sc)))
@@ -1375,7 +1390,7 @@ pfs_scenario_write(const struct pfs_scenario *sc, FILE *fp)
     if (sc->tree.n > 0) { /* (only when given: scenarios without keep their keys) */
         fprintf(fp, "\n        tree = ");
         write_tree_node(sc, 0, 8, fp);
-        fprintf(fp, ";");
+        fprintf(fp, ";%s", sc->tree.spread ? " placement = \"spread\";" : "");
     }
     fprintf(fp, " };\n");
 

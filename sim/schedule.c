@@ -36,6 +36,56 @@ pending_w(struct sim *s, double now_w)
     return s->sc->pue * (w + pfs__power_free_idle_w(s) + s->in->other_w);
 }
 
+/* Where job j goes in pool p's racks now (pfs__nodes_place, into *pl): 0 placed, 1 no rack
+ * with room for it (counted once a job), 2 room, but its floor fits under no rack's limits
+ * (admission by power, per node: marked held back as under the feed). Holding limits, the
+ * floor is its curve's draw at the lowest limit; reporting them, none is asked. */
+static int
+placed(struct sim *s, size_t j, size_t p, struct nplace *pl)
+{
+    struct nodes *nd = s->nd;
+    double floor_w =
+        s->sc->over_limit_report
+            ? (double)NAN
+            : s->in->curves[pfs__class_curve_on(s, j, p)].floor_w[p] - s->in->gpu[p].idle_w;
+    int rc = pfs__nodes_place(s, (int)p, s->in->wl->jobs[j].n_gpus, floor_w, pl);
+
+    if (rc == 1 && !(nd->waited[j / 8] >> (j % 8) & 1)) {
+        nd->waited[j / 8] |= (uint8_t)(1u << (j % 8));
+        s->res->tree_waits++;
+    }
+    if (rc == 2 && !held_back(s, j)) {
+        s->held_back[j / 8] |= (uint8_t)(1u << (j % 8));
+        s->res->jobs_held_back++;
+    }
+    return rc;
+}
+
+/* Job j (record jb, not yet in its slot) into its racks (admission found it a place), its
+ * start under every node above them as under the feed: at its lowest limit where its GPUs at
+ * full draw would go over one now, and, holding limits, waiting at idle for its launch where
+ * even that would (the decision that makes room for it takes effect then). */
+static int
+start_in_racks(struct sim *s, size_t j, struct job *jb, const struct pfs_gpu *g)
+{
+    struct nplace pl;
+    double env, power;
+    int n = jb->n_gpus;
+
+    if (placed(s, j, (size_t)jb->pool, &pl) != 0) /* (admission placed it: a bug) */
+        return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
+                             "job %zu: no place in the racks at its start (a bug)", j + 1);
+    if (!pfs__nodes_fit(s, &pl, n, g->max_limit_w - g->idle_w))
+        jb->cap_w = g->min_limit_w;
+    if (!s->sc->over_limit_report && s->sc->actuation_s > 0 && jb->launch_until_us == 0) {
+        pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), jb->cap_w, &env, &power);
+        if (!pfs__nodes_fit(s, &pl, n, power - g->idle_w))
+            jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
+    }
+    return pfs__nodes_take(s, s->n_running, &pl, n, g->idle_w, pfs__power_full_draw_w(s, j),
+                           pfs__power_floor_draw_w(s, j));
+}
+
 int
 pfs__sched_start_job(struct sim *s, size_t j, size_t p)
 {
@@ -77,7 +127,7 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
      * as they were (docs/scenarios.md, "Limits that hold"). */
     {
         double lim = pfs__dr_facility_budget(s, (double)s->now_us / US), now_w = 0;
-        bool feed = s->sc->base_cap_w > 0 && lim >= s->sc->base_cap_w;
+        bool feed = s->cap_w > 0 && lim >= s->cap_w;
 
         if (isfinite(lim) && (now_w = pfs__power_facility_w(s)) +
                                      s->sc->pue * jb->n_gpus * (g->max_limit_w - g->idle_w) >
@@ -101,6 +151,8 @@ pfs__sched_start_job(struct sim *s, size_t j, size_t p)
                 jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
         }
     }
+    if (s->nd && (rc = start_in_racks(s, j, jb, g)) != 0)
+        return rc;
     if (held_back(s, j))
         s->res->held_back_wait_h += ((double)s->now_us / US - s->in->wl->jobs[j].submit_s) / 3600;
     jb->slot = s->n_running;
@@ -154,8 +206,11 @@ power_admits(struct sim *s, size_t j, size_t p)
 {
     const struct pfs_gpu *g = &s->in->gpu[p];
     int n = s->in->wl->jobs[j].n_gpus;
+    struct nplace pl;
     double need;
 
+    if (s->nd && placed(s, j, p, &pl) != 0) /* a place in the racks, its floor under them */
+        return false;
     if (s->sc->over_limit_report || !s->held_back)
         return true;
     if (s->admit_us != s->now_us) { /* (once an instant: a pass tries many jobs) */
@@ -187,12 +242,19 @@ gpus_free(const struct sim *s, size_t j)
 }
 
 /* The first pool, in the facility's order, where job j can start now: -1 if none has the
- * GPUs, -2 where one has them and admission by power holds it back. */
+ * GPUs (or, under a power tree, a place in its racks), -2 where one has them and admission
+ * by power holds it back. */
 int
 pfs__sched_fit_now(struct sim *s, size_t j)
 {
-    int p = gpus_free(s, j);
+    int p = gpus_free(s, j), rc;
+    struct nplace pl;
 
+    /* (no place in the racks: as without the GPUs, the head reserving and later jobs
+     * backfilled where they find one; a head that waited for one place would hold up the
+     * whole facility behind a large job waiting for racks the small ones keep taking) */
+    if (p >= 0 && s->nd && (rc = placed(s, j, (size_t)p, &pl)) != 0)
+        return -rc;
     return p < 0 ? -1 : power_admits(s, j, (size_t)p) ? p : -2;
 }
 

@@ -79,6 +79,13 @@ finish(struct sim *s, size_t j, size_t slot)
         jb->held = false;
         s->n_held--;
     }
+    if (s->nd) { /* its racks free, its draw gone from every node above them */
+        const struct pfs_gpu *g = pfs__power_rec_gpu(s, jb);
+
+        pfs__nodes_draw(s, slot, jb->n_gpus, -jb->gpu_w);
+        pfs__nodes_release(s, slot, jb->n_gpus, g->idle_w, pfs__power_full_draw_w(s, j),
+                           pfs__power_floor_draw_w(s, j));
+    }
     jb->rate = jb->gpu_w = 0;
     jb->state = DONE;
     pfs__power_mark(s, j);
@@ -89,6 +96,8 @@ finish(struct sim *s, size_t j, size_t slot)
     s->running[slot] = s->running[--s->n_running];
     job_rec(s, s->running[slot])->slot = slot;
     s->si[slot] = s->si[s->n_running];
+    if (s->nd && slot != s->n_running)
+        pfs__nodes_move(s, s->n_running, slot);
     s->epoch++;
     if (s->groups_on) /* (before view_move writes over its class) */
         pfs__class_group_take(s, s->cls[slot], slot);
@@ -302,6 +311,71 @@ next_event(struct sim *s, struct pfs__event *ev)
     return pfs__heap_pop(&s->heap, ev);
 }
 
+/* Holding a tree's limits, a job whose floor fits under no rack's limits even with the rest
+ * of the tree idle could never start: the queue would wait behind it for ever. Such a job
+ * stops the run before it starts, named (a mistake in the tree, which pfisim check shows
+ * with each node's floor). Each pool's verdicts are kept by GPU count: for n GPUs the
+ * highest floor known to fit and the lowest known not to (a higher floor fits nowhere a
+ * lower one does not), so the racks are tried once per count and curve at most. */
+static int
+tree_never(struct sim *s)
+{
+    size_t n = s->in->wl->n_jobs;
+    double *ok[PFS_MAX_POOLS] = {0}, *no[PFS_MAX_POOLS] = {0};
+    int rc = 0;
+
+    for (size_t p = 0; p < s->in->n_pools; p++) {
+        size_t m = (size_t)s->in->pools[p].gpus + 1;
+
+        ok[p] = malloc(m * sizeof *ok[p]);
+        no[p] = malloc(m * sizeof *no[p]);
+        if (!ok[p] || !no[p]) {
+            rc = pfs__diag_set(s->diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            goto out;
+        }
+        for (size_t k = 0; k < m; k++) {
+            ok[p][k] = -HUGE_VAL;
+            no[p][k] = HUGE_VAL;
+        }
+    }
+    for (size_t j = 0; j < n && rc == 0; j++) {
+        const struct pfs_workload_job *w = &s->in->wl->jobs[j];
+        bool fits = !(w->submit_s < s->sc->days * 86400); /* (after the run: not in it) */
+
+        for (size_t p = 0; p < s->in->n_pools && !fits; p++) {
+            size_t c = pfs__class_curve_on(s, j, p);
+            struct nplace pl;
+            double f;
+
+            if (c == SIZE_MAX || w->n_gpus > s->in->pools[p].gpus)
+                continue;
+            f = s->in->curves[c].floor_w[p] - s->in->gpu[p].idle_w;
+            if (f <= ok[p][w->n_gpus])
+                fits = true;
+            else if (f < no[p][w->n_gpus]) {
+                fits = pfs__nodes_place(s, (int)p, w->n_gpus, f, &pl) == 0;
+                if (fits)
+                    ok[p][w->n_gpus] = f;
+                else
+                    no[p][w->n_gpus] = f;
+            }
+        }
+        if (!fits)
+            rc = pfs__diag_set(s->diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                               "job %s (%d GPUs): its GPUs at their lowest limit do not fit under "
+                               "the limits of any rack it could run in, even with the rest of the "
+                               "tree idle: it could never start (pfisim check shows each node's "
+                               "floor; raise the limit, or control.over_limit = \"report\")",
+                               w->job_id, w->n_gpus);
+    }
+out:
+    for (size_t p = 0; p < PFS_MAX_POOLS; p++) {
+        free(ok[p]);
+        free(no[p]);
+    }
+    return rc;
+}
+
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
@@ -315,14 +389,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     memset(out, 0, sizeof *out);
     pfs__strlcpy(out->policy, policy, sizeof out->policy);
     out->gap_recovered = NAN;
-    /* A tree of limits is read, expanded and drawn (pfisim check), and divided by the tree
-     * solvers of policies/tree.c, but not yet held by the engine: a run under it would
-     * silently ignore every limit but the facility's. */
-    if (sc->tree.n > 0)
-        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
-                             "scenario.facility.tree: the engine does not hold a power tree's "
-                             "limits yet (issue 58); pfisim check reports the tree");
     s.sc = sc;
+    s.cap_w = pfs_scenario_cap_w(sc); /* (a tree's root is the standing cap) */
     s.in = in;
     s.res = out;
     s.ts = ts;
@@ -383,7 +451,32 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
     s.ev_floor_over = calloc(sc->n_dr + 1, sizeof *s.ev_floor_over);
     s.dr_by_start = calloc(sc->n_dr + 1, sizeof *s.dr_by_start);
     /* admission by power's marks: only where a limit could hold a job back */
-    if (!sc->over_limit_report && (sc->base_cap_w > 0 || sc->n_dr > 0) &&
+    /* A tree below its root: every node's limit held (sim/nodes.c) by a policy that divides
+     * under a tree (allocate_tree). */
+    if (sc->tree.n > 0) {
+        struct pfs_power_tree *t;
+
+        if ((rc = pfs_power_tree_new(sc, &t, diag)) != 0)
+            goto out;
+        if (t->n > 1 && !s.policy->allocate_tree) {
+            pfs_power_tree_free(t);
+            rc = pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "policy",
+                               "policy %s does not divide power under a tree of limits (it has "
+                               "no allocate_tree: docs/policies.md \"Under a power tree\"); "
+                               "scenario.facility.tree needs one",
+                               pfs_policy_name(s.policy));
+            goto out;
+        }
+        if (t->n == 1)
+            pfs_power_tree_free(t); /* the root alone: the standing cap (cap_w) */
+        else if ((rc = pfs__nodes_new(&s, t, most)) != 0) {
+            rc = pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
+            goto out;
+        }
+    }
+    if (s.nd && !sc->over_limit_report && (rc = tree_never(&s)) != 0)
+        goto out;
+    if (!sc->over_limit_report && (s.cap_w > 0 || sc->n_dr > 0 || s.nd) &&
         !(s.held_back = pfs__lazy_calloc(n / 8 + 1, 1))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
@@ -420,7 +513,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
 
         s.reference = sc->scan_backfill || (env && strcmp(env, "1") == 0);
     }
-    s.by_class = !s.reference && !sc->discrete_pauses && s.cls && pfs__policy_by_class(s.policy);
+    s.by_class =
+        !s.reference && !sc->discrete_pauses && s.cls && !s.nd && pfs__policy_by_class(s.policy);
     if (!s.reference && s.policy && pfs__policy_is_sla(s.policy)) { /* (none: job by job) */
         s.sla_kept[0] = malloc((most + 1) * sizeof *s.sla_kept[0]);
         s.sla_kept[1] = malloc((most + 1) * sizeof *s.sla_kept[1]);
@@ -612,10 +706,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
         out->mean_tps = s.tokens / secs;
         out->energy_j = s.energy_j;
         out->tokens_per_j = s.energy_j > 0 ? s.tokens / s.energy_j : 0;
-        if ((rc = pfs__record_summarise(&s)))
+        if ((rc = pfs__record_summarise(&s)) || (s.nd && (rc = pfs__nodes_results(&s))))
             pfs__diag_set(diag, rc, NULL, 0, 0, NULL, "out of memory");
     }
 out:
+    pfs__nodes_free(&s);
     pfs__queue_free(s.iq);
     pfs__order_free(s.ord);
     free(s.ord_late);
@@ -761,7 +856,7 @@ without_dr(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const
 {
     struct nodr *c = in->nodr;
     struct pfs_run_result r = {0};
-    bool shared = !(sc->base_cap_w > 0), shift, own;
+    bool shared = !(pfs_scenario_cap_w(sc) > 0), shift, own;
     int rc;
 
     /* Power shifted within jobs on GPUs that differ draws less at full power: a run of its
@@ -825,7 +920,7 @@ pfs_sim_nodr_prepare(const struct pfs_scenario *sc, const struct pfs_sim_inputs 
         any = any || sc->dr[k].start_s < sc->days * 86400;
     if (!any || pfs_sim_policy_find(policy, &shift) == NULL || (shift && in->fit))
         return 0; /* none needed, or policy's own: one shifting power within jobs */
-    if (sc->base_cap_w > 0)
+    if (pfs_scenario_cap_w(sc) > 0)
         return nodr_candidate(sc, in, policy, diag);
     return without_dr(sc, in, "equal", &tokens, &energy_j, &misses, diag);
 }
@@ -901,4 +996,14 @@ pfs_gap_recovered(struct pfs_run_result *runs, size_t n)
             r->gap_note[0] = '\0';
         }
     }
+}
+
+void
+pfs_run_result_free(struct pfs_run_result *r)
+{
+    if (!r)
+        return;
+    free(r->tree);
+    r->tree = NULL;
+    r->n_tree = 0;
 }

@@ -275,6 +275,10 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_tree_whole_racks)                                                                       \
     X(test_tree_plugins)                                                                           \
     X(test_tree_exec)                                                                              \
+    X(test_tree_run_closed)                                                                        \
+    X(test_tree_run_row)                                                                           \
+    X(test_tree_run_one_node)                                                                      \
+    X(test_tree_run_hall)                                                                          \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

@@ -317,7 +317,7 @@ test_tree_scenario(struct test *t)
             CHECK(strstr(d.message, "scenario.facility.tree") != NULL);
         }
     }
-    /* check draws it; a rack limit under its floor is warned of; run refuses it */
+    /* check draws it; a rack limit under its floor is warned of */
     {
         static const char low[] =
             "scenario = { name = \"low\"; duration_days = 1.0; facility = { gpus = 64; "
@@ -350,9 +350,10 @@ test_tree_scenario(struct test *t)
         CHECK(strstr(out, "\"gpus\": 16, \"other_w\": 9200, \"nodes\": 2}") != NULL);
         free(out);
         free(err);
-        snprintf(args, sizeof args, "run %s", path);
-        CHECK(test_run(t, args, &out, &err) != 0);
-        CHECK(strstr(err, "does not hold a power tree's limits yet") != NULL);
+        /* run holds it: sla, which does not divide under a tree, refused by name */
+        snprintf(args, sizeof args, "run %s --policy sla", path);
+        CHECK_INT(test_run(t, args, &out, &err), 3);
+        CHECK(strstr(err, "policy sla does not divide power under a tree of limits") != NULL);
         free(out);
         free(err);
     }
@@ -537,6 +538,235 @@ test_tree_exec(struct test *t)
              py);
     CHECK_INT(test_run(t, args, &out, &err), 0);
     CHECK(strstr(out, "py-flat does not divide power under a tree of limits") != NULL);
+    free(out);
+    free(err);
+}
+
+/* ----- the engine holding the tree (sim/nodes.c) ----- */
+
+/* A corpus of one curve, c1 on the H200 (one GPU: 100 tokens/s at 200 W rising 0.2 per W to
+ * 200 at 700 W, drawing 10 W below its cap; idle 75 W), the workload's jobs, and a scenario
+ * of 4 GPUs, one a node with no other draw and a PUE of 1, under the tree of tree_cfg (a
+ * facility.tree setting), holding its limits, actuation at once, over hours. */
+static void
+tree_run_setup(struct test *t, const char *jobs, const char *tree_cfg, double hours,
+               struct pfs_scenario *sc)
+{
+    char text[4096], cfg[2400];
+    size_t used = 0;
+    struct pfs_diag d = {0};
+
+    used +=
+        (size_t)snprintf(text, sizeof text, "job_id,gpu,n_gpus,cap_w,throughput,unit,power_w\n");
+    for (int k = 0; k <= 10; k++) {
+        double cap = 200 + 50.0 * k;
+
+        used +=
+            (size_t)snprintf(text + used, sizeof text - used, "c1,h200-sxm,1,%g,%g,tokens/s,%g\n",
+                             cap, 100 + 0.2 * (cap - 200), cap - 10);
+    }
+    test_write(t, 0, "curves.csv", text);
+    test_write(t, 1, "jobs.csv",
+               "job_id,gpu,split,twin_id,n_gpus,family,phase,params_b,active_params_b,seq_len,"
+               "micro_batch,tp,pp,dp,ep,power_w,power_frac,sm_clock_mhz,sm_active,tensor_active,"
+               "dram_active,nvlink_gbps,net_gbps,tokens_per_s,pfi_10,pfi_20,pfi_30,pfi_40,pfi_50\n"
+               "c1,h200-sxm,train,,1,dense,pretrain,7,7,4096,1,1,1,1,1,690,0.9857,1980,0.9,"
+               "0.6,0.3,2,0.5,200,,,,,\n");
+    test_write(t, 2, "w.csv", jobs);
+    snprintf(cfg, sizeof cfg,
+             "scenario = { name = \"racks\"; duration_days = %.17g; facility = { gpus = 4; "
+             "gpus_per_node = 1; gpu = \"h200-sxm\"; node_other_w = 0.0; pue = 1.0; %s }; "
+             "workload = { corpus = \"%s\"; file = \"%s/w.csv\"; }; dr_events = (); "
+             "control = { cadence_s = 100.0; event_cadence_s = 100.0; actuation_s = 0.0; "
+             "track_power = false; }; };\n",
+             hours / 24, tree_cfg, t->tmpdir, t->tmpdir);
+    CHECK_INT(pfs_scenario_parse(cfg, "racks.cfg", sc, &d), 0);
+    if (d.message[0])
+        test_fail(t, __FILE__, __LINE__, "%s", d.message);
+}
+
+static int
+tree_run(struct test *t, const struct pfs_scenario *sc, const char *policy,
+         struct pfs_run_result *r, struct pfs_job_result *jobs)
+{
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    int rc = pfs_sim_inputs_new(sc, &in, &d);
+
+    if (rc == 0)
+        rc = test_sim_run(sc, in, policy, r, NULL, jobs, &d);
+    if (rc)
+        test_fail(t, __FILE__, __LINE__, "%s", d.message);
+    pfs_sim_inputs_free(in);
+    return rc;
+}
+
+/* Two racks of two GPUs under 300 W each, three one-GPU jobs of 720,000 tokens at 0 s. By
+ * hand: a job's floor is 190 W at 200 W; a rack's other GPU idles at 75. a goes into rack-a
+ * (75 + 190 = 265 W fits 300); b does not fit beside it (190 + 190 = 380), so goes on to
+ * rack-b; c fits neither and waits. a and b alone in their racks get 300 - 75 = 225 W caps
+ * (equal and the oracle alike: one job a rack), 100 + 0.2 x 25 = 105 tokens/s, so finish at
+ * 720,000 / 105 = 6,857.14 s; c then starts in rack-a and finishes as long again. Every
+ * rack's minutes: 75 + 215 = 290 W while its job runs, never over 300. */
+void
+test_tree_run_closed(struct test *t)
+{
+    static const char racks[] =
+        "tree = { name = \"row\"; children = ( { name = \"rack-a\"; limit_w = 300.0; nodes = 2; }, "
+        "{ name = \"rack-b\"; limit_w = 300.0; nodes = 2; } ); };";
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    const double run_s = 720000.0 / 105;
+    const char *policies[] = {"equal", "oracle"}; /* (pfi: this corpus gives it no PFI) */
+
+    tree_run_setup(t,
+                   "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                   "a,0,c1,1,720000,100000,firm\n"
+                   "b,0,c1,1,720000,100000,firm\n"
+                   "c,0,c1,1,720000,100000,firm\n",
+                   racks, 4, sc);
+    for (size_t k = 0; k < 2; k++) {
+        struct pfs_run_result r;
+        struct pfs_job_result j[3];
+
+        if (tree_run(t, sc, policies[k], &r, j))
+            break;
+        CHECK_NEAR(j[0].start_s, 0, 0);
+        CHECK_NEAR(j[1].start_s, 0, 0);
+        CHECK_NEAR(j[0].finish_s, run_s, 2e-6);
+        CHECK_NEAR(j[1].finish_s, run_s, 2e-6);
+        CHECK_NEAR(j[2].start_s, run_s, 2e-6);
+        CHECK_NEAR(j[2].finish_s, 2 * run_s, 4e-6);
+        CHECK_INT(r.jobs_held_back, 1);
+        CHECK_INT(r.tree_waits, 0);
+        CHECK_INT(r.n_tree, 3);
+        if (r.n_tree == 3) {
+            CHECK(strcmp(r.tree[1].name, "rack-a") == 0);
+            CHECK_NEAR(r.tree[1].peak_w, 290, 1e-6);
+            CHECK_NEAR(r.tree[2].peak_w, 290, 1e-6);
+            CHECK_NEAR(r.tree[1].minutes_over + r.tree[2].minutes_over, 0, 0);
+            /* rack-a: 290 W while a, then c, run; 150 W (two idle GPUs) for the rest */
+            CHECK_NEAR(r.tree[1].energy_j, 290 * 2 * run_s + 150 * (4 * 3600 - 2 * run_s), 1e-3);
+            /* the facility (PUE 1) is the root: the same energy, integrated otherwise */
+            CHECK_NEAR(r.tree[0].energy_j, r.energy_j, 1e-6 * r.energy_j);
+            CHECK_NEAR(r.tree[0].energy_j, r.tree[1].energy_j + r.tree[2].energy_j, 1e-3);
+        }
+        pfs_run_result_free(&r);
+    }
+    /* spread: the same (each job alone in a rack either way) */
+    free(sc);
+}
+
+/* Two racks under a row of 700 W, below the feed: caps by hand, held in a run. Jobs a and b,
+ * one GPU each, packed into rack-1 (1,000 W: 2 x 690 would not fit, 2 x 265 does); rack-2
+ * idles (150 W). The row leaves 700 - 150 = 550 W of caps: equal gives each 275 W, 115
+ * tokens/s, and both finish at 1,150,000 / 115 = 10,000 s, the row at 2 x 265 + 150 = 680 W.
+ * The oracle, on one linear curve (every split of the row's watts above the floors as good),
+ * gives the 150 W above both floors to the first in slot order, its rule for ties: a at 350
+ * W (130 tokens/s) finishes at 1,150,000 / 130 = 8,846.15 s; b, at 100 tokens/s until then,
+ * then alone gets all the row allows, 700 - 75 - 150 = 475 W (155 tokens/s, 690 W in the
+ * row), and finishes (1,150,000 - 100 x 8,846.15) / 155 = 1,712.16 s later. */
+void
+test_tree_run_row(struct test *t)
+{
+    static const char tree[] =
+        "tree = { name = \"feed\"; children = ( { name = \"row\"; limit_w = 700.0; children = ( "
+        "{ name = \"rack\"; count = 2; limit_w = 1000.0; nodes = 2; } ); } ); };";
+    struct pfs_scenario *sc = malloc(sizeof *sc);
+    const char *policies[] = {"equal", "oracle"};
+
+    tree_run_setup(t,
+                   "job_id,submit_s,curve_id,n_gpus,tokens,deadline_s,tier\n"
+                   "a,0,c1,1,1150000,100000,firm\n"
+                   "b,0,c1,1,1150000,100000,firm\n",
+                   tree, 4, sc);
+    for (size_t k = 0; k < 2; k++) {
+        struct pfs_run_result r;
+        struct pfs_job_result j[2];
+
+        if (tree_run(t, sc, policies[k], &r, j))
+            break;
+        CHECK_INT(r.n_tree, 4);
+        if (r.n_tree != 4) {
+            pfs_run_result_free(&r);
+            break;
+        }
+        CHECK(strcmp(r.tree[1].name, "row") == 0 && strcmp(r.tree[2].name, "row/rack-1") == 0);
+        CHECK_NEAR(r.tree[1].minutes_over, 0, 0);
+        CHECK_NEAR(r.tree[3].peak_w, 150, 1e-9); /* rack-2: idle throughout */
+        if (k == 0) {
+            CHECK_NEAR(j[0].finish_s, 10000, 2e-6);
+            CHECK_NEAR(j[1].finish_s, 10000, 2e-6);
+            CHECK_NEAR(r.tree[1].peak_w, 680, 1e-6);
+        } else {
+            double a = 1150000.0 / 130;
+
+            CHECK_NEAR(j[0].finish_s, a, 2e-6);
+            CHECK_NEAR(j[1].finish_s, a + (1150000 - 100 * a) / 155, 4e-6);
+            CHECK_NEAR(r.tree[1].peak_w, 690, 1e-6);
+        }
+        pfs_run_result_free(&r);
+    }
+    free(sc);
+}
+
+/* A tree of one node is the facility under its limit as a cap: the same run, byte for byte,
+ * as cap_w = limit x PUE without a tree (run --csv), and one with no limit below its root the
+ * same numbers as that cap. */
+void
+test_tree_run_one_node(struct test *t)
+{
+    static const char base[] =
+        "scenario = { name = \"one\"; duration_days = 2.0; facility = { gpus = 256; "
+        "gpus_per_node = 8; gpu = \"h100-sxm\"; node_other_w = 4600.0; pue = 1.25; %s }; "
+        "policies = [\"equal\", \"pfi\", \"oracle\"]; };\n";
+    const char *with[] = {"cap_w = \"300 kW\";",
+                          "tree = { name = \"hall\"; limit_w = \"240 kW\"; nodes = 32; };",
+                          "tree = { name = \"hall\"; limit_w = \"240 kW\"; children = ( { name = "
+                          "\"rack\"; count = 8; nodes = 4; } ); };"};
+    char cfg[1200], args[800], *out[3] = {NULL}, *err[3] = {NULL};
+
+    for (int k = 0; k < 3; k++) {
+        snprintf(cfg, sizeof cfg, base, with[k]);
+        snprintf(args, sizeof args, "run %s --csv", test_write(t, k, "one.cfg", cfg));
+        CHECK_INT(test_run(t, args, &out[k], &err[k]), 0);
+    }
+    CHECK(out[0] && out[1] && strcmp(out[0], out[1]) == 0);
+    CHECK(out[0] && out[2] && strcmp(out[0], out[2]) == 0);
+    for (int k = 0; k < 3; k++) {
+        free(out[k]);
+        free(err[k]);
+    }
+}
+
+/* The shipped hall over its week: every node of the tree at or under its limit in every
+ * minute, for equal, pfi and the oracle (run --json), the root's energy the facility's over
+ * its PUE, and the rows' the root's; under "report" the same tree may go over. */
+void
+test_tree_run_hall(struct test *t)
+{
+    char args[800], *out = NULL, *err = NULL;
+    const char *p;
+    int runs = 0;
+
+    snprintf(args, sizeof args, "run configs/power-tree.cfg --json --days 2");
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    for (p = out; p && (p = strstr(p, "\"minutes_over\": ")) != NULL; p++)
+        if (strtod(p + 16, NULL) > 0)
+            test_fail(t, __FILE__, __LINE__, "a node over its limit: %.60s", p);
+    for (p = out; p && (p = strstr(p, "\"energy_j\": ")) != NULL; p++) {
+        /* a run's facility energy, then its tree's root's: IT power, the facility's / PUE */
+        double fac = strtod(p + 12, NULL), root;
+        const char *r = strstr(p, "\"tree\": [");
+
+        if (!r || !(r = strstr(r, "\"energy_j\": ")))
+            break;
+        root = strtod(r + 12, NULL);
+        CHECK_NEAR(root, fac / 1.3, 1e-9 * fac);
+        runs++;
+        if (!(p = strstr(r, "]}")))
+            break;
+    }
+    CHECK_INT(runs, 3);
     free(out);
     free(err);
 }

@@ -253,6 +253,23 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
                 }
             printf(", \"gap_note\": ");
             pfs_cli_json_string(r->gap_note);
+            if (r->n_tree > 0) {
+                printf(", \"tree_waits\": %zu, \"tree\": [", r->tree_waits);
+                for (size_t v = 0; v < r->n_tree; v++) {
+                    const struct pfs_node_result *t = &r->tree[v];
+
+                    printf("%s{\"name\": ", v ? ", " : "");
+                    pfs_cli_json_string(t->name);
+                    printf(", \"level\": %d, \"limit_w\": ", t->level);
+                    pfs_cli_json_number(isfinite(t->limit_w) ? t->limit_w : (double)NAN);
+                    printf(", \"nameplate_w\": %.17g, \"peak_w\": %.17g, \"p99_w\": %.17g, "
+                           "\"minutes_at\": %.17g, \"minutes_over\": %.17g, "
+                           "\"worst_excess_w\": %.17g, \"energy_j\": %.17g}",
+                           t->nameplate_w, t->peak_w, t->p99_w, t->minutes_at, t->minutes_over,
+                           t->worst_excess_w, t->energy_j);
+                }
+                putchar(']');
+            }
             putchar('}');
             first = false;
         }
@@ -280,6 +297,62 @@ json_report(const struct pfs_scenario *sc, const struct pfs_run_result *all, siz
         printf("\n]}");
     }
     printf("}\n"); /* (the peak memory goes to standard error: it differs run to run) */
+}
+
+/* The power tree's nodes, level by level (the root, then each level's worst node by peak
+ * over limit), per policy: IT power in minute means (docs/scenarios.md "The power tree"). */
+static void
+tree_table(const struct pfs_run_result *res, size_t n, int width)
+{
+    printf("\nthe power tree (IT power, minute means; a level: its nodes, the worst by peak/limit,"
+           "\nminutes at (within 1%% below) and over every node's limit summed):\n");
+    printf("%-*s %5s %5s %8s %8s %8s %10s %9s %9s %10s\n", width, "policy", "level", "nodes",
+           "limit_kW", "peak_kW", "p99_kW", "peak/limit", "min_at", "min_over", "energy_MWh");
+    for (size_t k = 0; k < n; k++) {
+        const struct pfs_run_result *r = &res[k];
+        int top = 0;
+
+        for (size_t v = 0; v < r->n_tree; v++)
+            top = r->tree[v].level > top ? r->tree[v].level : top;
+        for (int l = 0; l <= top && r->n_tree > 0 && !isnan(r->tokens); l++) {
+            const struct pfs_node_result *worst = NULL;
+            double at = 0, over = 0, e = 0;
+            char lim_s[24], ratio[24];
+            size_t nodes = 0;
+
+            for (size_t v = 0; v < r->n_tree; v++) {
+                const struct pfs_node_result *t = &r->tree[v];
+                double lim = isfinite(t->limit_w) ? t->limit_w : t->nameplate_w;
+
+                if (t->level != l)
+                    continue;
+                nodes++;
+                at += t->minutes_at;
+                over += t->minutes_over;
+                e += t->energy_j;
+                if (!worst || t->peak_w / lim > worst->peak_w / (isfinite(worst->limit_w)
+                                                                     ? worst->limit_w
+                                                                     : worst->nameplate_w))
+                    worst = t;
+            }
+            if (!worst)
+                continue;
+            if (isfinite(worst->limit_w)) {
+                snprintf(lim_s, sizeof lim_s, "%.1f", worst->limit_w / 1e3);
+                snprintf(ratio, sizeof ratio, "%.3f", worst->peak_w / worst->limit_w);
+            } else {
+                snprintf(lim_s, sizeof lim_s, "-");
+                snprintf(ratio, sizeof ratio, "-");
+            }
+            printf("%-*s %5d %5zu %8s %8.1f %8.1f %10s %9.0f %9.0f %10.2f\n", width, r->policy, l,
+                   nodes, lim_s, worst->peak_w / 1e3, worst->p99_w / 1e3, ratio, at, over,
+                   e / 3.6e9);
+        }
+    }
+    if (n > 0 && res[0].tree_waits > 0)
+        for (size_t k = 0; k < n; k++)
+            printf("%s: %zu starts waited for a rack with room in one piece\n", res[k].policy,
+                   res[k].tree_waits);
 }
 
 /* A human table: policy, then the columns, each as wide as its name or widest cell. */
@@ -1410,6 +1483,8 @@ pfs_cli_run(int argc, char **argv)
                            "(only pausing could meet it)\n",
                            all[k].policy, all[k].dr_events_uncappable, all[k].dr_events,
                            all[k].dr_floor_excess_w);
+            if (r0->n_tree > 0)
+                tree_table(all, n_pol, width);
             if (r0->n_pools > 1) {
                 printf("\nper pool:\n%-*s %-12s %-10s %12s %12s %12s %12s %13s\n", width, "policy",
                        "pool", "gpu", "tokens", "energy_j", "busy_gpu_h", "jobs_started",
@@ -1435,6 +1510,8 @@ pfs_cli_run(int argc, char **argv)
         pfs_job_results_free(&o.jobs[k]);
     free(o.jobs);
     free(o.ts);
+    for (size_t i = 0; all && i < n_seeds * n_pol; i++)
+        pfs_run_result_free(&all[i]);
     free(all);
     free(seeds);
     pfs_sim_inputs_free(in);

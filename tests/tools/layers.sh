@@ -7,7 +7,7 @@
 # 4 policies, 5 the engine, 6 scenarios, 7 the store and studies, 8 plots, 9 the command line.
 # Between the policies and the engine lies sim/alloc.c (the true curves a one-shot allocation
 # and the simulator hand the oracle). Within the engine its files are ordered too
-# (sim/engine.h): setup, power, dr, record, classes, schedule, pausing, control, sim. The calls are read from the objects the build
+# (sim/engine.h): setup, nodes, power, dr, record, classes, schedule, pausing, control, sim. The calls are read from the objects the build
 # made (nm: each object's undefined symbols against the object that defines them), so a call
 # through a macro or an inline helper counts as what it compiles to. Exit 1 with the calls
 # that run up, 0 when none does.
@@ -26,6 +26,7 @@ layer() {
     sim/setup.c) echo 5.1 ;;
     sim/tree.c) echo 5.12 ;;
     sim/inputs.c) echo 5.15 ;;
+    sim/nodes.c) echo 5.17 ;;
     sim/power.c) echo 5.2 ;;
     sim/dr.c) echo 5.3 ;;
     sim/record.c) echo 5.4 ;;
