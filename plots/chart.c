@@ -719,3 +719,168 @@ pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
 
     return write_sized(path, format, bars_fn, &b, 900, pfs__bars_height(panels, n), diag);
 }
+
+/* ----- the power tree (issue 58): each node's headroom, an icicle per run ----- */
+
+/* A node's colour by its peak minute over its limit: blue where it kept 10% or more,
+ * orange within 10%, vermillion at it (1% or less), wine over it; grey with no limit. */
+static const double *
+tree_colour(double ratio)
+{
+    static const double none[3] = {0.85, 0.85, 0.85}, over[3] = {0.533, 0.133, 0.333};
+
+    if (isnan(ratio))
+        return none;
+    return ratio > 1 + 1e-9 ? over
+           : ratio >= 0.99  ? palette[3]
+           : ratio >= 0.9   ? palette[1]
+                            : palette[0];
+}
+
+static int
+tree_levels(const struct pfs__tree_panel *p)
+{
+    int top = 0;
+
+    for (size_t v = 0; v < p->n; v++)
+        top = p->level[v] > top ? p->level[v] : top;
+    return top + 1;
+}
+
+double
+pfs__tree_height(const struct pfs__tree_panel *panels, size_t n)
+{
+    double h = 70;
+
+    for (size_t k = 0; k < n; k++)
+        h += 26 + 26.0 * tree_levels(&panels[k]);
+    return h;
+}
+
+static void
+tree_panel(cairo_t *cr, const struct pfs__tree_panel *p, double x0, double y0, double w)
+{
+    double *lo = malloc((p->n + 1) * sizeof *lo), *hi = malloc((p->n + 1) * sizeof *hi);
+    double *next = malloc((p->n + 1) * sizeof *next);
+    char buf[160];
+
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    cairo_set_font_size(cr, 12);
+    text_at(cr, p->label, x0, y0 + 4, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    if (!lo || !hi || !next) {
+        free(lo), free(hi), free(next);
+        return;
+    }
+    /* each node its share of its parent's span, in order (parents come first) */
+    for (size_t v = 0; v < p->n; v++) {
+        int32_t u = p->parent[v];
+        double span = u < 0 ? w : hi[u] - lo[u], share;
+
+        if (u < 0) {
+            lo[v] = x0;
+        } else {
+            lo[v] = next[u];
+        }
+        share = u < 0 ? 1 : p->width[u] > 0 ? p->width[v] / p->width[u] : 0;
+        hi[v] = lo[v] + span * share;
+        next[v] = lo[v];
+        if (u >= 0)
+            next[u] = hi[v];
+    }
+    for (size_t v = 0; v < p->n; v++) {
+        double y = y0 + 20 + 26.0 * p->level[v], bw = hi[v] - lo[v];
+        const double *rgb = tree_colour(p->ratio[v]);
+        const char *leaf = strrchr(p->name[v], '/');
+
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, lo[v], y, bw, 22);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 1, 1, 1);
+        cairo_set_line_width(cr, bw > 3 ? 1 : 0.3);
+        cairo_rectangle(cr, lo[v], y, bw, 22);
+        cairo_stroke(cr);
+        /* its name and peak/limit where they fit */
+        if (isnan(p->ratio[v]))
+            snprintf(buf, sizeof buf, "%s", leaf ? leaf + 1 : p->name[v]);
+        else
+            snprintf(buf, sizeof buf, "%s %.3f", leaf ? leaf + 1 : p->name[v], p->ratio[v]);
+        cairo_set_font_size(cr, 10);
+        {
+            cairo_text_extents_t e;
+
+            cairo_text_extents(cr, buf, &e);
+            if (e.x_advance + 6 > bw) { /* the ratio alone, else nothing */
+                snprintf(buf, sizeof buf, isnan(p->ratio[v]) ? "" : "%.2f", p->ratio[v]);
+                cairo_text_extents(cr, buf, &e);
+            }
+            if (e.x_advance + 6 <= bw) {
+                cairo_set_source_rgb(cr, isnan(p->ratio[v]) ? 0 : 1, isnan(p->ratio[v]) ? 0 : 1,
+                                     isnan(p->ratio[v]) ? 0 : 1);
+                text_at(cr, buf, lo[v] + bw / 2, y + 11, 0.5, 0.5);
+            }
+        }
+    }
+    free(lo), free(hi), free(next);
+}
+
+void
+pfs__tree_draw(cairo_t *cr, const char *title, const struct pfs__tree_panel *panels, size_t n,
+               double w, double h)
+{
+    static const char *const legend[] = {"10% or more below its limit", "within 10%",
+                                         "within 1% (at it)", "over it", "no limit"};
+    static const double ratios[] = {0.5, 0.95, 0.995, 1.5, NAN};
+    double y = 40, x = 20;
+
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, 0, 0, w, h);
+    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    fit_font(cr, title, 15, w - 20);
+    text_at(cr, title, w / 2, 14, 0.5, 0);
+    for (size_t k = 0; k < n; k++) {
+        tree_panel(cr, &panels[k], 20, y, w - 40);
+        y += 26 + 26.0 * tree_levels(&panels[k]);
+    }
+    /* the legend: each node's peak minute against its limit */
+    cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 11);
+    for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++) {
+        const double *rgb = tree_colour(ratios[i]);
+        cairo_text_extents_t e;
+
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_rectangle(cr, x, h - 24, 14, 12);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        text_at(cr, legend[i], x + 18, h - 18, 0, 0.5);
+        cairo_text_extents(cr, legend[i], &e);
+        x += 18 + e.x_advance + 18;
+    }
+}
+
+struct tree_arg {
+    const char *title;
+    const struct pfs__tree_panel *panels;
+    size_t n;
+};
+
+static void
+tree_fn(cairo_t *cr, const void *arg, double w, double h)
+{
+    const struct tree_arg *a = arg;
+
+    pfs__tree_draw(cr, a->title, a->panels, a->n, w, h);
+}
+
+int
+pfs__tree_write(const char *title, const struct pfs__tree_panel *panels, size_t n, const char *path,
+                enum pfs_plot_format format, struct pfs_diag *diag)
+{
+    struct tree_arg a = {title, panels, n};
+
+    return write_sized(path, format, tree_fn, &a, 900, pfs__tree_height(panels, n), diag);
+}

@@ -1116,6 +1116,167 @@ outcomes(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
     return rc;
 }
 
+/* One run's tree_result rows into p (its arrays malloc'd, the names into names): parents
+ * found as the nearest node before one a level up (the tree's order is depth first).
+ * Returns 0 (p->n 0: none), or an error. */
+struct tree_rows {
+    int32_t *parent;
+    int *level;
+    double *width, *ratio, *over;
+    char **name;
+};
+
+static void
+tree_rows_free(struct tree_rows *t, size_t n)
+{
+    for (size_t v = 0; t->name && v < n; v++)
+        free(t->name[v]);
+    free(t->parent), free(t->level), free(t->width), free(t->ratio), free(t->over), free(t->name);
+    memset(t, 0, sizeof *t);
+}
+
+static int
+tree_load(struct figs *f, sqlite3_int64 run_id, struct tree_rows *t, size_t *n,
+          struct pfs_diag *diag)
+{
+    sqlite3_stmt *q = NULL;
+    size_t cap = 0;
+    int rc = 0;
+
+    *n = 0;
+    if (sqlite3_prepare_v2(f->db,
+                           "SELECT node, level, limit_w, nameplate_w, peak_w, minutes_over FROM "
+                           "tree_result WHERE run_id = ? ORDER BY rowid",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    sqlite3_bind_int64(q, 1, run_id);
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        double lim = pfs__sql_real(q, 2);
+        int level = sqlite3_column_int(q, 1);
+
+        if (*n == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            void *a = realloc(t->parent, c * sizeof *t->parent), *b, *d, *e, *g, *h;
+
+            if (a)
+                t->parent = a;
+            b = a ? realloc(t->level, c * sizeof *t->level) : NULL;
+            if (b)
+                t->level = b;
+            d = b ? realloc(t->width, c * sizeof *t->width) : NULL;
+            if (d)
+                t->width = d;
+            e = d ? realloc(t->ratio, c * sizeof *t->ratio) : NULL;
+            if (e)
+                t->ratio = e;
+            g = e ? realloc(t->over, c * sizeof *t->over) : NULL;
+            if (g)
+                t->over = g;
+            h = g ? realloc(t->name, c * sizeof *t->name) : NULL;
+            if (!h) {
+                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+                break;
+            }
+            t->name = h;
+            cap = c;
+        }
+        /* (the database was checked: a node's level is 0 or more; a malformed order is drawn
+         * under the root rather than read past the rows) */
+        t->level[*n] = level;
+        t->parent[*n] = -1;
+        for (size_t u = *n; level > 0 && u-- > 0;)
+            if (t->level[u] == level - 1) {
+                t->parent[*n] = (int32_t)u;
+                break;
+            }
+        if (*n > 0 && t->parent[*n] < 0)
+            t->parent[*n] = 0;
+        t->width[*n] = pfs__sql_real(q, 3);
+        t->ratio[*n] = lim > 0 ? pfs__sql_real(q, 4) / lim : (double)NAN;
+        t->over[*n] = pfs__sql_real(q, 5);
+        if (!(t->name[*n] = strdup(name ? name : ""))) {
+            rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Figure: the power tree, every node's headroom per policy (an icicle each), where the runs
+ * held one (required: asked for by name, so an error where none did). */
+static int
+tree_figure(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp, bool required,
+            struct pfs_diag *diag)
+{
+    struct pfs__tree_panel p[MAX_RUNS];
+    struct tree_rows rows[MAX_RUNS] = {{0}};
+    size_t n[MAX_RUNS] = {0}, used, m = 0;
+    char title[160], reading[1024], path[1024];
+    int rc = 0;
+
+    snprintf(reading, sizeof reading,
+             "Each node's highest minute of IT power over its limit (the root: the feed); "
+             "the worst node of each level and the minutes over any limit: ");
+    for (size_t k = 0; k < f->n_runs && rc == 0; k++) {
+        int top = 0;
+        double over = 0;
+
+        if ((rc = tree_load(f, f->runs[k].id, &rows[k], &n[k], diag)) || n[k] == 0)
+            continue;
+        p[m++] = (struct pfs__tree_panel){f->runs[k].policy,
+                                          n[k],
+                                          rows[k].parent,
+                                          rows[k].level,
+                                          rows[k].width,
+                                          rows[k].ratio,
+                                          (const char *const *)rows[k].name};
+        for (size_t v = 0; v < n[k]; v++) {
+            top = rows[k].level[v] > top ? rows[k].level[v] : top;
+            over += isnan(rows[k].over[v]) ? 0 : rows[k].over[v];
+        }
+        used = strlen(reading);
+        snprintf(reading + used, sizeof reading - used, "%s%s", m > 1 ? "; " : "",
+                 f->runs[k].policy);
+        for (int l = 0; l <= top; l++) {
+            double worst = NAN;
+
+            for (size_t v = 0; v < n[k]; v++)
+                if (rows[k].level[v] == l && !(rows[k].ratio[v] <= worst))
+                    worst = isnan(worst) || rows[k].ratio[v] > worst ? rows[k].ratio[v] : worst;
+            used = strlen(reading);
+            if (!isnan(worst))
+                snprintf(reading + used, sizeof reading - used, " level %d %.3f", l, worst);
+        }
+        used = strlen(reading);
+        snprintf(reading + used, sizeof reading - used, ", %.0f min over", over);
+    }
+    if (rc == 0 && m == 0) {
+        if (required)
+            rc = pfs__diag_set(diag, PFS_EINVAL, f->db_path, 0, 0, NULL,
+                               "figure tree: no run held a power tree (scenario.facility.tree)");
+    } else if (rc == 0) {
+        pfs__strlcpy(reading + strlen(reading), ".", sizeof reading - strlen(reading));
+        snprintf(title, sizeof title, "%s: the power tree, each node's peak over its limit",
+                 f->scenario);
+        if (f->page) {
+            double h = pfs__tree_height(p, m);
+
+            page_place(f, h);
+            pfs__tree_draw(f->page, title, p, m, 900, h);
+            page_done(f, reading);
+        } else {
+            figure_path(path, sizeof path, dir, "tree", format);
+            rc = announced(fp, path, pfs__tree_write(title, p, m, path, format, diag));
+        }
+    }
+    for (size_t k = 0; k < f->n_runs; k++)
+        tree_rows_free(&rows[k], n[k]);
+    return rc;
+}
+
 /* Figure 7: the Phoenix replay's GPU power against the measured series (kW, minutes). */
 static int
 phoenix(struct figs *f, const char *dir, enum pfs_plot_format format, FILE *fp,
@@ -1690,6 +1851,8 @@ figures(struct figs *f, const char *dir, enum pfs_plot_format format, const char
         rc = comparison(f, dir, format, fp, diag);
     if (rc == 0 && wanted(only, "outcomes"))
         rc = outcomes(f, dir, format, fp, only != NULL, diag);
+    if (rc == 0 && wanted(only, "tree")) /* runs under a power tree */
+        rc = tree_figure(f, dir, format, fp, only != NULL, diag);
     if (rc == 0 && wanted(only, "oversub")) /* a sweep over the GPU count: study 1 */
         rc = oversub(f, dir, format, fp, only != NULL, diag);
     /* study 2: by name, and a page of the report wherever there is something to price */
@@ -1714,9 +1877,9 @@ int
 pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, const char *only,
             FILE *fp, struct pfs_diag *diag)
 {
-    static const char *const known[] = {"curves",     "pfi",      "power",   "throughput",
-                                        "comparison", "outcomes", "phoenix", "oversub",
-                                        "pricing",    "deadlines"};
+    static const char *const known[] = {"curves",     "pfi",       "power",   "throughput",
+                                        "comparison", "outcomes",  "phoenix", "oversub",
+                                        "pricing",    "deadlines", "tree"};
     struct pfs_store *st = NULL;
     struct figs f = {.db_path = db_path};
     bool ok = !only;
@@ -1728,7 +1891,7 @@ pfs_plot_db(const char *db_path, const char *dir, enum pfs_plot_format format, c
     if (!ok)
         return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "only",
                              "unknown figure '%s' (curves, pfi, power, throughput, comparison, "
-                             "outcomes, phoenix, oversub, pricing, deadlines)",
+                             "outcomes, phoenix, oversub, pricing, deadlines, tree)",
                              only);
     if ((rc = pfs_store_open_read(db_path, &st, diag)))
         return rc;

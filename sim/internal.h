@@ -432,6 +432,24 @@ double pfs__bars_height(const struct pfs_bar_panel *panels, size_t n); /* 520, o
 int pfs__bars_write(const char *title, const struct pfs_bar_panel *panels, size_t n,
                     const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
 
+/* A power tree's figure (issue 58): per run, its nodes as an icicle, the root across the
+ * top and each node its share (by nameplate) of its parent's width below it, coloured by
+ * its peak minute over its limit. */
+struct pfs__tree_panel {
+    const char *label; /* the run's policy */
+    size_t n;
+    const int32_t *parent; /* -1: the root; a node's parent comes before it */
+    const int *level;
+    const double *width;     /* its nameplate */
+    const double *ratio;     /* peak / limit; NAN without a limit */
+    const char *const *name; /* its path: row-1/rack-2 */
+};
+double pfs__tree_height(const struct pfs__tree_panel *panels, size_t n);
+void pfs__tree_draw(struct _cairo *cr, const char *title, const struct pfs__tree_panel *panels,
+                    size_t n, double w, double h);
+int pfs__tree_write(const char *title, const struct pfs__tree_panel *panels, size_t n,
+                    const char *path, enum pfs_plot_format format, struct pfs_diag *diag);
+
 /* Column i of the current row as a double, NAN where it is NULL (the results database
  * stores NAN as NULL). */
 struct sqlite3_stmt;

@@ -27,8 +27,9 @@
 
 /* 2: job_result.duration_s; 3: curve, curve_point; 4: study; 5: the planner's summary,
  * gap_note, deadlines_given_up, job_result.pool and given_up, pool_result; 6: scenario.inputs
- * (the files read and their hashes, part of the key). */
-#define SCHEMA_VERSION "7"
+ * (the files read and their hashes, part of the key); 7: holding limits' columns; 8:
+ * tree_result, every node of a power tree per run. */
+#define SCHEMA_VERSION "8"
 
 /* The summary's columns after run_id, in table order: the schema, the insert and the merge
  * name them from here. */
@@ -94,6 +95,11 @@ static const char schema[] =
     "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
     "  pool TEXT NOT NULL, gpu TEXT NOT NULL, tokens REAL, energy_j REAL, busy_gpu_h REAL,\n"
     "  jobs_started INTEGER, jobs_finished INTEGER, PRIMARY KEY (run_id, pool));\n"
+    "CREATE TABLE IF NOT EXISTS tree_result (\n"
+    "  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,\n"
+    "  node TEXT NOT NULL, level INTEGER, limit_w REAL, nameplate_w REAL, peak_w REAL,\n"
+    "  p99_w REAL, minutes_at REAL, minutes_over REAL, worst_excess_w REAL, energy_j REAL,\n"
+    "  PRIMARY KEY (run_id, node));\n"
     "CREATE TABLE IF NOT EXISTS curve (\n"
     "  scenario_id INTEGER NOT NULL REFERENCES scenario(id) ON DELETE CASCADE,\n"
     "  curve_id TEXT NOT NULL, gpu TEXT NOT NULL, n_gpus INTEGER NOT NULL, unit TEXT,\n"
@@ -988,6 +994,25 @@ pfs_store_write_run(struct pfs_store *st, const struct pfs_scenario *sc,
         sqlite3_bind_int64(q, 8, (sqlite3_int64)pr->jobs_finished);
         STEP();
     }
+    if (r->n_tree > 0) { /* the power tree's nodes, in its order (NULL: no limit) */
+        PREP("INSERT INTO tree_result VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        for (size_t v = 0; v < r->n_tree; v++) {
+            const struct pfs_node_result *nr = &r->tree[v];
+
+            sqlite3_bind_int64(q, 1, run_id);
+            sqlite3_bind_text(q, 2, nr->name, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(q, 3, nr->level);
+            bind_real(q, 4, isfinite(nr->limit_w) ? nr->limit_w : (double)NAN);
+            bind_real(q, 5, nr->nameplate_w);
+            bind_real(q, 6, nr->peak_w);
+            bind_real(q, 7, nr->p99_w);
+            bind_real(q, 8, nr->minutes_at);
+            bind_real(q, 9, nr->minutes_over);
+            bind_real(q, 10, nr->worst_excess_w);
+            bind_real(q, 11, nr->energy_j);
+            STEP();
+        }
+    }
     if (jobs) { /* in job order, read ROWS_AT_ONCE at a time: that many to a statement */
         struct pfs_job_result rows[ROWS_AT_ONCE];
         size_t j = 0, got;
@@ -1110,6 +1135,10 @@ pfs_store_merge(struct pfs_store *st, const char *path, struct pfs_diag *diag)
         "INSERT INTO main.pool_result SELECT rmap.new, pool, gpu, tokens, energy_j, busy_gpu_h,"
         "  jobs_started, jobs_finished FROM shard.pool_result"
         "  JOIN rmap ON rmap.old = pool_result.run_id ORDER BY rmap.new, pool_result.rowid;"
+        "INSERT INTO main.tree_result SELECT rmap.new, node, level, limit_w, nameplate_w,"
+        "  peak_w, p99_w, minutes_at, minutes_over, worst_excess_w, energy_j"
+        "  FROM shard.tree_result JOIN rmap ON rmap.old = tree_result.run_id"
+        "  ORDER BY rmap.new, tree_result.rowid;"
         "INSERT INTO main.job_result SELECT rmap.new, job_id, curve_id, n_gpus, tier,"
         "  submit_s, deadline_s, tokens, start_s, finish_s, tokens_done, duration_s, pool,"
         "  given_up, refused"

@@ -4,6 +4,7 @@
  * the one-node level it generalises.
  */
 #include <gsl/gsl_rng.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include "../policies/policy.h"
@@ -769,4 +770,38 @@ test_tree_run_hall(struct test *t)
     CHECK_INT(runs, 3);
     free(out);
     free(err);
+    /* the database: a row per node and run (1 + 4 + 32 nodes, 3 policies), none over; the
+     * figure of the tree from it */
+    {
+        const char *db = test_write(t, 0, "h.db", "");
+        char dir[700];
+        sqlite3 *h = NULL;
+        sqlite3_stmt *q = NULL;
+
+        remove(db);
+        snprintf(args, sizeof args, "run configs/power-tree.cfg --days 1 --db %s", db);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        free(out);
+        free(err);
+        CHECK_INT(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        CHECK_INT(sqlite3_prepare_v2(h,
+                                     "SELECT count(*), sum(minutes_over), count(limit_w), "
+                                     "max(peak_w / limit_w) FROM tree_result",
+                                     -1, &q, NULL),
+                  SQLITE_OK);
+        if (q && sqlite3_step(q) == SQLITE_ROW) {
+            CHECK_INT(sqlite3_column_int(q, 0), 111);
+            CHECK_NEAR(sqlite3_column_double(q, 1), 0, 0);
+            CHECK_INT(sqlite3_column_int(q, 2), 111); /* every node has a limit */
+            CHECK(sqlite3_column_double(q, 3) <= 1 + 1e-9);
+        }
+        sqlite3_finalize(q);
+        sqlite3_close(h);
+        snprintf(dir, sizeof dir, "%s/figs", t->tmpdir);
+        snprintf(args, sizeof args, "plot %s -o %s --only tree", db, dir);
+        CHECK_INT(test_run(t, args, &out, &err), 0);
+        CHECK(strstr(out, "/figs/tree.png") != NULL);
+        free(out);
+        free(err);
+    }
 }
