@@ -785,7 +785,10 @@ pfs__control_step(struct sim *s)
     s->admit_us = -1; /* (admission's limit worked out anew: sim/schedule.c, power_admits) */
     if ((rc = pfs__sched_pass(s)))
         return rc;
-    if (s->n_running == 0)
+    /* Under a tree the controller decides at its cadence: a start or a finish between two
+     * decisions changes no cap (a job starts where it fits at full draw, or waits for the
+     * next decision: sim/schedule.c, start_in_racks). */
+    if (s->n_running == 0 || (s->nd && s->nd->limited && s->event_step))
         return 0;
     period = pfs__dr_in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
     /* An event's baseline is the facility's power when the event first enters the window

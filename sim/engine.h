@@ -217,6 +217,7 @@ struct nplace { /* a placement: where a job goes, or went */
 };
 struct nodes {
     struct pfs_power_tree *t; /* facility.tree expanded (sim/tree.c): the run's */
+    bool limited;             /* some node below the root has a limit */
     size_t n;
     bool spread;
     /* per node: IT power now, W; this minute's energy up to t_us, J; what its GPUs no job
@@ -456,6 +457,11 @@ struct sim {
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
     struct nodes *nd; /* the power tree's limits held (below its root), or NULL */
+    /* Under a tree, decisions come at the controller's cadence (and the DR events' kinks),
+     * not after every arrival and finish: event_step marks a step of the latter, which then
+     * only schedules; next_tick_us is the cadence's next step */
+    bool event_step;
+    int64_t next_tick_us;
     double cap_w;     /* the standing cap held, W (0: none): pfs_scenario_cap_w */
 };
 
@@ -510,6 +516,7 @@ void pfs__nodes_release(struct sim *s, size_t slot, int n, double idle_w, double
 void pfs__nodes_move(struct sim *s, size_t from, size_t to);
 void pfs__nodes_draw(struct sim *s, size_t slot, int n, double dw);
 bool pfs__nodes_bind(const struct sim *s);
+int pfs__nodes_room(const struct sim *s, int p);
 void pfs__nodes_budgets(struct sim *s, double root_w);
 void pfs__nodes_minute(struct sim *s, double len);
 int pfs__nodes_results(struct sim *s);

@@ -74,6 +74,7 @@ pfs__nodes_new(struct sim *s, struct pfs_power_tree *t, size_t most)
         const struct pfs_power_node *r = &t->node[v];
 
         nd->w[v] = nd->fixed[v] = r->idle_w; /* every GPU free */
+        nd->limited |= v > 0 && r->limit_w < HUGE_VAL;
         nd->parent[v] = r->parent;
         nd->name[v] = r->name;
         if (r->nodes > 0) {
@@ -130,8 +131,10 @@ common(const struct pfs_power_tree *t, uint32_t a, uint32_t b)
 }
 
 /* Whether n GPUs of a job in placement pl, each adding per_gpu_w, fit under every node above
- * its racks: beside the jobs' floors (by_floor) or their draw now. */
-static bool fits(const struct sim *s, const struct nplace *pl, int n, bool by_floor,
+ * its racks below the root (held as the facility's cap): beside the jobs' floors or their
+ * full draw (and the node's fixed draw). */
+enum fit { FIT_FLOOR, FIT_FULL };
+static bool fits(const struct sim *s, const struct nplace *pl, int n, enum fit by,
                  double per_gpu_w);
 
 int
@@ -156,7 +159,7 @@ pfs__nodes_place(struct sim *s, int p, int n, double floor_w, struct nplace *pl)
             room = true;
             one.racks = &one.rack;
             one.mine = &one.one;
-            if (!isnan(floor_w) && !fits(s, &one, n, true, floor_w))
+            if (!isnan(floor_w) && !fits(s, &one, n, FIT_FLOOR, floor_w))
                 continue;
             if (best < 0 || (nd->spread && nd->room[v] > nd->room[best]))
                 best = (int32_t)v;
@@ -204,7 +207,7 @@ pfs__nodes_place(struct sim *s, int p, int n, double floor_w, struct nplace *pl)
     pl->mine = nd->p_mine;
     if (left > 0)
         return 1;
-    return !isnan(floor_w) && !fits(s, pl, n, true, floor_w) ? 2 : 0;
+    return !isnan(floor_w) && !fits(s, pl, n, FIT_FLOOR, floor_w) ? 2 : 0;
 }
 
 /* Adds w x (its GPUs there / n) of placement pl to every node above each of its racks, in
@@ -229,15 +232,15 @@ unshare(struct nodes *nd, const struct nplace *pl)
 }
 
 static bool
-fits(const struct sim *s, const struct nplace *pl, int n, bool by_floor, double per_gpu_w)
+fits(const struct sim *s, const struct nplace *pl, int n, enum fit by, double per_gpu_w)
 {
     struct nodes *nd = s->nd;
     bool fits = true;
 
     share(nd, pl, n, n * per_gpu_w);
-    for (uint32_t q = 0; q < pl->n_racks && fits; q++)
-        for (int32_t v = (int32_t)pl->racks[q]; v >= 0 && fits; v = nd->parent[v]) {
-            double have = by_floor ? nd->jfloor[v] + nd->fixed[v] : nd->w[v];
+    for (uint32_t q = 0; q < pl->n_racks && fits; q++) /* (the root: the facility's cap) */
+        for (int32_t v = (int32_t)pl->racks[q]; v > 0 && fits; v = nd->parent[v]) {
+            double have = (by == FIT_FLOOR ? nd->jfloor[v] : nd->jfull[v]) + nd->fixed[v];
 
             fits = have + nd->add[v] <= nd->t->node[v].limit_w * (1 + 1e-12);
         }
@@ -257,7 +260,7 @@ move(struct nodes *nd, int32_t v, int64_t now_us, double dw)
 bool
 pfs__nodes_fit(const struct sim *s, const struct nplace *pl, int n, double per_gpu_w)
 {
-    return fits(s, pl, n, false, per_gpu_w);
+    return fits(s, pl, n, FIT_FULL, per_gpu_w);
 }
 
 /* Moves every node above placement pl's racks by w in proportion to its GPUs in each, and
@@ -356,6 +359,26 @@ void
 pfs__nodes_draw(struct sim *s, size_t slot, int n, double dw)
 {
     walk(s, &s->nd->slot[slot], n, dw, 0, 0, 0);
+}
+
+/* The most GPUs one job of pool p finds a place for now: the most room in one rack, or the
+ * whole free racks' GPUs where those exceed a rack (an upper bound where racks differ in
+ * size: a job between them may find none). */
+int
+pfs__nodes_room(const struct sim *s, int p)
+{
+    const struct nodes *nd = s->nd;
+    int best = 0, whole = 0;
+
+    for (size_t q = 0; q < nd->n_racks_of[p]; q++) {
+        uint32_t v = nd->racks_of[p][q];
+
+        if (nd->owner[v])
+            continue;
+        whole += nd->room[v] == nd->cap[v] ? nd->cap[v] : 0;
+        best = nd->room[v] > best ? nd->room[v] : best;
+    }
+    return whole > nd->max_cap[p] ? whole : best;
 }
 
 bool

@@ -8,6 +8,16 @@
  */
 #include "engine.h"
 
+/* Whether a decision with entries is in flight (made, not yet landed). */
+static bool
+in_flight(const struct sim *s)
+{
+    for (size_t b = s->bq_head; b < s->bq_head + s->bq_len; b++)
+        if (s->bq[b].n > 0)
+            return true;
+    return false;
+}
+
 /* The facility's draw until the decisions in flight have landed, at most: each running job
  * at the larger of its draw now and its draw under its latest decision (now_w itself where
  * no decision with entries is in flight). A start under the feed compares its own draw with
@@ -17,11 +27,7 @@ static double
 pending_w(struct sim *s, double now_w)
 {
     double w = 0;
-    bool any = false;
-
-    for (size_t b = s->bq_head; b < s->bq_head + s->bq_len && !any; b++)
-        any = s->bq[b].n > 0;
-    if (!any)
+    if (!in_flight(s))
         return now_w;
     for (size_t r = 0; r < s->n_running; r++) {
         struct job *jb = job_rec(s, s->running[r]);
@@ -61,26 +67,29 @@ placed(struct sim *s, size_t j, size_t p, struct nplace *pl)
     return rc;
 }
 
-/* Job j (record jb, not yet in its slot) into its racks (admission found it a place), its
- * start under every node above them as under the feed: at its lowest limit where its GPUs at
- * full draw would go over one now, and, holding limits, waiting at idle for its launch where
- * even that would (the decision that makes room for it takes effect then). */
+/* Job j (record jb, not yet in its slot) into its racks (admission found it a place). It
+ * starts at its highest limit where every job under each node above its racks, it included,
+ * fits there at full draw (no decision can then take a node over); else at its lowest and,
+ * holding limits, waiting at idle for its launch until the controller's next decision (at
+ * its cadence: sim/control.c) has landed, its cap and the others' together. A start then
+ * takes no node over, whatever is in flight; a real job's launch (its containers, its
+ * checkpoint read) takes as long. */
 static int
 start_in_racks(struct sim *s, size_t j, struct job *jb, const struct pfs_gpu *g)
 {
     struct nplace pl;
-    double env, power;
     int n = jb->n_gpus;
 
     if (placed(s, j, (size_t)jb->pool, &pl) != 0) /* (admission placed it: a bug) */
         return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
                              "job %zu: no place in the racks at its start (a bug)", j + 1);
-    if (!pfs__nodes_fit(s, &pl, n, g->max_limit_w - g->idle_w))
+    if (!pfs__nodes_fit(s, &pl, n, (s->in->curves[jb->curve].top_w[jb->pool] - g->idle_w))) {
         jb->cap_w = g->min_limit_w;
-    if (!s->sc->over_limit_report && s->sc->actuation_s > 0 && jb->launch_until_us == 0) {
-        pfs__power_curve_at(s, jb, pfs__power_rec_curve(s, jb), jb->cap_w, &env, &power);
-        if (!pfs__nodes_fit(s, &pl, n, power - g->idle_w))
-            jb->launch_until_us = s->now_us + (int64_t)(s->sc->actuation_s * US);
+        int64_t until = (s->next_tick_us > s->now_us ? s->next_tick_us : s->now_us) +
+                        (int64_t)(s->sc->actuation_s * US);
+
+        if (!s->sc->over_limit_report && until > s->now_us && jb->launch_until_us < until)
+            jb->launch_until_us = until;
     }
     return pfs__nodes_take(s, s->n_running, &pl, n, g->idle_w, pfs__power_full_draw_w(s, j),
                            pfs__power_floor_draw_w(s, j));
@@ -405,6 +414,19 @@ refuse(struct sim *s, size_t j)
  * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
  * before it only where it cannot delay that reservation. With one pool this is EASY as
  * usual. */
+enum { TREE_BACKFILL_TRIES = 100 };
+
+/* The most GPUs a job can start on now in the one pool: its free GPUs, or under a power
+ * tree the most a job finds a place for (pfs__nodes_room), so that the index hands backfill
+ * no job that could only fail for want of a rack (a year's queue, tried at every event). */
+static int
+room_for(const struct sim *s)
+{
+    int room = s->nd ? pfs__nodes_room(s, 0) : s->free_gpus[0];
+
+    return room < s->free_gpus[0] ? room : s->free_gpus[0];
+}
+
 /* EASY backfill as pfs__sched_pass() below, on the indexed queue (sim/queue.c): the same jobs
  * started in the same order, without a scan of the queue. Used where schedule_ok() holds:
  * one pool (a job's run time then does not depend on where it runs) and no admission (no
@@ -412,9 +434,9 @@ refuse(struct sim *s, size_t j)
 static int
 schedule_indexed(struct sim *s)
 {
-    int rc = 0, p = -1, res_pool, extra;
+    int rc = 0, p = -1, res_pool, extra, room;
     double shadow, now;
-    size_t head, after, j;
+    size_t head, after, j, refused = 0;
 
     if (s->free_gpus[0] <= 0 || pfs__queue_len(s->iq) == 0)
         return 0;
@@ -427,7 +449,8 @@ schedule_indexed(struct sim *s)
     }
     if (p == -2)
         return 0; /* the head waits for power: any job started before it would take some */
-    if (pfs__queue_len(s->iq) < 2 || !pfs__queue_any_within(s->iq, s->free_gpus[0], head))
+    room = room_for(s);
+    if (pfs__queue_len(s->iq) < 2 || !pfs__queue_any_within(s->iq, room, head))
         return 0; /* nothing to backfill: no later job fits in the free GPUs now */
     if ((rc = reserve(s, head, &res_pool, &shadow, &extra)))
         return rc;
@@ -436,22 +459,30 @@ schedule_indexed(struct sim *s)
     /* The candidates in queue order: every later job that fits now and either fits in the
      * GPUs the head will not need (extra) or may end before the shadow time. The index
      * finds them with a bound a little wider than the scheduler's test, which is then made
-     * exactly as pfs__sched_pass() makes it. */
+     * exactly as pfs__sched_pass() makes it. Under a power tree a pass gives up after
+     * TREE_BACKFILL_TRIES jobs that had the GPUs but no rack whose limits took their floor
+     * (Slurm's bf_max_job_test, for the same reason: a year's queue tried at every event). */
     for (unsigned slot = 0;
-         rc == 0 && (j = pfs__queue_next(s->iq, after, s->free_gpus[0], extra,
-                                         (shadow - now) * (1 + 1e-12) + 1e-6, slot)) != SIZE_MAX;
+         rc == 0 && refused < TREE_BACKFILL_TRIES &&
+         (j = pfs__queue_next(s->iq, after, room, extra, (shadow - now) * (1 + 1e-12) + 1e-6,
+                              slot)) != SIZE_MAX;
          slot = 1) {
         const struct pfs_workload_job *w = &s->in->wl->jobs[j];
         bool ends_before =
             now + pfs__class_duration_on(s, j, pfs__class_curve_on(s, j, 0), 0) <= shadow;
 
         after = pfs__queue_rank(s->iq, j);
-        if ((!ends_before && w->n_gpus > extra) || !power_admits(s, j, 0))
+        if (!ends_before && w->n_gpus > extra)
             continue;
+        if (!power_admits(s, j, 0)) {
+            refused += s->nd != NULL;
+            continue;
+        }
         if (!ends_before)
             extra -= w->n_gpus;
         pfs__queue_remove(s->iq, j);
-        rc = pfs__sched_start_job(s, j, 0);
+        if ((rc = pfs__sched_start_job(s, j, 0)) == 0)
+            room = room_for(s);
     }
     return rc;
 }

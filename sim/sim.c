@@ -376,6 +376,19 @@ out:
     return rc;
 }
 
+/* The control step after an arrival or a finish (docs/simulator.md: under a power tree it
+ * schedules, and decides only for a job that waits for room). */
+static int
+event_step(struct sim *s)
+{
+    int rc;
+
+    s->event_step = true;
+    rc = pfs__control_step(s);
+    s->event_step = false;
+    return rc;
+}
+
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
@@ -606,7 +619,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 else
                     pfs__queue_push(s.iq, ev.job); /* its place in queue order is its rank */
                 if (rc == 0)
-                    rc = pfs__control_step(&s);
+                    rc = event_step(&s);
                 break;
             }
             s.queue[s.q_head + s.q_len++] = ev.job;
@@ -622,11 +635,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 *a = *b;
                 *b = tmp;
             }
-            rc = pfs__control_step(&s);
+            rc = event_step(&s);
             break;
         case PFS__EV_FINISH:
             if ((rc = finish(&s, ev.job, ev.version)) == 0) /* (version: its slot) */
-                rc = pfs__control_step(&s);
+                rc = event_step(&s);
             break;
         case PFS__EV_CONTROL: {
             double t = (double)s.now_us / US, next;
@@ -641,8 +654,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 &s); /* version 3: a discrete pause's replacement (discrete_select) */
             if (ev.version == 0 && rc == 0) { /* the cadence */
                 next = pfs__dr_in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;
-                rc =
-                    pfs__heap_push(&s.heap, s.now_us + (int64_t)(next * US), PFS__EV_CONTROL, 0, 0);
+                s.next_tick_us = s.now_us + (int64_t)(next * US);
+                rc = pfs__heap_push(&s.heap, s.next_tick_us, PFS__EV_CONTROL, 0, 0);
             }
             break;
         }

@@ -607,8 +607,10 @@ tree_run(struct test *t, const struct pfs_scenario *sc, const char *policy,
  * (75 + 190 = 265 W fits 300); b does not fit beside it (190 + 190 = 380), so goes on to
  * rack-b; c fits neither and waits. a and b alone in their racks get 300 - 75 = 225 W caps
  * (equal and the oracle alike: one job a rack), 100 + 0.2 x 25 = 105 tokens/s, so finish at
- * 720,000 / 105 = 6,857.14 s; c then starts in rack-a and finishes as long again. Every
- * rack's minutes: 75 + 215 = 290 W while its job runs, never over 300. */
+ * 720,000 / 105 = 6,857.14 s. c then starts in rack-a, where at full draw it would not fit
+ * (75 + 690 > 300): it waits at idle for the controller's next decision, at 6,900 s (its
+ * cadence, 100 s), and runs as long as a and b from there. Every rack's minutes: 75 + 215 =
+ * 290 W while its job runs, 150 W idle, never over 300. */
 void
 test_tree_run_closed(struct test *t)
 {
@@ -636,7 +638,7 @@ test_tree_run_closed(struct test *t)
         CHECK_NEAR(j[0].finish_s, run_s, 2e-6);
         CHECK_NEAR(j[1].finish_s, run_s, 2e-6);
         CHECK_NEAR(j[2].start_s, run_s, 2e-6);
-        CHECK_NEAR(j[2].finish_s, 2 * run_s, 4e-6);
+        CHECK_NEAR(j[2].finish_s, 6900 + run_s, 4e-6);
         CHECK_INT(r.jobs_held_back, 1);
         CHECK_INT(r.tree_waits, 0);
         CHECK_INT(r.n_tree, 3);
@@ -645,7 +647,8 @@ test_tree_run_closed(struct test *t)
             CHECK_NEAR(r.tree[1].peak_w, 290, 1e-6);
             CHECK_NEAR(r.tree[2].peak_w, 290, 1e-6);
             CHECK_NEAR(r.tree[1].minutes_over + r.tree[2].minutes_over, 0, 0);
-            /* rack-a: 290 W while a, then c, run; 150 W (two idle GPUs) for the rest */
+            /* rack-a: 290 W while a, then c, run; 150 W (two idle GPUs) for the rest, c's
+             * launch included */
             CHECK_NEAR(r.tree[1].energy_j, 290 * 2 * run_s + 150 * (4 * 3600 - 2 * run_s), 1e-3);
             /* the facility (PUE 1) is the root: the same energy, integrated otherwise */
             CHECK_NEAR(r.tree[0].energy_j, r.energy_j, 1e-6 * r.energy_j);
@@ -663,9 +666,10 @@ test_tree_run_closed(struct test *t)
  * tokens/s, and both finish at 1,150,000 / 115 = 10,000 s, the row at 2 x 265 + 150 = 680 W.
  * The oracle, on one linear curve (every split of the row's watts above the floors as good),
  * gives the 150 W above both floors to the first in slot order, its rule for ties: a at 350
- * W (130 tokens/s) finishes at 1,150,000 / 130 = 8,846.15 s; b, at 100 tokens/s until then,
- * then alone gets all the row allows, 700 - 75 - 150 = 475 W (155 tokens/s, 690 W in the
- * row), and finishes (1,150,000 - 100 x 8,846.15) / 155 = 1,712.16 s later. */
+ * W (130 tokens/s) finishes at 1,150,000 / 130 = 8,846.15 s; b, at 100 tokens/s until the
+ * controller's next decision (8,900 s: its cadence is 100 s), then alone gets all the row
+ * allows, 700 - 75 - 150 = 475 W (155 tokens/s, 690 W in the row), and finishes
+ * (1,150,000 - 100 x 8,900) / 155 = 1,677.42 s later. */
 void
 test_tree_run_row(struct test *t)
 {
@@ -702,7 +706,7 @@ test_tree_run_row(struct test *t)
             double a = 1150000.0 / 130;
 
             CHECK_NEAR(j[0].finish_s, a, 2e-6);
-            CHECK_NEAR(j[1].finish_s, a + (1150000 - 100 * a) / 155, 4e-6);
+            CHECK_NEAR(j[1].finish_s, 8900 + (1150000 - 100 * 8900.0) / 155, 4e-6);
             CHECK_NEAR(r.tree[1].peak_w, 690, 1e-6);
         }
         pfs_run_result_free(&r);
