@@ -7,11 +7,13 @@
 #   make fuzz        every reader under libFuzzer, FUZZ_SECONDS each (docs/reliability.md);
 #                    make fuzz-ci: each briefly, as CI does
 #   make bench       benchmark drivers (bench/); make bench-scale: the scaling runs;
-#                    make bench-work: the cap-4k series in instructions (needs valgrind)
+#                    make bench-work: the cap-4k series in instructions (needs valgrind);
+#                    make bench-tree: a year under a power tree against one node
 #                    make bench-events: what one DR event costs each policy, in instructions
 #   make study-oversub, make study-pricing, make study-deadlines   the sweeps of
 #                    docs/results.md (minutes)
 #   make study-source the source study reproduced (docs/results.md; under a minute)
+#   make study-tree  oversubscribing rows under a power tree (docs/results.md; seconds)
 #   make lint        clang-format check, cppcheck, the banned-function list, the layers
 #   make layers      no file calls a higher layer (tests/tools/layers.sh; docs/simulator.md)
 #   make format      apply clang-format
@@ -91,8 +93,8 @@ TESTBIN  := $(BUILD)/pfisim-tests
 PLUGINS  := $(BUILD)/plugins/equal-plugin.so \
             $(patsubst tests/plugins/%.c,$(BUILD)/plugins/test-%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events lint layers format install uninstall clean deps \
-        study-oversub study-pricing study-deadlines study-source fuzz fuzz-ci fuzz-build
+.PHONY: all plugins run test check check-asan bench bench-scale bench-work bench-events bench-tree lint layers format install uninstall clean deps \
+        study-oversub study-pricing study-deadlines study-source study-tree fuzz fuzz-ci fuzz-build
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(LIB) $(PLUGINS)
@@ -189,6 +191,12 @@ study-source: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(BIN) study source -o results
 
+# The power tree's oversubscription study (docs/results.md, "Oversubscribing rows"; under a
+# minute): results/study-tree.csv, the same bytes every time.
+study-tree: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(BIN) study tree -o results
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory $(TESTBIN) $(BIN) plugins $(BUILD)/fnv-collide
 	$(Q)PFISIM_BIN=$(BIN) $(TESTBIN)
@@ -254,6 +262,12 @@ bench: deps
 bench-scale: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)sh bench/scale.sh
+
+# Issue 58's bar: a year of a 10,000-GPU hall under its power tree against the same hall as
+# one node (about four minutes on two cores; docs/benchmarks.md).
+bench-tree: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh bench/tree.sh
 
 # The cap-4k series counted in instructions (callgrind: about 10 minutes; docs/benchmarks.md).
 bench-work: deps

@@ -130,11 +130,14 @@ pfs__threshold(struct pfs__seg *s, size_t n, double R)
         double p = s[lo + (hi - lo) / 2].slope, w_gt = 0, w_eq = 0;
         size_t a = lo, b = lo, c = hi;
 
-        /* Three-way partition of [lo, hi): > p, == p, < p (Dijkstra's flag). */
+        /* Three-way partition of [lo, hi): > p, == p, < p (Dijkstra's flag). What is steeper
+         * than p is summed as it is put in its place: in the order of those places, as a pass
+         * over [lo, a) afterwards would (the same bits, one pass fewer). */
         while (b < c) {
             if (s[b].slope > p) {
                 struct pfs__seg t = s[a];
 
+                w_gt += s[b].need;
                 s[a++] = s[b];
                 s[b++] = t;
             } else if (s[b].slope < p) {
@@ -146,8 +149,6 @@ pfs__threshold(struct pfs__seg *s, size_t n, double R)
                 b++;
             }
         }
-        for (size_t i = lo; i < a; i++)
-            w_gt += s[i].need;
         for (size_t i = a; i < c; i++)
             w_eq += s[i].need;
         if (w_gt >= R) {

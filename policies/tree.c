@@ -155,6 +155,7 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
     size_t *stk = malloc((nn + 1) * sizeof *stk); /* the walk's, then each list's start */
     struct pfs__seg *buf = NULL, *own = NULL;     /* own: every job's segments, job after job */
     size_t *first = malloc((n + 2) * sizeof *first);
+    double *need = malloc((n + 1) * sizeof *need), *tot = malloc((nn + 1) * sizeof *tot);
     struct tie *ties = NULL;
     size_t n_buf = 0, cap_buf = 0, total = 0, n_ties = 0;
     int rc;
@@ -190,14 +191,18 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
     cap_buf = total + nn + 1;
     /* the big arrays in the thread's scratch slots 4-6 (no tree-aware policy uses them):
      * megabytes fresh from the kernel at every decision cost more than the solve */
-    if (!first || !(own = pfs__scratch(4, (total + 1) * sizeof *own)) ||
+    if (!first || !need || !tot || !(own = pfs__scratch(4, (total + 1) * sizeof *own)) ||
         !(buf = pfs__scratch(5, cap_buf * sizeof *buf))) {
         rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
         goto out;
     }
     first[0] = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         first[i + 1] = first[i] + segments_of(&curves[i], &jobs[i], own + first[i]);
+        need[i] = 0;
+        for (size_t q = first[i]; q < first[i + 1]; q++)
+            need[i] += own[q].need;
+    }
     /* The nodes depth first (each subtree's together), by their children. */
     for (size_t v = 1; v < nn; v++)
         kid_at[t->parent[v] + 1]++;
@@ -222,7 +227,8 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
     }
     /* Bottom up, in the reverse of that order: when node v comes, its children's lists lie
      * together at the end of buf; its own jobs' segments join them, and the whole is cut at
-     * v's price in place. */
+     * v's price in place. Each list's total need comes up with it (tot, beside stk): a
+     * child's is what it kept, its room where it bound, so no pass adds a list up again. */
     for (size_t k = nn, sp = 0; k-- > 0;) {
         const uint32_t v = pre[k];
         const size_t n_kids = kid_at[v + 1] - kid_at[v];
@@ -230,14 +236,15 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
         double sum = 0, above = 0;
 
         sp -= n_kids;
+        for (size_t c = 0; c < n_kids; c++)
+            sum += tot[sp + c];
         for (size_t q = at[v]; q < at[v + 1]; q++) {
             const size_t i = order[q];
 
             memcpy(buf + n_buf, own + first[i], (first[i + 1] - first[i]) * sizeof *buf);
             n_buf += first[i + 1] - first[i];
+            sum += need[i];
         }
-        for (size_t q = from; q < n_buf; q++)
-            sum += buf[q].need;
         mu[v] = -1; /* nothing binds here */
         if (sum > left[v]) {
             size_t w = from;
@@ -250,9 +257,13 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
                     buf[w++] = buf[q];
                 }
             n_buf = w;
-            if (isfinite(mu[v]) && left[v] - above > 0)
+            sum = above;
+            if (isfinite(mu[v]) && left[v] - above > 0) {
                 buf[n_buf++] = (struct pfs__seg){mu[v], left[v] - above};
+                sum = left[v];
+            }
         }
+        tot[sp] = sum;
         stk[sp++] = from;
     }
     /* Each job: every segment steeper than the highest price above it, whole; those exactly
@@ -266,12 +277,14 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
         const struct pfs__seg *mine = own + first[i];
         const size_t m = first[i + 1] - first[i];
 
+        double took = 0;
+
         for (int32_t v = (int32_t)t->job_node[i]; v >= 0; v = t->parent[v])
             price = fmax(price, mu[v]);
         for (size_t q = 0; q < m; q++) {
             if (mine[q].slope > price) {
                 out[i].cap_w = seg_end(&curves[i], &jobs[i], q);
-                charge(t, left, i, mine[q].need);
+                took += mine[q].need;
                 continue;
             }
             for (; q < m && !(mine[q].slope < price); q++)
@@ -279,6 +292,7 @@ pfs__waterfill_tree(const char *who, const struct pfs_pwl *curves, const struct 
                     (struct tie){mine[q].slope, mine[q].need, (uint32_t)i, (uint32_t)q};
             break;
         }
+        charge(t, left, i, took); /* (its steeper segments, all at once) */
     }
     /* The tied segments share what is left, each as far as every node above has room. */
     qsort(ties, n_ties, sizeof *ties, cmp_tie);
@@ -307,6 +321,8 @@ out:
     free(pre);
     free(stk);
     free(first);
+    free(need);
+    free(tot);
     return rc;
 }
 

@@ -462,7 +462,7 @@ struct sim {
      * only schedules; next_tick_us is the cadence's next step */
     bool event_step;
     int64_t next_tick_us;
-    double cap_w;     /* the standing cap held, W (0: none): pfs_scenario_cap_w */
+    double cap_w; /* the standing cap held, W (0: none): pfs_scenario_cap_w */
 };
 
 enum { JOB_REFUSED = UINT32_MAX - 1, JOB_DONE = UINT32_MAX };

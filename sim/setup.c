@@ -84,6 +84,16 @@ twins(const struct pfs_jobset *js, const char *a, const char *b)
 
 /* The facility: its pools, their profiles and nodes; a limit below its idle draw stops the
  * scenario before anything is simulated. */
+double
+pfs_scenario_cap_w(const struct pfs_scenario *sc)
+{
+    double cap = sc->base_cap_w > 0 ? sc->base_cap_w : HUGE_VAL;
+
+    if (sc->tree.n > 0 && sc->tree.node[0].limit_w > 0)
+        cap = fmin(cap, sc->pue * sc->tree.node[0].limit_w);
+    return isfinite(cap) ? cap : 0;
+}
+
 static int
 facility_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pfs_diag *diag)
 {
@@ -106,6 +116,11 @@ facility_new(struct pfs_sim_inputs *in, const struct pfs_scenario *sc, struct pf
                              "scenario.facility.cap_w: %.0f W is below the facility's idle draw "
                              "of %.0f W",
                              sc->base_cap_w, idle_fac_w);
+    if (pfs_scenario_cap_w(sc) > 0 && pfs_scenario_cap_w(sc) < idle_fac_w) /* (the root's) */
+        return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "tree",
+                             "scenario.facility.tree: the root's limit of %.0f W (IT power) is "
+                             "below the facility's idle draw of %.0f W",
+                             sc->tree.node[0].limit_w, idle_fac_w / sc->pue);
     for (size_t k = 0; k < sc->n_dr; k++)
         if (sc->dr[k].target_w > 0 && sc->dr[k].target_w < idle_fac_w)
             return pfs__diag_set(diag, PFS_EINVAL, NULL, 0, 0, "dr_events",

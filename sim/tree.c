@@ -215,13 +215,3 @@ out:
     free(alone);
     return rc;
 }
-
-double
-pfs_scenario_cap_w(const struct pfs_scenario *sc)
-{
-    double cap = sc->base_cap_w > 0 ? sc->base_cap_w : HUGE_VAL;
-
-    if (sc->tree.n > 0 && sc->tree.node[0].limit_w > 0)
-        cap = fmin(cap, sc->pue * sc->tree.node[0].limit_w);
-    return isfinite(cap) ? cap : 0;
-}

@@ -279,6 +279,7 @@ long test_query_long(struct sqlite3 *db, const char *sql);
     X(test_tree_run_row)                                                                           \
     X(test_tree_run_one_node)                                                                      \
     X(test_tree_run_hall)                                                                          \
+    X(test_tree_study)                                                                             \
     X(test_limits_held)                                                                            \
     X(test_limits_reported)                                                                        \
     X(test_limits_capacity_feed)                                                                   \

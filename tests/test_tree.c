@@ -809,3 +809,44 @@ test_tree_run_hall(struct test *t)
         free(err);
     }
 }
+
+/* study tree on the shipped hall, a day, one seed: rows of 6 racks (their nameplate 0.98 of
+ * the 250 kW busway) never reach the limit, none of 9 goes over it, and 12 (192 nodes idling
+ * at 4.6 kW and more each, past the 900 kW feed) is marked past what the tree can run. */
+void
+test_tree_study(struct test *t)
+{
+    char args[800], path[700], *out = NULL, *err = NULL, *csv;
+    const char *p;
+    int rows = 0;
+
+    snprintf(args, sizeof args, "study tree --racks 6,9,12 --seeds 1 --days 1 -o %s", t->tmpdir);
+    CHECK_INT(test_run(t, args, &out, &err), 0);
+    CHECK(strstr(out, "past the tree: a job's floor fits no rack, or the feed < idle") != NULL);
+    snprintf(path, sizeof path, "%s/study-tree.csv", t->tmpdir);
+    csv = test_slurp(path);
+    CHECK(csv != NULL);
+    for (p = csv; p && (p = strchr(p, '\n')) != NULL && p[1]; p++) {
+        long racks = strtol(p + 1, NULL, 10);
+        const char *f = p + 1;
+        double v[14];
+        int k = 0;
+
+        rows++;
+        for (; k < 14 && f; k++) { /* the fields, empty ones NAN */
+            v[k] = *f == ',' || *f == '\n' ? (double)NAN : strtod(f, NULL);
+            f = strchr(f, ',');
+            f = f ? f + 1 : NULL;
+        }
+        if (racks == 6)
+            CHECK_NEAR(v[11], 0, 0); /* the rows' minutes at their limit */
+        if (racks == 12)
+            CHECK(isnan(v[5]));
+        else
+            CHECK_NEAR(v[13], 0, 0); /* no node over its limit */
+    }
+    CHECK_INT(rows, 9);
+    free(csv);
+    free(out);
+    free(err);
+}

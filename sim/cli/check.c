@@ -59,7 +59,7 @@ static long
 busy_under(const struct pfs_scenario *sc, const struct pfs_pool *pools, size_t n_pools,
            double idle_w)
 {
-    double room = (sc->base_cap_w - idle_w) / sc->pue, step[PFS_MAX_POOLS];
+    double room = (pfs_scenario_cap_w(sc) - idle_w) / sc->pue, step[PFS_MAX_POOLS];
     bool used[PFS_MAX_POOLS] = {false};
     long busy = 0;
 
@@ -132,6 +132,7 @@ print_tree(const struct pfs_scenario *sc, const struct pfs_power_node *const *fi
 int
 pfs_cli_check(int argc, char **argv)
 {
+    double cap_w = 0; /* the standing cap: cap_w, or the tree's root (pfs_scenario_cap_w) */
     static const struct option opts[] = {{"days", required_argument, 0, 'd'},
                                          {"json", no_argument, 0, 'J'},
                                          {"help", no_argument, 0, 'h'},
@@ -182,6 +183,7 @@ pfs_cli_check(int argc, char **argv)
         free(sc);
         return pfs_cli_report(&d, rc);
     }
+    cap_w = pfs_scenario_cap_w(sc);
     for (size_t v = 0; tree && v < tree->n; v++) {
         const struct pfs_power_node *n = &tree->node[v];
 
@@ -203,7 +205,7 @@ pfs_cli_check(int argc, char **argv)
         floor_w +=
             sc->pue * (pools[p].gpus * g.min_limit_w + (double)nodes * pools[p].node_other_w);
     }
-    if (sc->base_cap_w > 0 && sc->base_cap_w < floor_w)
+    if (cap_w > 0 && cap_w < floor_w)
         busy_most = busy_under(sc, pools, n_pools, idle_w);
     gpu_h_have = (double)total_gpus * sc->days * 24;
     n_jobs = pfs_sim_inputs_n_jobs(in);
@@ -215,21 +217,21 @@ pfs_cli_check(int argc, char **argv)
     for (size_t k = 0; k < sc->n_dr; k++)
         n_events += sc->dr[k].start_s < sc->days * 86400;
 
-    if (sc->base_cap_w > 0 && peak_w <= sc->base_cap_w)
+    if (cap_w > 0 && peak_w <= cap_w)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "the cap of %.4g MW can never bind: every GPU at its highest limit and every "
                  "node's other draw come to %.4g MW; the run is as without a cap",
-                 sc->base_cap_w / 1e6, peak_w / 1e6);
-    if (sc->base_cap_w > 0 && sc->base_cap_w < idle_w)
+                 cap_w / 1e6, peak_w / 1e6);
+    if (cap_w > 0 && cap_w < idle_w)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "the cap of %.4g MW is below the idle draw of %.4g MW: no run can meet it",
-                 sc->base_cap_w / 1e6, idle_w / 1e6);
-    else if (sc->base_cap_w > 0 && sc->base_cap_w < floor_w)
+                 cap_w / 1e6, idle_w / 1e6);
+    else if (cap_w > 0 && cap_w < floor_w)
         snprintf(warn[n_warn++].text, sizeof warn[0].text,
                  "the cap of %.4g MW is below the capping floor of %.4g MW (every GPU busy at its "
                  "lowest limit): capping alone holds it with at most %ld of the %ld GPUs busy; "
                  "%s",
-                 sc->base_cap_w / 1e6, floor_w / 1e6, busy_most, total_gpus,
+                 cap_w / 1e6, floor_w / 1e6, busy_most, total_gpus,
                  sc->over_limit_report
                      ? "control.over_limit = \"report\": a run with more busy goes over it, and "
                        "run counts the minutes over (cap_minutes_over)"
@@ -310,9 +312,8 @@ pfs_cli_check(int argc, char **argv)
         printf("], \"idle_w\": %.17g, \"peak_w\": %.17g, \"cap_w\": %.17g, \"cap_can_bind\": %s, "
                "\"dr_events\": %zu, \"jobs\": %zu, \"gpu_hours_asked\": %.17g, "
                "\"gpu_hours_available\": %.17g, \"warnings\": [",
-               idle_w, peak_w, sc->base_cap_w,
-               sc->base_cap_w > 0 && peak_w > sc->base_cap_w ? "true" : "false", n_events, n_jobs,
-               gpu_h_asked, gpu_h_have);
+               idle_w, peak_w, cap_w, cap_w > 0 && peak_w > cap_w ? "true" : "false", n_events,
+               n_jobs, gpu_h_asked, gpu_h_have);
         for (size_t w = 0; w < n_warn; w++) {
             printf("%s", w ? ", " : "");
             pfs_cli_json_string(warn[w].text);
@@ -343,10 +344,12 @@ pfs_cli_check(int argc, char **argv)
             printf("%s %d x %s (%s)", p ? "," : "", pools[p].gpus, pools[p].gpu, pools[p].name);
         printf(".\n  draw: %.4g MW idle, at most %.4g MW (PUE %.3g).\n", idle_w / 1e6, peak_w / 1e6,
                sc->pue);
-        if (sc->base_cap_w > 0)
-            printf("  cap: %.4g MW, %s.\n", sc->base_cap_w / 1e6,
-                   peak_w > sc->base_cap_w ? "it binds when the facility draws more"
-                                           : "it never binds");
+        if (cap_w > 0)
+            printf("  cap: %.4g MW%s, %s.\n", cap_w / 1e6,
+                   cap_w < sc->base_cap_w || !(sc->base_cap_w > 0)
+                       ? " (the tree's root: its limit x PUE)"
+                       : "",
+                   peak_w > cap_w ? "it binds when the facility draws more" : "it never binds");
         else
             printf("  cap: none outside DR events.\n");
         if (tree)

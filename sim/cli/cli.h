@@ -211,9 +211,11 @@ PFS_CLI_COMMAND(policy_check); /* policy.c */
 PFS_CLI_COMMAND(gpus);         /* model.c: gpus, model, fit */
 PFS_CLI_COMMAND(model);
 PFS_CLI_COMMAND(fit);
-PFS_CLI_COMMAND(import);     /* import.c */
-PFS_CLI_COMMAND(synth);      /* synth.c */
-PFS_CLI_COMMAND(study);      /* study.c */
+PFS_CLI_COMMAND(import);                     /* import.c */
+PFS_CLI_COMMAND(synth);                      /* synth.c */
+PFS_CLI_COMMAND(study);                      /* study.c */
+extern const char pfs_cli_study_tree_help[]; /* studytree.c: pfisim study tree */
+int pfs_cli_study_tree(int argc, char **argv);
 PFS_CLI_COMMAND(workload);   /* workload.c */
 PFS_CLI_COMMAND(predict);    /* predict.c */
 PFS_CLI_COMMAND(plot);       /* plot.c: plot, report */

@@ -39,7 +39,13 @@ const char pfs_cli_study_help[] =
     "  --windows LIST  reading windows in seconds, each at noise 1 (default 1,30)\n"
     "  --cuts LIST     cuts of the jobs' reference power, of 10,20,30,40,50% (default\n"
     "                  20%,30%,40%)\n"
-    "  -o, --output DIR  where to write (default results)\n";
+    "  -o, --output DIR  where to write (default results)\n"
+    "\n"
+    "usage: pfisim study tree [SCENARIO] [--racks LIST] [--seeds LIST] [--days D]\n"
+    "                        [--policy NAME]... [-o|--output DIR]\n"
+    "\n"
+    "Oversubscription under a power tree: every row's racks set to each count, each policy\n"
+    "and seed run with every node's limit held (pfisim study tree --help).\n";
 
 /* The allocators compared: the baselines, the curve-based pfi, pfi with one PFI for every
  * job (the jobs' mean prediction: it knows each job's speed, not its elasticity), the two
@@ -712,7 +718,9 @@ pfs_cli_study(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "source") == 0)
         return study_source(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "tree") == 0)
+        return pfs_cli_study_tree(argc - 1, argv + 1);
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
         return fputs(pfs_cli_study_help, stdout), EXIT_OK;
-    return pfs_cli_usage("study", "%s", "expected a study's name: source");
+    return pfs_cli_usage("study", "%s", "expected a study's name: source or tree");
 }
