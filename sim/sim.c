@@ -815,6 +815,7 @@ run_without_events(const struct pfs_scenario *sc, const struct pfs_sim_inputs *i
     memcpy((char *)nodr + to, (const char *)sc + to, sizeof *sc - to);
     nodr->n_dr = 0;
     rc = sim_once(nodr, in, policy, r, NULL, NULL, diag);
+    pfs_run_result_free(r); /* (its numbers are what is asked of it: not its tree) */
     free(nodr);
     return rc;
 }

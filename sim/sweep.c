@@ -726,6 +726,7 @@ slot_clear(struct slot *s)
     for (size_t k = 0; k < PFS_MAX_POLICIES; k++) {
         pfs_timeseries_free(&s->ts[k]);
         pfs_job_results_free(&s->jobs[k]);
+        pfs_run_result_free(&s->res[k]);
     }
     pfs_sim_inputs_free(s->in);
     s->in = NULL;
