@@ -812,7 +812,10 @@ tree_panel(cairo_t *cr, const struct pfs__tree_panel *p, double x0, double y0, d
 
             cairo_text_extents(cr, buf, &e);
             if (e.x_advance + 6 > bw) { /* the ratio alone, else nothing */
-                snprintf(buf, sizeof buf, isnan(p->ratio[v]) ? "" : "%.2f", p->ratio[v]);
+                if (isnan(p->ratio[v]))
+                    buf[0] = '\0';
+                else
+                    snprintf(buf, sizeof buf, "%.2f", p->ratio[v]);
                 cairo_text_extents(cr, buf, &e);
             }
             if (e.x_advance + 6 <= bw) {
