@@ -711,6 +711,20 @@ test_tree_run_row(struct test *t)
         }
         pfs_run_result_free(&r);
     }
+    /* spread: b goes to the rack with the most room, rack-2; the same caps (the row binds,
+     * not the racks), each rack at 265 + 75 = 340 W where packed had 530 and 150 */
+    sc->tree.spread = true;
+    {
+        struct pfs_run_result r = {0};
+        struct pfs_job_result j[2];
+
+        if (tree_run(t, sc, "equal", &r, j) == 0 && r.n_tree == 4) {
+            CHECK_NEAR(j[0].finish_s, 10000, 2e-6);
+            CHECK_NEAR(r.tree[2].peak_w, 340, 1e-6);
+            CHECK_NEAR(r.tree[3].peak_w, 340, 1e-6);
+        }
+        pfs_run_result_free(&r);
+    }
     free(sc);
 }
 
@@ -805,6 +819,10 @@ test_tree_run_hall(struct test *t)
         snprintf(args, sizeof args, "plot %s -o %s --only tree", db, dir);
         CHECK_INT(test_run(t, args, &out, &err), 0);
         CHECK(strstr(out, "/figs/tree.png") != NULL);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "report %s -o %s/r.pdf", db, t->tmpdir); /* (its page too) */
+        CHECK_INT(test_run(t, args, &out, &err), 0);
         free(out);
         free(err);
     }
