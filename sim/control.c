@@ -774,8 +774,11 @@ hold_rank(struct sim *s)
     return g;
 }
 
+/* A control step: the scheduler's pass, then a decision where a limit binds. after_event: the
+ * step after an arrival or a finish, which under a tree with limits below its root only
+ * schedules (the controller decides at its cadence: docs/scenarios.md). */
 int
-pfs__control_step(struct sim *s)
+pfs__control_step(struct sim *s, bool after_event)
 {
     double t = (double)s->now_us / US, period, fac, gpu_budget, until = HUGE_VAL, ev_len, committed;
     bool reuse, stepped, by_class, all_loss, nodes;
@@ -788,7 +791,7 @@ pfs__control_step(struct sim *s)
     /* Under a tree the controller decides at its cadence: a start or a finish between two
      * decisions changes no cap (a job starts where it fits at full draw, or waits for the
      * next decision: sim/schedule.c, start_in_racks). */
-    if (s->n_running == 0 || (s->nd && s->nd->limited && s->event_step))
+    if (s->n_running == 0 || (s->nd && s->nd->limited && after_event))
         return 0;
     period = pfs__dr_in_event(s, t) ? s->sc->event_cadence_s : s->sc->cadence_s;
     /* An event's baseline is the facility's power when the event first enters the window

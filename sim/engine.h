@@ -456,13 +456,10 @@ struct sim {
     struct pfs_run_result *res;
     struct pfs_timeseries *ts;
     struct pfs_diag *diag;
-    struct nodes *nd; /* the power tree's limits held (below its root), or NULL */
-    /* Under a tree, decisions come at the controller's cadence (and the DR events' kinks),
-     * not after every arrival and finish: event_step marks a step of the latter, which then
-     * only schedules; next_tick_us is the cadence's next step */
-    bool event_step;
-    int64_t next_tick_us;
-    double cap_w; /* the standing cap held, W (0: none): pfs_scenario_cap_w */
+    struct nodes *nd;     /* the power tree's limits held (below its root), or NULL */
+    int64_t next_tick_us; /* the cadence's next control step (a start under a tree waits
+                           * for it where it does not fit: sim/schedule.c) */
+    double cap_w;         /* the standing cap held, W (0: none): pfs_scenario_cap_w */
 };
 
 enum { JOB_REFUSED = UINT32_MAX - 1, JOB_DONE = UINT32_MAX };
@@ -592,7 +589,7 @@ void pfs__pause_hold_off(struct sim *s);
 
 /* sim/control.c */
 int pfs__control_actuate(struct sim *s, uint32_t round);
-int pfs__control_step(struct sim *s);
+int pfs__control_step(struct sim *s, bool after_event);
 
 /* ----- the hot path of a change of rate, inline in every file that changes one (sim/power.c,
  * sim/control.c): a call of its own cost 87 M more instructions on equal's 20-event run

@@ -84,10 +84,10 @@ start_in_racks(struct sim *s, size_t j, struct job *jb, const struct pfs_gpu *g)
         return pfs__diag_set(s->diag, PFS_ENUMERIC, NULL, 0, 0, NULL,
                              "job %zu: no place in the racks at its start (a bug)", j + 1);
     if (!pfs__nodes_fit(s, &pl, n, (s->in->curves[jb->curve].top_w[jb->pool] - g->idle_w))) {
-        jb->cap_w = g->min_limit_w;
         int64_t until = (s->next_tick_us > s->now_us ? s->next_tick_us : s->now_us) +
                         (int64_t)(s->sc->actuation_s * US);
 
+        jb->cap_w = g->min_limit_w;
         if (!s->sc->over_limit_report && until > s->now_us && jb->launch_until_us < until)
             jb->launch_until_us = until;
     }
@@ -206,20 +206,17 @@ hold_limit(const struct sim *s)
                 pfs__dr_budget_ahead(s, t, fmin(period, 3600), s->sc->actuation_s));
 }
 
-/* Admission by power: whether job j's GPUs at their floor (its curve's draw at the lowest
- * limit) fit beside every running job's floor, held ones included (they resume first),
- * under the limit over its first control period (hold_limit). A job held back
- * is marked, once, and counted. */
+/* Admission by power under the facility's limits: whether job j's GPUs at their floor (its
+ * curve's draw at the lowest limit) fit beside every running job's floor, held ones included
+ * (they resume first), under the limit over its first control period (hold_limit). A job
+ * held back is marked, once, and counted. */
 static bool
-power_admits(struct sim *s, size_t j, size_t p)
+feed_admits(struct sim *s, size_t j, size_t p)
 {
     const struct pfs_gpu *g = &s->in->gpu[p];
     int n = s->in->wl->jobs[j].n_gpus;
-    struct nplace pl;
     double need;
 
-    if (s->nd && placed(s, j, p, &pl) != 0) /* a place in the racks, its floor under them */
-        return false;
     if (s->sc->over_limit_report || !s->held_back)
         return true;
     if (s->admit_us != s->now_us) { /* (once an instant: a pass tries many jobs) */
@@ -237,6 +234,16 @@ power_admits(struct sim *s, size_t j, size_t p)
         s->res->jobs_held_back++;
     }
     return false;
+}
+
+/* Admission by power: under a power tree a place in the racks whose limits take its floor
+ * (placed), then the facility's (feed_admits). */
+static bool
+power_admits(struct sim *s, size_t j, size_t p)
+{
+    struct nplace pl;
+
+    return (!s->nd || placed(s, j, p, &pl) == 0) && feed_admits(s, j, p);
 }
 
 /* The first pool, in the facility's order, with the GPUs job j needs free now; -1 if none. */
@@ -264,7 +271,7 @@ pfs__sched_fit_now(struct sim *s, size_t j)
      * whole facility behind a large job waiting for racks the small ones keep taking) */
     if (p >= 0 && s->nd && (rc = placed(s, j, (size_t)p, &pl)) != 0)
         return -rc;
-    return p < 0 ? -1 : power_admits(s, j, (size_t)p) ? p : -2;
+    return p < 0 ? -1 : feed_admits(s, j, (size_t)p) ? p : -2;
 }
 
 static int
@@ -409,11 +416,6 @@ refuse(struct sim *s, size_t j)
     return true;
 }
 
-/* FIFO with EASY backfill, over the pools: a job starts on the first pool (in the
- * facility's order) that can run it and has the GPUs; the head of the queue holds a
- * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
- * before it only where it cannot delay that reservation. With one pool this is EASY as
- * usual. */
 enum { TREE_BACKFILL_TRIES = 100 };
 
 /* The most GPUs a job can start on now in the one pool: its free GPUs, or under a power
@@ -427,6 +429,11 @@ room_for(const struct sim *s)
     return room < s->free_gpus[0] ? room : s->free_gpus[0];
 }
 
+/* FIFO with EASY backfill, over the pools: a job starts on the first pool (in the
+ * facility's order) that can run it and has the GPUs; the head of the queue holds a
+ * reservation on the pool that frees enough GPUs for it soonest, and a later job may start
+ * before it only where it cannot delay that reservation. With one pool this is EASY as
+ * usual. */
 /* EASY backfill as pfs__sched_pass() below, on the indexed queue (sim/queue.c): the same jobs
  * started in the same order, without a scan of the queue. Used where schedule_ok() holds:
  * one pool (a job's run time then does not depend on where it runs) and no admission (no

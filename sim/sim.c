@@ -376,19 +376,6 @@ out:
     return rc;
 }
 
-/* The control step after an arrival or a finish (docs/simulator.md: under a power tree it
- * schedules, and decides only for a job that waits for room). */
-static int
-event_step(struct sim *s)
-{
-    int rc;
-
-    s->event_step = true;
-    rc = pfs__control_step(s);
-    s->event_step = false;
-    return rc;
-}
-
 static int
 sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
          struct pfs_run_result *out, struct pfs_timeseries *ts, struct pfs_job_results *jobs,
@@ -619,7 +606,7 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 else
                     pfs__queue_push(s.iq, ev.job); /* its place in queue order is its rank */
                 if (rc == 0)
-                    rc = event_step(&s);
+                    rc = pfs__control_step(&s, true);
                 break;
             }
             s.queue[s.q_head + s.q_len++] = ev.job;
@@ -635,11 +622,11 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
                 *a = *b;
                 *b = tmp;
             }
-            rc = event_step(&s);
+            rc = pfs__control_step(&s, true);
             break;
         case PFS__EV_FINISH:
             if ((rc = finish(&s, ev.job, ev.version)) == 0) /* (version: its slot) */
-                rc = event_step(&s);
+                rc = pfs__control_step(&s, true);
             break;
         case PFS__EV_CONTROL: {
             double t = (double)s.now_us / US, next;
@@ -650,8 +637,8 @@ sim_once(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const c
             if (ev.version == 1 &&
                 (!(s.dr_baseline_w[ev.job] > 0) || sc->dr[ev.job].baseline == PFS_BASELINE_AVERAGE))
                 s.dr_baseline_w[ev.job] = pfs__dr_baseline(&s, ev.job, t);
-            rc = pfs__control_step(
-                &s); /* version 3: a discrete pause's replacement (discrete_select) */
+            /* (version 3: a discrete pause's replacement, discrete_select) */
+            rc = pfs__control_step(&s, false);
             if (ev.version == 0 && rc == 0) { /* the cadence */
                 next = pfs__dr_in_event(&s, t) ? sc->event_cadence_s : sc->cadence_s;
                 s.next_tick_us = s.now_us + (int64_t)(next * US);
