@@ -1140,47 +1140,38 @@ tree_load(struct figs *f, sqlite3_int64 run_id, struct tree_rows *t, size_t *n,
           struct pfs_diag *diag)
 {
     sqlite3_stmt *q = NULL;
-    size_t cap = 0;
+    size_t rows = 0;
     int rc = 0;
 
     *n = 0;
+    if (sqlite3_prepare_v2(f->db, "SELECT count(*) FROM tree_result WHERE run_id = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_error(f, diag);
+    sqlite3_bind_int64(q, 1, run_id);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        rows = (size_t)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    if (rows == 0)
+        return 0;
+    t->parent = malloc(rows * sizeof *t->parent);
+    t->level = malloc(rows * sizeof *t->level);
+    t->width = malloc(rows * sizeof *t->width);
+    t->ratio = malloc(rows * sizeof *t->ratio);
+    t->over = malloc(rows * sizeof *t->over);
+    t->name = calloc(rows, sizeof *t->name);
+    if (!t->parent || !t->level || !t->width || !t->ratio || !t->over || !t->name)
+        return pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
     if (sqlite3_prepare_v2(f->db,
                            "SELECT node, level, limit_w, nameplate_w, peak_w, minutes_over FROM "
                            "tree_result WHERE run_id = ? ORDER BY rowid",
                            -1, &q, NULL) != SQLITE_OK)
         return db_error(f, diag);
     sqlite3_bind_int64(q, 1, run_id);
-    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+    while (rc == 0 && *n < rows && sqlite3_step(q) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 0);
         double lim = pfs__sql_real(q, 2);
         int level = sqlite3_column_int(q, 1);
 
-        if (*n == cap) {
-            size_t c = cap ? 2 * cap : 64;
-            void *a = realloc(t->parent, c * sizeof *t->parent), *b, *d, *e, *g, *h;
-
-            if (a)
-                t->parent = a;
-            b = a ? realloc(t->level, c * sizeof *t->level) : NULL;
-            if (b)
-                t->level = b;
-            d = b ? realloc(t->width, c * sizeof *t->width) : NULL;
-            if (d)
-                t->width = d;
-            e = d ? realloc(t->ratio, c * sizeof *t->ratio) : NULL;
-            if (e)
-                t->ratio = e;
-            g = e ? realloc(t->over, c * sizeof *t->over) : NULL;
-            if (g)
-                t->over = g;
-            h = g ? realloc(t->name, c * sizeof *t->name) : NULL;
-            if (!h) {
-                rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-                break;
-            }
-            t->name = h;
-            cap = c;
-        }
         /* (the database was checked: a node's level is 0 or more; a malformed order is drawn
          * under the root rather than read past the rows) */
         t->level[*n] = level;
@@ -1195,11 +1186,10 @@ tree_load(struct figs *f, sqlite3_int64 run_id, struct tree_rows *t, size_t *n,
         t->width[*n] = pfs__sql_real(q, 3);
         t->ratio[*n] = lim > 0 ? pfs__sql_real(q, 4) / lim : (double)NAN;
         t->over[*n] = pfs__sql_real(q, 5);
-        if (!(t->name[*n] = strdup(name ? name : ""))) {
+        if (!(t->name[*n] = strdup(name ? name : "")))
             rc = pfs__diag_set(diag, PFS_ENOMEM, NULL, 0, 0, NULL, "out of memory");
-            break;
-        }
-        (*n)++;
+        else
+            (*n)++;
     }
     sqlite3_finalize(q);
     return rc;
