@@ -285,6 +285,22 @@ test_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, con
     return rc;
 }
 
+int
+test_sim_scenario(struct test *t, const struct pfs_scenario *sc, const char *policy,
+                  struct pfs_run_result *r, struct pfs_job_result *jobs)
+{
+    struct pfs_sim_inputs *in = NULL;
+    struct pfs_diag d = {0};
+    int rc = pfs_sim_inputs_new(sc, &in, &d);
+
+    if (rc == 0)
+        rc = test_sim_run(sc, in, policy, r, NULL, jobs, &d);
+    if (rc)
+        test_fail(t, __FILE__, __LINE__, "%s", d.message);
+    pfs_sim_inputs_free(in);
+    return rc;
+}
+
 size_t
 test_first_job_differing(const struct pfs_job_result *a, const struct pfs_job_result *b, size_t n)
 {

@@ -94,6 +94,10 @@ bool test_leftover_tmp(const char *dir);
 int test_sim_run(const struct pfs_scenario *sc, const struct pfs_sim_inputs *in, const char *policy,
                  struct pfs_run_result *r, struct pfs_timeseries *ts, struct pfs_job_result *jobs,
                  struct pfs_diag *d);
+/* Makes sc's inputs and runs policy on them (test_sim_run, no time series), failing the test
+ * with the message where either fails. Returns what they returned. */
+int test_sim_scenario(struct test *t, const struct pfs_scenario *sc, const char *policy,
+                      struct pfs_run_result *r, struct pfs_job_result *jobs);
 
 /* Decodes the PNG at path and checks that it is w x h pixels (a failure of t otherwise). */
 void test_check_png(struct test *t, const char *path, int w, int h);

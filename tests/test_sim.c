@@ -81,16 +81,7 @@ static int
 run(struct test *t, struct pfs_scenario *sc, const char *policy, struct pfs_run_result *r,
     struct pfs_job_result *jobs)
 {
-    struct pfs_sim_inputs *in = NULL;
-    struct pfs_diag d = {0};
-    int rc = pfs_sim_inputs_new(sc, &in, &d);
-
-    if (rc == 0)
-        rc = test_sim_run(sc, in, policy, r, NULL, jobs, &d);
-    if (rc)
-        test_fail(t, __FILE__, __LINE__, "%s", d.message);
-    pfs_sim_inputs_free(in);
-    return rc;
+    return test_sim_scenario(t, sc, policy, r, jobs);
 }
 
 /* The one job of test_sim_cap_change (10^7 tokens, never finishing) and its event from

@@ -586,22 +586,6 @@ tree_run_setup(struct test *t, const char *jobs, const char *tree_cfg, double ho
         test_fail(t, __FILE__, __LINE__, "%s", d.message);
 }
 
-static int
-tree_run(struct test *t, const struct pfs_scenario *sc, const char *policy,
-         struct pfs_run_result *r, struct pfs_job_result *jobs)
-{
-    struct pfs_sim_inputs *in = NULL;
-    struct pfs_diag d = {0};
-    int rc = pfs_sim_inputs_new(sc, &in, &d);
-
-    if (rc == 0)
-        rc = test_sim_run(sc, in, policy, r, NULL, jobs, &d);
-    if (rc)
-        test_fail(t, __FILE__, __LINE__, "%s", d.message);
-    pfs_sim_inputs_free(in);
-    return rc;
-}
-
 /* Two racks of two GPUs under 300 W each, three one-GPU jobs of 720,000 tokens at 0 s. By
  * hand: a job's floor is 190 W at 200 W; a rack's other GPU idles at 75. a goes into rack-a
  * (75 + 190 = 265 W fits 300); b does not fit beside it (190 + 190 = 380), so goes on to
@@ -631,7 +615,7 @@ test_tree_run_closed(struct test *t)
         struct pfs_run_result r;
         struct pfs_job_result j[3];
 
-        if (tree_run(t, sc, policies[k], &r, j))
+        if (test_sim_scenario(t, sc, policies[k], &r, j))
             break;
         CHECK_NEAR(j[0].start_s, 0, 0);
         CHECK_NEAR(j[1].start_s, 0, 0);
@@ -688,7 +672,7 @@ test_tree_run_row(struct test *t)
         struct pfs_run_result r;
         struct pfs_job_result j[2];
 
-        if (tree_run(t, sc, policies[k], &r, j))
+        if (test_sim_scenario(t, sc, policies[k], &r, j))
             break;
         CHECK_INT(r.n_tree, 4);
         if (r.n_tree != 4) {
@@ -718,7 +702,7 @@ test_tree_run_row(struct test *t)
         struct pfs_run_result r = {0};
         struct pfs_job_result j[2];
 
-        if (tree_run(t, sc, "equal", &r, j) == 0 && r.n_tree == 4) {
+        if (test_sim_scenario(t, sc, "equal", &r, j) == 0 && r.n_tree == 4) {
             CHECK_NEAR(j[0].finish_s, 10000, 2e-6);
             CHECK_NEAR(r.tree[2].peak_w, 340, 1e-6);
             CHECK_NEAR(r.tree[3].peak_w, 340, 1e-6);
@@ -755,6 +739,16 @@ test_tree_run_one_node(struct test *t)
         free(out[k]);
         free(err[k]);
     }
+    /* a root below the idle hall (32 nodes at 4.6 kW and more) is refused as such a cap_w is;
+     * until 8 December it ran, and no job ever started */
+    snprintf(cfg, sizeof cfg, base,
+             "tree = { name = \"hall\"; limit_w = \"100 kW\"; nodes = 32; };");
+    snprintf(args, sizeof args, "run %s", test_write(t, 3, "low.cfg", cfg));
+    CHECK_INT(test_run(t, args, &out[0], &err[0]), 3);
+    CHECK(strstr(err[0], "scenario.facility.tree: the root's limit of 100000 W (IT power) is below "
+                         "the facility's idle draw") != NULL);
+    free(out[0]);
+    free(err[0]);
 }
 
 /* The shipped hall over its week: every node of the tree at or under its limit in every
