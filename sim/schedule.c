@@ -269,9 +269,12 @@ pfs__sched_fit_now(struct sim *s, size_t j)
     /* (no place in the racks: as without the GPUs, the head reserving and later jobs
      * backfilled where they find one; a head that waited for one place would hold up the
      * whole facility behind a large job waiting for racks the small ones keep taking) */
-    if (p >= 0 && s->nd && (rc = placed(s, j, (size_t)p, &pl)) != 0)
-        return -rc;
-    return p < 0 ? -1 : feed_admits(s, j, (size_t)p) ? p : -2;
+    if (p >= 0 && s->nd) { /* (placed once: then the facility's admission alone) */
+        if ((rc = placed(s, j, (size_t)p, &pl)) != 0)
+            return -rc;
+        return feed_admits(s, j, (size_t)p) ? p : -2;
+    }
+    return p < 0 ? -1 : power_admits(s, j, (size_t)p) ? p : -2;
 }
 
 static int
